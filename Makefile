@@ -1,0 +1,49 @@
+# The README's two commands: `make run` and `make test`. Everything else is a helper.
+SHELL := /bin/bash
+PYTHON_BIN ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+FLASK := $(VENV)/bin/flask --app app
+HOST ?= 127.0.0.1
+PORT ?= 5000
+
+.PHONY: run test test-unit test-integration test-e2e lint format migrate demo bench clean help
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+
+$(VENV)/.installed: requirements.txt
+	@test -x $(PY) || $(PYTHON_BIN) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+	@touch $@
+
+run: $(VENV)/.installed ## Set up and serve the demo on http://127.0.0.1:5000 (SQLite)
+	$(FLASK) db upgrade
+	$(FLASK) import-documents data/demo
+	@$(FLASK) list-documents --base-url http://$(HOST):$(PORT)
+	$(FLASK) run --host $(HOST) --port $(PORT)
+
+test: $(VENV)/.installed-dev ## Set up and run every test: unit, integration (SQLite + PostgreSQL), browser
+	PYTHON=$(PY) ./scripts/ensure-browser.sh
+	./scripts/with-postgres.sh $(PY) -m pytest
+
+test-unit: $(VENV)/.installed-dev ## Only the unit tests (no database, no browser)
+	$(PY) -m pytest tests/unit
+
+lint: $(VENV)/.installed-dev ## ruff check and format check
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(VENV)/.installed-dev ## ruff format and autofix
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: $(VENV)/.installed-dev ## Run the benchmarks (prints ratios to in-run baselines)
+	./scripts/with-postgres.sh $(PY) -m bench
+
+clean: ## Remove the virtualenv and the local database
+	rm -rf $(VENV) instance .pytest_cache

@@ -1,0 +1,88 @@
+"""Application factory: reads like a table of contents."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Flask
+
+from config.settings import Config, config_for
+
+
+def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
+    """Build the app: config, extensions, taxonomy, blueprints, CLI, error handlers."""
+    app = Flask(__name__, static_folder="../static", template_folder="../templates")
+    configure(app, config)
+    register_extensions(app)
+    register_blueprints(app)
+    register_cli(app)
+    register_errorhandlers(app)
+    return app
+
+
+def configure(app: Flask, config: Config | Mapping[str, Any] | None) -> None:
+    """Config class for APP_ENV, then FLASK_* variables, then explicit overrides."""
+    overrides: Mapping[str, Any] = {}
+    if config is None or isinstance(config, Mapping):
+        overrides = config or {}
+        config = config_for(overrides.get("APP_ENV"))
+    config.validate()
+    app.config.from_object(config)
+    app.config["APP_ENV"] = config.ENV_NAME
+    app.config.from_prefixed_env()
+    app.config.update(overrides)
+
+
+def register_extensions(app: Flask) -> None:
+    """Bind the unbound extensions and the taxonomy to this app."""
+    from app import security, taxonomy
+    from app.extensions import csrf, db, limiter, login_manager, migrate
+
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(_root() / "migrations"))
+    csrf.init_app(app)
+    limiter.init_app(app)
+    login_manager.init_app(app)
+    taxonomy.init_app(app)
+    security.init_app(app)
+
+
+def register_blueprints(app: Flask) -> None:
+    """Mount each blueprint package at its URL prefix."""
+    from app.annotate import api_bp as annotate_api_bp
+    from app.annotate import bp as annotate_bp
+    from app.extensions import csrf
+    from app.main import bp as main_bp
+    from app.research import bp as research_bp
+    from app.validation import bp as validation_bp
+
+    app.register_blueprint(main_bp)
+    app.register_blueprint(annotate_bp)
+    app.register_blueprint(annotate_api_bp)
+    app.register_blueprint(validation_bp)
+    app.register_blueprint(research_bp, url_prefix="/research")
+    # Worker and validator APIs check a CSRF token derived from their capability token
+    # (app.security), because a crowd platform's iframe may block the session cookie.
+    csrf.exempt(annotate_api_bp)
+    csrf.exempt(validation_bp)
+
+
+def register_cli(app: Flask) -> None:
+    """Add the project's flask commands."""
+    from app.cli import register
+
+    register(app)
+
+
+def register_errorhandlers(app: Flask) -> None:
+    """JSON envelope for API clients, HTML pages for browsers."""
+    from app.errors import register
+
+    register(app)
+
+
+def _root():
+    from config.settings import ROOT
+
+    return ROOT

@@ -1,0 +1,42 @@
+"""The project's flask commands. Each command's body lives with its domain module;
+this file only registers them, so `flask --help` lists everything in one place."""
+
+from __future__ import annotations
+
+import click
+from flask import Flask
+from flask.cli import with_appcontext
+
+
+def register(app: Flask) -> None:
+    """Attach every command to app.cli."""
+    from app.documents import import_documents_command
+    from app.taxonomy import check_taxonomy_command
+
+    for command in (check_taxonomy_command, import_documents_command, list_documents_command):
+        app.cli.add_command(command)
+
+
+@click.command("list-documents")
+@click.option(
+    "--base-url",
+    default="http://127.0.0.1:5000",
+    show_default=True,
+    help="Where the app is served, to print full annotator links.",
+)
+@with_appcontext
+def list_documents_command(base_url: str) -> None:
+    """List imported documents with their annotator links."""
+    from urllib.parse import quote
+
+    from app.extensions import db
+    from app.models import Document
+
+    documents = db.session.scalars(db.select(Document).order_by(Document.external_id)).all()
+    if not documents:
+        click.echo("No documents. Import some with: flask --app app import-documents PATH")
+        return
+    click.echo(f"{len(documents)} document(s). Annotator links:")
+    for doc in documents:
+        link = f"{base_url.rstrip('/')}/annotate/{quote(doc.external_id, safe='')}"
+        click.echo(f"  {doc.external_id:<24} {doc.paragraph_count:>4} paragraphs  {link}")

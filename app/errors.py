@@ -1,0 +1,109 @@
+"""One error envelope: {"error": {"code", "message", "details"}} for API clients, HTML for pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException
+
+
+class ApiError(Exception):
+    """An error with an HTTP status, a machine code and a message a person can act on."""
+
+    def __init__(
+        self, status: int, code: str, message: str, details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details or {}
+
+    @classmethod
+    def bad_request(cls, message: str, **details: Any) -> ApiError:
+        """400: the request is malformed (not JSON, wrong shape)."""
+        return cls(400, "bad_request", message, details)
+
+    @classmethod
+    def not_found(cls, message: str, **details: Any) -> ApiError:
+        """404: no such resource for this capability."""
+        return cls(404, "not_found", message, details)
+
+    @classmethod
+    def conflict(cls, message: str, **details: Any) -> ApiError:
+        """409: the request contradicts what is stored."""
+        return cls(409, "conflict", message, details)
+
+    @classmethod
+    def unprocessable(cls, message: str, code: str = "invalid", **details: Any) -> ApiError:
+        """422: well-formed but breaks a rule (span, category, progress)."""
+        return cls(422, code, message, details)
+
+    @classmethod
+    def unsupported_media_type(cls) -> ApiError:
+        """415: the body is not JSON."""
+        return cls(415, "unsupported_media_type", "Send the body as application/json.")
+
+    def to_response(self):
+        """The JSON envelope with this error's status."""
+        return envelope(self.status, self.code, self.message, self.details)
+
+
+def envelope(status: int, code: str, message: str, details: dict[str, Any] | None = None):
+    """Build the JSON error response."""
+    body = {"error": {"code": code, "message": message, "details": details or {}}}
+    return jsonify(body), status
+
+
+def wants_json() -> bool:
+    """API paths and clients that prefer JSON get the envelope; browsers get a page."""
+    if request.path.startswith("/api/") or request.path.endswith(".json"):
+        return True
+    best = request.accept_mimetypes.best_match(["application/json", "text/html"])
+    return (
+        best == "application/json"
+        and request.accept_mimetypes[best] > request.accept_mimetypes["text/html"]
+    )
+
+
+def _http_code_name(exc: HTTPException) -> str:
+    return (exc.name or "error").lower().replace(" ", "_").replace("'", "")
+
+
+def register(app: Flask) -> None:
+    """Install the handlers for ApiError, HTTP errors and unexpected exceptions."""
+
+    @app.errorhandler(ApiError)
+    def handle_api_error(exc: ApiError):
+        if wants_json():
+            return exc.to_response()
+        return _page(exc.status, exc.message)
+
+    @app.errorhandler(HTTPException)
+    def handle_http_error(exc: HTTPException):
+        if wants_json():
+            details = {}
+            if exc.code == 429:
+                details["retry_after"] = (
+                    exc.response.headers.get("Retry-After") if exc.response else None
+                )
+            response, status = envelope(
+                exc.code or 500, _http_code_name(exc), exc.description or ""
+            )
+            if exc.code == 405 and exc.valid_methods:
+                response.headers["Allow"] = ", ".join(exc.valid_methods)
+            return response, status
+        return _page(exc.code or 500, exc.description or exc.name)
+
+    @app.errorhandler(Exception)
+    def handle_unexpected(exc: Exception):
+        app.logger.exception("Unhandled error on %s %s", request.method, request.path)
+        message = "Something went wrong on our side. Your saved work is safe; try again."
+        if wants_json():
+            return envelope(500, "internal_error", message)
+        return _page(500, message)
+
+
+def _page(status: int, message: str):
+    return render_template("errors/error.html", status=status, message=message), status

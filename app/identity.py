@@ -1,0 +1,106 @@
+"""Who is working: a crowd worker or validator identified by URL parameters.
+
+Prolific sends PROLIFIC_PID, STUDY_ID, SESSION_ID; MTurk sends workerId, assignmentId,
+hitId, turkSubmitTo; a direct link may carry `annotator`; with none of them the worker is
+anonymous and remembered by a cookie (the only cookie the worker flow uses: everything
+after the redirect to /s/<token> works without cookies, e.g. in a third-party iframe).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass, field
+
+from sqlalchemy.exc import IntegrityError
+from werkzeug.datastructures import MultiDict
+
+from app.errors import ApiError
+from app.extensions import db
+from app.models import Annotator
+
+ANON_COOKIE = "falte_anon"
+MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
+MAX_ID_LENGTH = 200
+_PRINTABLE = re.compile(r"^[^\x00-\x1f\x7f]+$")
+
+# (URL parameter, key stored in platform_params)
+PROLIFIC_PARAMS = (("STUDY_ID", "study_id"), ("SESSION_ID", "session_id"))
+MTURK_PARAMS = (
+    ("assignmentId", "assignment_id"),
+    ("hitId", "hit_id"),
+    ("turkSubmitTo", "turk_submit_to"),
+)
+
+
+@dataclass(frozen=True)
+class WorkerIdentity:
+    """A worker's platform, their id on it, and the platform's extra parameters."""
+
+    platform: str  # prolific | mturk | direct | anonymous
+    external_id: str
+    params: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """platform:external_id, as exports show it."""
+        return f"{self.platform}:{self.external_id}"
+
+
+def _clean(name: str, value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    if len(value) > MAX_ID_LENGTH or not _PRINTABLE.match(value):
+        raise ApiError.bad_request(
+            f"URL parameter {name} must be 1-{MAX_ID_LENGTH} printable characters.",
+            field=name,
+        )
+    return value
+
+
+def _params(args: MultiDict, names: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    cleaned = {key: _clean(arg, args.get(arg)) for arg, key in names}
+    return {key: value for key, value in cleaned.items() if value is not None}
+
+
+def is_mturk_preview(args: MultiDict) -> bool:
+    """MTurk shows a HIT preview with assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE."""
+    return args.get("assignmentId") == MTURK_PREVIEW
+
+
+def identity_from_args(args: MultiDict, anonymous_id: str | None) -> WorkerIdentity | None:
+    """The identity the URL parameters name; None for an anonymous worker without cookie."""
+    if prolific_pid := _clean("PROLIFIC_PID", args.get("PROLIFIC_PID")):
+        return WorkerIdentity("prolific", prolific_pid, _params(args, PROLIFIC_PARAMS))
+    if worker_id := _clean("workerId", args.get("workerId")):
+        return WorkerIdentity("mturk", worker_id, _params(args, MTURK_PARAMS))
+    if annotator := _clean("annotator", args.get("annotator")):
+        return WorkerIdentity("direct", annotator)
+    if anonymous_id and re.fullmatch(r"[A-Za-z0-9_-]{16,64}", anonymous_id):
+        return WorkerIdentity("anonymous", anonymous_id)
+    return None
+
+
+def new_anonymous_identity() -> WorkerIdentity:
+    """A fresh anonymous worker; the caller sets ANON_COOKIE to its external_id."""
+    return WorkerIdentity("anonymous", secrets.token_urlsafe(18))
+
+
+def get_or_create_annotator(identity: WorkerIdentity) -> Annotator:
+    """The Annotator row for this identity, created if new (safe under concurrent arrivals)."""
+    query = db.select(Annotator).filter_by(
+        platform=identity.platform, external_id=identity.external_id
+    )
+    annotator = db.session.scalars(query).first()
+    if annotator is not None:
+        return annotator
+    try:
+        with db.session.begin_nested():
+            annotator = Annotator(platform=identity.platform, external_id=identity.external_id)
+            db.session.add(annotator)
+    except IntegrityError:
+        annotator = db.session.scalars(query).one()
+    return annotator

@@ -1,0 +1,303 @@
+"""Database models. Table names are a contract (DESIGN.md); columns are ours."""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from datetime import UTC, datetime
+from typing import Any
+
+from flask_login import UserMixin
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.extensions import db
+
+# SQLite only auto-increments INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+SESSION_STATUSES = ("active", "submitted", "abandoned")
+VERDICTS = ("agree", "partial", "disagree")
+
+
+def utcnow() -> datetime:
+    """Timezone-aware now, used as a callable column default."""
+    return datetime.now(UTC)
+
+
+def new_token() -> str:
+    """An unguessable capability token (192 bits, URL-safe)."""
+    return secrets.token_urlsafe(24)
+
+
+def new_completion_code() -> str:
+    """A completion code with 130 bits of entropy, upper-case base32 without padding."""
+    return base64.b32encode(secrets.token_bytes(17)).decode("ascii").rstrip("=")[:26]
+
+
+class Document(db.Model):
+    """A generated text to annotate, split into paragraphs at import."""
+
+    __tablename__ = "documents"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    external_id: Mapped[str] = mapped_column(String(200), unique=True)
+    title: Mapped[str | None] = mapped_column(String(500))
+    meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    entities: Mapped[list[str]] = mapped_column(JSON, default=list)
+    # Attention-check answers: [{"paragraph_id", "start", "end", "category"}] or None.
+    gold: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    paragraph_count: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, onupdate=utcnow
+    )
+
+    paragraphs: Mapped[list[Paragraph]] = relationship(
+        back_populates="document",
+        order_by="Paragraph.position",
+        cascade="all, delete-orphan",
+    )
+
+    @property
+    def is_attention_check(self) -> bool:
+        """True when the document carries gold spans (an attention check)."""
+        return bool(self.gold)
+
+
+class Paragraph(db.Model):
+    """One paragraph of a document; `position` is the contract's paragraph_id."""
+
+    __tablename__ = "paragraphs"
+    __table_args__ = (
+        UniqueConstraint("document_id", "position"),
+        CheckConstraint("position >= 0", name="position_nonnegative"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    document_id: Mapped[int] = mapped_column(
+        ForeignKey("documents.id", ondelete="CASCADE"), index=True
+    )
+    position: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+
+    document: Mapped[Document] = relationship(back_populates="paragraphs")
+
+
+class Annotator(db.Model):
+    """A worker or validator, identified by platform and the platform's id."""
+
+    __tablename__ = "annotators"
+    __table_args__ = (UniqueConstraint("platform", "external_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform: Mapped[str] = mapped_column(String(20))  # prolific | mturk | direct | anonymous
+    external_id: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    @property
+    def label(self) -> str:
+        """Stable human-readable id used in exports: platform:external_id."""
+        return f"{self.platform}:{self.external_id}"
+
+
+class AnnotationSession(db.Model):
+    """One (document, annotator) pair: progress, status and the capability token."""
+
+    __tablename__ = "annotation_sessions"
+    __table_args__ = (
+        UniqueConstraint("document_id", "annotator_id"),
+        CheckConstraint("status IN ('active', 'submitted', 'abandoned')", name="status_known"),
+        CheckConstraint(
+            "position >= 0 AND furthest >= 0 AND position <= furthest",
+            name="progress_consistent",
+        ),
+        Index("ix_annotation_sessions_document_status", "document_id", "status"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token: Mapped[str] = mapped_column(String(64), unique=True, default=new_token)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"), index=True)
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    position: Mapped[int] = mapped_column(Integer, default=0)
+    furthest: Mapped[int] = mapped_column(Integer, default=0)
+    taxonomy_version: Mapped[str] = mapped_column(String(64))
+    platform: Mapped[str] = mapped_column(String(20))
+    # Platform parameters: study_id, session_id, assignment_id, hit_id, turk_submit_to...
+    platform_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    completion_code: Mapped[str] = mapped_column(String(40), default=new_completion_code)
+    is_attention_check: Mapped[bool] = mapped_column(Boolean, default=False)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    submitted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    document: Mapped[Document] = relationship()
+    annotator: Mapped[Annotator] = relationship()
+    annotations: Mapped[list[Annotation]] = relationship(
+        back_populates="session", order_by="Annotation.id"
+    )
+
+
+class Annotation(db.Model):
+    """One Add by a worker. Remove sets deleted_at: rows are never deleted."""
+
+    __tablename__ = "annotations"
+    __table_args__ = (
+        UniqueConstraint("session_id", "client_id"),
+        CheckConstraint("span_start >= 0 AND span_start < span_end", name="span_ordered"),
+        CheckConstraint("paragraph_id >= 0", name="paragraph_nonnegative"),
+        CheckConstraint(
+            "(paired_paragraph_id IS NULL AND paired_start IS NULL AND paired_end IS NULL"
+            " AND paired_text IS NULL) OR (paired_paragraph_id IS NOT NULL"
+            " AND paired_start IS NOT NULL AND paired_end IS NOT NULL"
+            " AND paired_text IS NOT NULL AND paired_paragraph_id >= 0"
+            " AND paired_start >= 0 AND paired_start < paired_end)",
+            name="paired_complete_or_absent",
+        ),
+        Index("ix_annotations_session_paragraph", "session_id", "paragraph_id", "span_start"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("annotation_sessions.id"))
+    client_id: Mapped[str] = mapped_column(String(36))
+    paragraph_id: Mapped[int] = mapped_column(Integer)
+    span_start: Mapped[int] = mapped_column(Integer)
+    span_end: Mapped[int] = mapped_column(Integer)
+    span_text: Mapped[str] = mapped_column(Text)
+    category: Mapped[str] = mapped_column(String(64))
+    paired_paragraph_id: Mapped[int | None] = mapped_column(Integer)
+    paired_start: Mapped[int | None] = mapped_column(Integer)
+    paired_end: Mapped[int | None] = mapped_column(Integer)
+    paired_text: Mapped[str | None] = mapped_column(Text)
+    comment: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    session: Mapped[AnnotationSession] = relationship(back_populates="annotations")
+
+
+class ValidationRound(db.Model):
+    """A precision-validation round: a named, shuffled set of items to judge."""
+
+    __tablename__ = "validation_rounds"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    judgments_per_item: Mapped[int] = mapped_column(Integer, default=1)
+    # Copied from the taxonomy's validation section: reasons, partial_counts_as_valid.
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    seed: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    items: Mapped[list[ValidationItem]] = relationship(
+        back_populates="round", order_by="ValidationItem.order_key"
+    )
+
+
+class ValidationItem(db.Model):
+    """One annotation (human or model) to be judged. `source` never reaches validators."""
+
+    __tablename__ = "validation_items"
+    __table_args__ = (
+        UniqueConstraint("round_id", "external_id"),
+        CheckConstraint("span_start IS NULL OR span_start < span_end", name="span_ordered"),
+        Index("ix_validation_items_round_order", "round_id", "order_key"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    round_id: Mapped[int] = mapped_column(ForeignKey("validation_rounds.id", ondelete="CASCADE"))
+    external_id: Mapped[str] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(String(100))
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
+    order_key: Mapped[int] = mapped_column(Integer)
+    labels: Mapped[list[str]] = mapped_column(JSON, default=list)
+    question: Mapped[str | None] = mapped_column(Text)
+    comment: Mapped[str | None] = mapped_column(Text)
+    paragraph_id: Mapped[int | None] = mapped_column(Integer)
+    span_start: Mapped[int | None] = mapped_column(Integer)
+    span_end: Mapped[int | None] = mapped_column(Integer)
+    span_text: Mapped[str] = mapped_column(Text)
+    paired_paragraph_id: Mapped[int | None] = mapped_column(Integer)
+    paired_start: Mapped[int | None] = mapped_column(Integer)
+    paired_end: Mapped[int | None] = mapped_column(Integer)
+    paired_text: Mapped[str | None] = mapped_column(Text)
+    ambiguous: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Who made it, for human items: the original annotator (never shown to validators).
+    origin_annotator: Mapped[str | None] = mapped_column(String(250))
+    annotation_id: Mapped[int | None] = mapped_column(ForeignKey("annotations.id"))
+
+    round: Mapped[ValidationRound] = relationship(back_populates="items")
+    document: Mapped[Document] = relationship()
+
+
+class ValidationSession(db.Model):
+    """A validator's progress through one round, reached by its capability token."""
+
+    __tablename__ = "validation_sessions"
+    __table_args__ = (UniqueConstraint("round_id", "annotator_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token: Mapped[str] = mapped_column(String(64), unique=True, default=new_token)
+    round_id: Mapped[int] = mapped_column(ForeignKey("validation_rounds.id", ondelete="CASCADE"))
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    platform: Mapped[str] = mapped_column(String(20))
+    platform_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    completion_code: Mapped[str] = mapped_column(String(40), default=new_completion_code)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    round: Mapped[ValidationRound] = relationship()
+    annotator: Mapped[Annotator] = relationship()
+
+
+class ValidationJudgment(db.Model):
+    """A validator's verdict on one item (from the web page or imported)."""
+
+    __tablename__ = "validation_judgments"
+    __table_args__ = (
+        UniqueConstraint("item_id", "validator"),
+        CheckConstraint("verdict IN ('agree', 'partial', 'disagree')", name="verdict_known"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    item_id: Mapped[int] = mapped_column(
+        ForeignKey("validation_items.id", ondelete="CASCADE"), index=True
+    )
+    # The validator's label (platform:id for web judgments, the file's name when imported).
+    validator: Mapped[str] = mapped_column(String(250))
+    validation_session_id: Mapped[int | None] = mapped_column(
+        ForeignKey("validation_sessions.id", ondelete="SET NULL")
+    )
+    verdict: Mapped[str] = mapped_column(String(10))
+    reasons: Mapped[list[str]] = mapped_column(JSON, default=list)
+    explanation: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    item: Mapped[ValidationItem] = relationship()
+
+
+class Researcher(UserMixin, db.Model):
+    """A member of the research team; logs in to /research/."""
+
+    __tablename__ = "researchers"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    email: Mapped[str] = mapped_column(String(320), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(256))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_login_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

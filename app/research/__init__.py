@@ -1,0 +1,7 @@
+"""Researcher console: login, dashboard, exports, study links."""
+
+from flask import Blueprint
+
+bp = Blueprint("research", __name__)
+
+from app.research import auth, routes  # noqa: E402,F401

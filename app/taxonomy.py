@@ -1,0 +1,370 @@
+"""The error taxonomy: YAML file -> validated frozen dataclasses, loaded once at start.
+
+A bad file never half-loads: `load_taxonomy` collects every problem, each with its
+line, and raises them together, so one run of `flask check-taxonomy` shows them all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+from urllib.parse import urlparse
+
+import click
+from flask import Flask, current_app
+from markdown_it import MarkdownIt
+
+from app.yaml_checker import (
+    REQUIRED,
+    Checker,
+    KeyPath,
+    Problem,
+    ProblemsError,
+    flag,
+    integer,
+    number,
+    one_of,
+    read_yaml,
+    text,
+)
+from config.settings import DEFAULT_TAXONOMY
+
+TYPES = ("singleton", "paired")
+ENTITY_MODES = ("auto", "document", "none")
+KEY_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+KEY_MAX_LENGTH = 64  # annotations.category is String(64)
+COLOR_RE = re.compile(r"^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$")
+COMMENT_MAX_LENGTH = 10_000
+DEFAULT_PAIRED_PROMPT = (
+    "Select the other span this error relates to, earlier in the text or in this paragraph."
+)
+DEFAULT_COMMENT_LABEL = "Other comments / feedback (optional)"
+BOOOOKSCORE_REASONS = (
+    "A. Not relevant to span",
+    "B. Answered in the summary",
+    "C. Not addressing issues that matter (refer to standards)",
+    "D. Other",
+)
+# Light backgrounds that stay distinct from each other and readable under dark text.
+PALETTE = ("#ffe08a", "#b9e4c9", "#bcd7f5", "#f8c4b4", "#dcc6f0")
+PALETTE += ("#c2ecef", "#f5c2da", "#e2e5a8", "#fbd3a4", "#d5dbe1")
+TOP_KEYS = ("title", "instructions", "comment", "categories", "entities", "study", "validation")
+CATEGORY_KEYS = ("key", "name", "type", "description", "shortcut", "color", "paired_prompt")
+
+
+@dataclass(frozen=True)
+class Category:
+    """One error category that workers can choose for a highlighted span."""
+
+    key: str
+    name: str
+    type: str
+    description: str
+    shortcut: str | None
+    color: str
+    paired_prompt: str | None
+
+    @property
+    def is_paired(self) -> bool:
+        """True when an annotation of this category needs a second span."""
+        return self.type == "paired"
+
+
+@dataclass(frozen=True)
+class CommentSettings:
+    """The free-text comment box under each annotation."""
+
+    label: str
+    required: bool
+    max_length: int = 2000
+
+
+@dataclass(frozen=True)
+class StudySettings:
+    """Crowd study settings used by the researcher console."""
+
+    annotators_per_document: int = 3
+    completion_url: str | None = None
+    abandon_after_minutes: int = 120
+    attention_check_share: float = 0.0
+
+
+@dataclass(frozen=True)
+class ValidationSettings:
+    """Settings of precision-validation rounds."""
+
+    partial_counts_as_valid: bool = True
+    reasons: tuple[str, ...] = BOOOOKSCORE_REASONS
+
+
+SECTIONS = {CommentSettings: "comment", StudySettings: "study", ValidationSettings: "validation"}
+
+
+@dataclass(frozen=True)
+class Taxonomy:
+    """A loaded, validated taxonomy; `version` identifies the exact file content."""
+
+    path: str
+    version: str
+    title: str
+    instructions: str
+    categories: tuple[Category, ...]
+    comment: CommentSettings
+    entities: str = "auto"
+    study: StudySettings = field(default_factory=StudySettings)
+    validation: ValidationSettings = field(default_factory=ValidationSettings)
+
+    def category(self, key: str) -> Category | None:
+        """Return the category with this key, or None."""
+        return next((c for c in self.categories if c.key == key), None)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Category keys in file order."""
+        return tuple(c.key for c in self.categories)
+
+    @cached_property
+    def instructions_html(self) -> str:
+        """The Markdown instructions as HTML; raw HTML is escaped, unsafe links dropped."""
+        return MarkdownIt("commonmark", {"html": False}).render(self.instructions)
+
+    def to_public_dict(self) -> dict[str, Any]:
+        """What the annotator page needs, JSON-able; no study or validation internals."""
+        return {
+            "version": self.version,
+            "title": self.title,
+            "instructions_html": self.instructions_html,
+            "comment": {
+                "label": self.comment.label,
+                "required": self.comment.required,
+                "max_length": self.comment.max_length,
+            },
+            "categories": [
+                {name: getattr(c, name) for name in CATEGORY_KEYS} for c in self.categories
+            ],
+            "entities": self.entities,
+        }
+
+
+class TaxonomyError(ProblemsError, click.ClickException):
+    """A taxonomy file has problems: `.problems`, and str() lists each as file:line: key: msg.
+
+    A ClickException, because `flask COMMAND` builds the app before it runs any command:
+    with a broken taxonomy every command then prints the problems and exits 1, no traceback.
+    """
+
+
+def _completion_url(value: Any) -> str:
+    message = f"must be an http(s) URL containing {{code}} and no other braces, got {value!r}"
+    if not isinstance(value, str) or "{code}" not in value:
+        raise ValueError(message)
+    try:
+        parsed = urlparse(value.format(code="CODE"))
+    except (KeyError, IndexError, ValueError):
+        raise ValueError(message) from None
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ValueError(message)
+    return value
+
+
+def _key(value: Any) -> str:
+    if not isinstance(value, str) or not KEY_RE.match(value) or len(value) > KEY_MAX_LENGTH:
+        raise ValueError(
+            "must be lower-case letters, digits and '-', starting with a letter or digit, "
+            f"at most {KEY_MAX_LENGTH} characters, got {value!r}"
+        )
+    return value
+
+
+def _shortcut(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)  # `shortcut: 1` without quotes means the key "1"
+    if not isinstance(value, str) or len(value) != 1 or not value.isprintable() or value.isspace():
+        raise ValueError(f"must be one printable character other than space, got {value!r}")
+    return value
+
+
+def _color(value: Any) -> str:
+    if not isinstance(value, str) or not COLOR_RE.match(value):
+        raise ValueError(f"must be a colour written #rgb or #rrggbb, got {value!r}")
+    return value.lower()
+
+
+def load_taxonomy(path: str | os.PathLike) -> Taxonomy:
+    """Read and validate a taxonomy file; raise TaxonomyError listing every problem."""
+    try:
+        raw, data, check = read_yaml(path)
+    except ProblemsError as exc:
+        raise TaxonomyError(exc.problems) from None
+    if not isinstance(data, dict):
+        found = "an empty file" if data is None else f"a {type(data).__name__}"
+        message = f"must be a mapping with title, instructions and categories, found {found}"
+        raise TaxonomyError([Problem(str(path), 1, "file", message)])
+    taxonomy = _build(check, data, str(path), hashlib.sha256(raw).hexdigest()[:16])
+    if check.problems:
+        raise TaxonomyError(check.sorted_problems())
+    return taxonomy
+
+
+def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
+    top = check.mapping(data, (), TOP_KEYS)
+    return Taxonomy(
+        path=file,
+        version=version,
+        title=check.get(top, ("title",), REQUIRED, text) or "",
+        instructions=check.get(top, ("instructions",), REQUIRED, text) or "",
+        categories=_categories(check, top.get("categories")),
+        comment=_section(
+            check,
+            top,
+            CommentSettings,
+            label=(DEFAULT_COMMENT_LABEL, text),
+            required=(False, flag),
+            max_length=(2000, integer(1, COMMENT_MAX_LENGTH)),
+        ),
+        entities=check.get(top, ("entities",), "auto", one_of(*ENTITY_MODES)),
+        study=_section(
+            check,
+            top,
+            StudySettings,
+            annotators_per_document=(3, integer(1, 1000)),
+            completion_url=(None, _completion_url),
+            abandon_after_minutes=(120, integer(1, 100_000)),
+            attention_check_share=(0.0, number(0.0, 0.5)),
+        ),
+        validation=_section(
+            check,
+            top,
+            ValidationSettings,
+            partial_counts_as_valid=(True, flag),
+            reasons=(BOOOOKSCORE_REASONS, lambda value: _reasons(check, value)),
+        ),
+    )
+
+
+def _section(check: Checker, top: dict, cls: type, **spec: tuple[Any, Callable]) -> Any:
+    """Build a settings dataclass from the mapping named after it; spec: key=(default, convert)."""
+    name = SECTIONS[cls]
+    data = check.mapping(top.get(name), (name,), tuple(spec))
+    values = {key: check.get(data, (name, key), *rule) for key, rule in spec.items()}
+    return cls(**values)
+
+
+def _reasons(check: Checker, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise ValueError("must be a list of reasons")
+    reasons: list[str] = []
+    for index, reason in enumerate(value):
+        path: KeyPath = ("validation", "reasons", index)
+        reason = check.convert(reason, path, REQUIRED, text)
+        if reason in reasons:
+            check.problem(path, f"duplicate reason {reason!r}")
+        elif reason:
+            reasons.append(reason)
+    return tuple(reasons)
+
+
+def _categories(check: Checker, value: Any) -> tuple[Category, ...]:
+    if not isinstance(value, list) or not value:
+        check.problem(("categories",), "must be a non-empty list of categories")
+        return ()
+    categories: list[Category] = []
+    first_line: dict[tuple[str, str], int] = {}  # (field, value) -> line, for duplicates
+    for index, item in enumerate(value):
+        path: KeyPath = ("categories", index)
+        if not isinstance(item, dict):
+            check.problem(path, "must be a mapping with key, name, type and description")
+            continue
+        data = check.mapping(item, path, CATEGORY_KEYS)
+        key = check.get(data, (*path, "key"), REQUIRED, _key)
+        kind = check.get(data, (*path, "type"), REQUIRED, one_of(*TYPES))
+        shortcut = check.get(data, (*path, "shortcut"), None, _shortcut)
+        for name, unique in (("key", key), ("shortcut", shortcut)):
+            if unique is None:
+                continue
+            if (name, unique) in first_line:
+                first = first_line[name, unique]
+                check.problem((*path, name), f"duplicate {name} {unique!r} (first at line {first})")
+            else:
+                first_line[name, unique] = check.lines[(*path, name)]
+        prompt = check.get(data, (*path, "paired_prompt"), None, text)
+        if prompt and kind == "singleton":
+            check.problem((*path, "paired_prompt"), "is only allowed on paired categories")
+        categories.append(
+            Category(
+                key=key or "",
+                name=check.get(data, (*path, "name"), REQUIRED, text) or "",
+                type=kind or "",
+                description=check.get(data, (*path, "description"), REQUIRED, text) or "",
+                shortcut=shortcut,
+                color=check.get(data, (*path, "color"), PALETTE[index % len(PALETTE)], _color),
+                paired_prompt=(prompt or DEFAULT_PAIRED_PROMPT) if kind == "paired" else None,
+            )
+        )
+    return tuple(categories)
+
+
+def init_app(app: Flask) -> None:
+    """Load TAXONOMY_PATH into app.extensions["taxonomy"]; a bad file stops the app."""
+    app.extensions["taxonomy"] = load_taxonomy(app.config["TAXONOMY_PATH"])
+
+
+def current_taxonomy() -> Taxonomy:
+    """The taxonomy of the running app."""
+    return current_app.extensions["taxonomy"]
+
+
+def summarise(taxonomy: Taxonomy) -> str:
+    """A human-readable summary of a taxonomy, for `flask check-taxonomy`."""
+    paired = sum(c.is_paired for c in taxonomy.categories)
+    count = len(taxonomy.categories)
+    study, validation = taxonomy.study, taxonomy.validation
+    lines = [
+        taxonomy.title,
+        f"file: {taxonomy.path}",
+        f"version: {taxonomy.version}",
+        f"{count} categories ({count - paired} singleton, {paired} paired):",
+        *(f"  {c.key:<24} {c.type:<9} [{c.shortcut or ' '}] {c.name}" for c in taxonomy.categories),
+        f"entities: {taxonomy.entities}",
+        f"comment: {taxonomy.comment.label!r} "
+        f"({'required' if taxonomy.comment.required else 'optional'}, "
+        f"max {taxonomy.comment.max_length} characters)",
+        f"study: {study.annotators_per_document} annotator(s) per document, "
+        f"abandoned after {study.abandon_after_minutes} min, "
+        f"attention checks {study.attention_check_share:.0%}, "
+        f"completion URL {study.completion_url or '(none)'}",
+        f"validation: partial agreement counts as "
+        f"{'valid' if validation.partial_counts_as_valid else 'invalid'}; reasons:",
+        *(f"  {reason}" for reason in validation.reasons),
+    ]
+    return "\n".join(lines)
+
+
+def default_taxonomy_path() -> str:
+    """The file the app would load, found without creating the app (which may not start)."""
+    env = os.environ
+    return env.get("FLASK_TAXONOMY_PATH") or env.get("TAXONOMY_PATH") or str(DEFAULT_TAXONOMY)
+
+
+@click.command("check-taxonomy")
+@click.argument("path", required=False)
+def check_taxonomy_command(path: str | None) -> None:
+    """Validate a taxonomy YAML file and summarise it.
+
+    PATH defaults to $TAXONOMY_PATH, else config/taxonomy.yaml. Exits 1 and lists
+    every problem as FILE:LINE: KEY: MESSAGE when the file is not valid.
+    """
+    path = path or default_taxonomy_path()
+    try:
+        taxonomy = load_taxonomy(path)
+    except TaxonomyError as error:
+        for problem in error.problems:
+            click.echo(str(problem), err=True)
+        click.echo(f"{len(error.problems)} problem(s) in {path}", err=True)
+        raise click.exceptions.Exit(1) from None
+    click.echo(summarise(taxonomy))

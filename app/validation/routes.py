@@ -1,0 +1,1 @@
+"""Validator pages and API."""

@@ -1,0 +1,1 @@
+"""Configuration package: settings classes (settings.py) and taxonomy files."""

@@ -1,0 +1,125 @@
+"""Configuration classes, read from the environment when instantiated.
+
+`config_for(APP_ENV)` picks the class; `create_app` then applies
+`app.config.from_prefixed_env()` so any setting can be overridden as FLASK_<NAME>.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_TAXONOMY = ROOT / "config" / "taxonomy.yaml"
+INSECURE_DEV_KEY = "dev-only-insecure-key-change-me"
+
+
+class ConfigError(RuntimeError):
+    """A setting is missing or malformed; the app refuses to start."""
+
+
+def normalise_database_url(url: str | None) -> str | None:
+    """Rewrite Heroku-style postgres:// URLs to the psycopg2 driver that we ship."""
+    if not url:
+        return None
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg2://" + url[len(prefix) :]
+    return url
+
+
+class Config:
+    """Settings shared by every environment."""
+
+    ENV_NAME = "base"
+
+    def __init__(self) -> None:
+        env = os.environ
+        self.SECRET_KEY = env.get("SECRET_KEY") or INSECURE_DEV_KEY
+        # A relative sqlite path is put in the instance folder by Flask-SQLAlchemy.
+        self.SQLALCHEMY_DATABASE_URI = (
+            normalise_database_url(env.get("DATABASE_URL")) or "sqlite:///falte.sqlite3"
+        )
+        self.SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True}
+        if self.SQLALCHEMY_DATABASE_URI.startswith("postgresql"):
+            self.SQLALCHEMY_ENGINE_OPTIONS.update(
+                pool_size=int(env.get("DB_POOL_SIZE", "5")),
+                max_overflow=int(env.get("DB_MAX_OVERFLOW", "5")),
+            )
+        self.TAXONOMY_PATH = env.get("TAXONOMY_PATH") or str(DEFAULT_TAXONOMY)
+        self.MAX_CONTENT_LENGTH = int(env.get("MAX_CONTENT_LENGTH", str(64 * 1024)))
+        self.MAX_COMMENT_LENGTH = 2000
+        self.RATELIMIT_ENABLED = True
+        self.RATELIMIT_STORAGE_URI = env.get("RATELIMIT_STORAGE_URI", "memory://")
+        self.RATELIMIT_HEADERS_ENABLED = True
+        # Frame ancestors allowed to embed the worker pages (MTurk shows tasks in an iframe).
+        self.FRAME_ANCESTORS = env.get(
+            "FRAME_ANCESTORS",
+            "'self' https://*.mturk.com https://*.amazon.com https://*.prolific.com",
+        )
+        self.SESSION_COOKIE_HTTPONLY = True
+        self.SESSION_COOKIE_SAMESITE = "Lax"
+        self.REMEMBER_COOKIE_HTTPONLY = True
+        self.WTF_CSRF_TIME_LIMIT = None
+        self.COMPLETION_URL = env.get("COMPLETION_URL")  # overrides taxonomy study.completion_url
+        self.ABANDON_AFTER_MINUTES = None  # None: the taxonomy's study section decides
+
+    def validate(self) -> None:
+        """Raise ConfigError for settings this environment cannot run without."""
+
+
+class DevelopmentConfig(Config):
+    """Local development: plain HTTP on 127.0.0.1, SQLite by default."""
+
+    ENV_NAME = "development"
+
+
+class TestConfig(Config):
+    """pytest: in-memory rate limits, fast password hashing, no CSRF secret from env."""
+
+    ENV_NAME = "testing"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.TESTING = True
+        self.SQLALCHEMY_DATABASE_URI = (
+            normalise_database_url(os.environ.get("TEST_DATABASE_URL_APP")) or "sqlite://"
+        )
+        self.RATELIMIT_STORAGE_URI = "memory://"
+
+
+class ProductionConfig(Config):
+    """Heroku / docker-compose: PostgreSQL, Secure cookies, HSTS, a real SECRET_KEY."""
+
+    ENV_NAME = "production"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.SESSION_COOKIE_SECURE = True
+        self.REMEMBER_COOKIE_SECURE = True
+        self.PREFERRED_URL_SCHEME = "https"
+        self.HSTS = True
+
+    def validate(self) -> None:
+        """Production needs its own SECRET_KEY: sessions and CSRF tokens derive from it."""
+        if not os.environ.get("SECRET_KEY") or self.SECRET_KEY == INSECURE_DEV_KEY:
+            raise ConfigError(
+                "SECRET_KEY is not set. In production set it to a long random value, e.g. "
+                "`python -c 'import secrets; print(secrets.token_hex(32))'`."
+            )
+
+
+CONFIGS: dict[str, type[Config]] = {
+    "development": DevelopmentConfig,
+    "testing": TestConfig,
+    "production": ProductionConfig,
+}
+
+
+def config_for(env_name: str | None = None) -> Config:
+    """Instantiate the config class named by APP_ENV (default: development)."""
+    name = (env_name or os.environ.get("APP_ENV") or "development").lower()
+    try:
+        return CONFIGS[name]()
+    except KeyError:
+        raise ConfigError(f"APP_ENV={name!r} is not one of {', '.join(sorted(CONFIGS))}") from None

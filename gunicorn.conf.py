@@ -1,0 +1,15 @@
+"""gunicorn settings, read from the environment (Heroku sets PORT and WEB_CONCURRENCY)."""
+
+import os
+
+bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"  # noqa: S104
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+# Threads let one worker overlap database round trips; the app keeps no state in memory.
+worker_class = "gthread"
+threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+graceful_timeout = 20
+keepalive = 5
+accesslog = "-"
+errorlog = "-"
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")

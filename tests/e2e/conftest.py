@@ -1,0 +1,114 @@
+"""Browser tests: a live server in a thread and Chromium driven by Playwright.
+
+The browser is /usr/bin/chromium where present (Debian's package; Playwright cannot
+download its own here), otherwise Playwright's own Chromium. Any native dialog
+(alert/confirm/prompt) fails the test: crowd platforms' iframes suppress them, and an
+XSS payload that runs would open one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from werkzeug.serving import make_server
+
+from app import create_app
+from app.extensions import db
+from tests.conftest import make_test_config, require_or_skip
+
+SYSTEM_CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every test in this folder as e2e."""
+    for item in items:
+        if "tests/e2e/" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """Launch Debian's Chromium when present, with flags for this closed network."""
+    args = {**browser_type_launch_args, "args": CHROMIUM_ARGS}
+    if Path(SYSTEM_CHROMIUM).exists():
+        args["executable_path"] = SYSTEM_CHROMIUM
+    return args
+
+
+@pytest.fixture(scope="session")
+def browser(browser_type, browser_type_launch_args):
+    """One Chromium for the run; a clear failure (CI) or skip (locally) when none."""
+    try:
+        launched = browser_type.launch(**browser_type_launch_args)
+    except Exception as exc:
+        require_or_skip(f"Chromium could not be launched ({exc}); run `make test`")
+    yield launched
+    launched.close()
+
+
+@pytest.fixture
+def page(context):
+    """A page on which any native dialog fails the test."""
+    new_page = context.new_page()
+    dialogs: list[str] = []
+
+    def on_dialog(dialog):
+        dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    new_page.on("dialog", on_dialog)
+    yield new_page
+    assert not dialogs, f"native dialogs opened: {dialogs}"
+
+
+@dataclass
+class LiveServer:
+    """A running app: its base URL and the Flask app (for database set-up and checks)."""
+
+    url: str
+    app: Flask
+
+    def stop(self) -> None:
+        """Shut the server down."""
+        self._server.shutdown()
+        self._thread.join(timeout=10)
+
+
+def start_live_server(database_uri: str, **overrides) -> LiveServer:
+    """Serve a fresh app on a free port in a background thread."""
+    app = create_app(make_test_config(database_uri, **overrides))
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    live = LiveServer(url=f"http://127.0.0.1:{server.server_port}", app=app)
+    live._server = server
+    live._thread = thread
+    return live
+
+
+@pytest.fixture
+def live_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
+    """The app on a fresh SQLite file, served on 127.0.0.1 for the browser."""
+    path = tmp_path / "e2e.sqlite3"
+    shutil.copy(sqlite_template, path)
+    live = start_live_server(f"sqlite:///{path}")
+    yield live
+    live.stop()
+    with live.app.app_context():
+        db.engine.dispose()

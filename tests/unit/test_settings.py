@@ -1,0 +1,75 @@
+"""Configuration: environment classes, URL rewriting, production refusals."""
+
+from __future__ import annotations
+
+import pytest
+
+from app import create_app
+from app.taxonomy import TaxonomyError
+from config.settings import (
+    ConfigError,
+    DevelopmentConfig,
+    ProductionConfig,
+    config_for,
+    normalise_database_url,
+)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("postgres://u:p@h:5432/d", "postgresql+psycopg2://u:p@h:5432/d"),
+        ("postgresql://u:p@h/d", "postgresql+psycopg2://u:p@h/d"),
+        ("postgresql+psycopg2://u@h/d", "postgresql+psycopg2://u@h/d"),
+        ("sqlite:///x.db", "sqlite:///x.db"),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_database_url_rewrite(url, expected):
+    assert normalise_database_url(url) == expected
+
+
+def test_default_is_development_sqlite_in_instance(monkeypatch):
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("APP_ENV", raising=False)
+    config = config_for()
+    assert isinstance(config, DevelopmentConfig)
+    assert config.SQLALCHEMY_DATABASE_URI == "sqlite:///falte.sqlite3"
+
+
+def test_database_url_from_environment(monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "postgres://a:b@db:5432/falte")
+    assert config_for("development").SQLALCHEMY_DATABASE_URI.startswith("postgresql+psycopg2://")
+
+
+def test_production_refuses_to_start_without_secret_key(monkeypatch):
+    monkeypatch.delenv("SECRET_KEY", raising=False)
+    with pytest.raises(ConfigError, match="SECRET_KEY is not set"):
+        create_app({"APP_ENV": "production"})
+
+
+def test_production_with_secret_key(monkeypatch, tmp_path):
+    monkeypatch.setenv("SECRET_KEY", "x" * 40)
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path}/p.sqlite3")
+    config = ProductionConfig()
+    config.validate()
+    assert config.SESSION_COOKIE_SECURE is True
+
+
+def test_unknown_app_env():
+    with pytest.raises(ConfigError, match="APP_ENV='staging'"):
+        config_for("staging")
+
+
+def test_prefixed_environment_overrides(monkeypatch):
+    monkeypatch.setenv("FLASK_RATELIMIT_ENABLED", "false")
+    app = create_app({"APP_ENV": "testing"})
+    assert app.config["RATELIMIT_ENABLED"] is False
+
+
+def test_bad_taxonomy_stops_the_app(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("title: x\ncategories: []\n")
+    with pytest.raises(TaxonomyError, match=r"bad\.yaml:2: categories"):
+        create_app({"APP_ENV": "testing", "TAXONOMY_PATH": str(bad)})
