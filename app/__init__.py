@@ -52,6 +52,7 @@ def register_blueprints(app: Flask) -> None:
     """Mount each blueprint package at its URL prefix."""
     from app.annotate import api_bp as annotate_api_bp
     from app.annotate import bp as annotate_bp
+    from app.assignment import bp as assignment_bp
     from app.extensions import csrf
     from app.main import bp as main_bp
     from app.research import bp as research_bp
@@ -60,6 +61,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(main_bp)
     app.register_blueprint(annotate_bp)
     app.register_blueprint(annotate_api_bp)
+    app.register_blueprint(assignment_bp)
     app.register_blueprint(validation_bp)
     app.register_blueprint(research_bp, url_prefix="/research")
     # Worker and validator APIs check a CSRF token derived from their capability token

@@ -149,3 +149,29 @@ def shared_sample() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"BooookScore sample not found at {SHARED_DATA} (it lives in ../shared)")
     return SHARED_DATA
+
+
+@pytest.fixture
+def researcher(app):
+    """A researcher account: researcher@example.org / correct-horse-battery."""
+    from werkzeug.security import generate_password_hash
+
+    from app.models import Researcher
+
+    account = Researcher(
+        email="researcher@example.org",
+        password_hash=generate_password_hash("correct-horse-battery"),
+    )
+    db.session.add(account)
+    db.session.commit()
+    return account
+
+
+@pytest.fixture
+def researcher_client(app, researcher):
+    """A test client logged in as `researcher` (Flask-Login session set directly)."""
+    test_client = app.test_client()
+    with test_client.session_transaction() as session:
+        session["_user_id"] = str(researcher.id)
+        session["_fresh"] = True
+    return test_client

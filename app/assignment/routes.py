@@ -1,0 +1,1 @@
+"""GET /start: placeholder until the assignment work lands."""
