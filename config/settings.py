@@ -82,9 +82,7 @@ class TestConfig(Config):
     def __init__(self) -> None:
         super().__init__()
         self.TESTING = True
-        self.SQLALCHEMY_DATABASE_URI = (
-            normalise_database_url(os.environ.get("TEST_DATABASE_URL_APP")) or "sqlite://"
-        )
+        self.SQLALCHEMY_DATABASE_URI = "sqlite://"
         self.RATELIMIT_STORAGE_URI = "memory://"
 
 
