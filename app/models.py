@@ -58,7 +58,7 @@ class Document(db.Model):
     meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     entities: Mapped[list[str]] = mapped_column(JSON, default=list)
     # Attention-check answers: [{"paragraph_id", "start", "end", "category"}] or None.
-    gold: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    gold: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON(none_as_null=True))
     content_hash: Mapped[str] = mapped_column(String(64))
     paragraph_count: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -260,6 +260,12 @@ class ValidationSession(db.Model):
     completion_code: Mapped[str] = mapped_column(String(40), default=new_completion_code)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # The item this validator was last given (a reservation), so that concurrent
+    # validators are spread over different items and a served item stays judgeable.
+    current_item_id: Mapped[int | None] = mapped_column(
+        ForeignKey("validation_items.id", ondelete="SET NULL")
+    )
+    assigned_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     round: Mapped[ValidationRound] = relationship()
     annotator: Mapped[Annotator] = relationship()
