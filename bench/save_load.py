@@ -1,0 +1,428 @@
+"""Save/load benchmark: concurrent simulated annotators through the real JSON API, served by
+gunicorn on PostgreSQL, against a bare-Flask baseline under the same load.
+
+    python -m bench.save_load [--annotators 50] [--adds 40] [--paced 200] [--paced-seconds 20]
+
+Each simulated annotator opens a session, adds --adds annotations while moving through
+the paragraphs, removes a few, goes back one paragraph and submits. The baseline serves
+one bare view that inserts the same rows with psycopg2 (bench/baseline_app.py), with the
+same gunicorn settings, and gets the same number of requests from the same clients.
+Afterwards the database is checked: every acknowledged save stored exactly once.
+Then a paced run: --paced annotators each saving about once every 2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg2
+
+from bench.common import libpq_url, ratio, scratch_database
+
+ROOT = Path(__file__).resolve().parent.parent
+CATEGORIES = ("new-person", "missing-info", "abrupt-transition", "ungrammatical")
+PARAGRAPHS = 12
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_gunicorn(app_spec: str, database_url: str, port: int) -> subprocess.Popen:
+    """gunicorn with the project's gunicorn.conf.py, bound to 127.0.0.1:port."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "APP_ENV": "development",
+        "FLASK_RATELIMIT_ENABLED": "false",
+        "GUNICORN_ACCESSLOG": "",
+    }
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "--config",
+            "gunicorn.conf.py",
+            "--access-logfile",
+            "/dev/null",
+            app_spec,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return process
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"gunicorn {app_spec} did not start on port {port}")
+
+
+def stop(process: subprocess.Popen) -> None:
+    """SIGTERM and wait."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@dataclass
+class Stats:
+    """Latencies (seconds) and errors collected by all clients of one run."""
+
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, seconds: float, error: str | None = None) -> None:
+        with self.lock:
+            self.latencies.append(seconds)
+            if error:
+                self.errors.append(error)
+
+    def percentile(self, p: float) -> float:
+        data = sorted(self.latencies)
+        return data[min(len(data) - 1, int(p / 100 * len(data)))] if data else float("nan")
+
+
+class Client:
+    """One keep-alive HTTP connection that records every request's latency."""
+
+    def __init__(self, port: int, stats: Stats) -> None:
+        self.port = port
+        self.stats = stats
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.headers: dict[str, str] = {}
+
+    def request(self, method: str, path: str, body=None, expect=(200, 201, 204)):
+        payload = json.dumps(body) if body is not None else None
+        headers = dict(self.headers)
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
+        started = time.perf_counter()
+        error = None
+        try:
+            self.conn.request(method, path, body=payload, headers=headers)
+            response = self.conn.getresponse()
+            data = response.read()
+            status = response.status
+            if status not in expect:
+                error = f"{method} {path} -> {status} {data[:200]!r}"
+        except (OSError, http.client.HTTPException) as exc:
+            self.conn.close()
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+            status, data, response, error = 0, b"", None, f"{method} {path}: {exc}"
+        self.stats.record(time.perf_counter() - started, error)
+        return status, data, response
+
+
+@dataclass
+class Outcome:
+    """What one simulated annotator had acknowledged by the server."""
+
+    token: str = ""
+    added: set[str] = field(default_factory=set)
+    removed: set[str] = field(default_factory=set)
+    submitted: bool = False
+
+
+def annotator_run(port: int, stats: Stats, index: int, adds: int) -> Outcome:
+    """Open a session, add, move, remove, go back, submit: the worker's real sequence."""
+    client = Client(port, stats)
+    outcome = Outcome()
+    status, _, response = client.request(
+        "GET", f"/annotate/bench-doc?annotator=bench-{index}", expect=(302,)
+    )
+    if status != 302:
+        return outcome
+    location = response.getheader("Location")
+    token = location.rstrip("/").rsplit("/", 1)[-1]
+    outcome.token = token
+    status, page, _ = client.request("GET", f"/s/{token}")
+    match = re.search(rb'name="csrf-token" content="([^"]+)"', page)
+    if not match:
+        stats.record(0, f"no csrf token on /s/{token}")
+        return outcome
+    client.headers["X-CSRFToken"] = match.group(1).decode()
+    status, data, _ = client.request("GET", f"/api/sessions/{token}")
+    texts = {p["paragraph_id"]: p["text"] for p in json.loads(data)["document"]["paragraphs"]}
+    furthest = 0
+    rng = random.Random(index)
+    base = f"/api/sessions/{token}"
+    for k in range(adds):
+        target = k * PARAGRAPHS // adds
+        while furthest < target:
+            status, data, _ = client.request(
+                "PUT", f"{base}/position", {"paragraph_id": furthest + 1}
+            )
+            if status != 200:
+                return outcome
+            furthest += 1
+            for paragraph in json.loads(data)["paragraphs"]:
+                texts[paragraph["paragraph_id"]] = paragraph["text"]
+        text = texts[target]
+        start = rng.randrange(0, len(text) - 12)
+        end = start + rng.randint(4, 10)
+        while not text[start:end].strip() or text[start].isspace() or text[end - 1].isspace():
+            start = rng.randrange(0, len(text) - 12)
+            end = start + rng.randint(4, 10)
+        annotation_id = str(uuid.uuid4())
+        body = {
+            "id": annotation_id,
+            "category": rng.choice(CATEGORIES),
+            "span": {"paragraph_id": target, "start": start, "end": end, "text": text[start:end]},
+            "paired_span": None,
+            "comment": None,
+        }
+        status, _, _ = client.request("POST", f"{base}/annotations", body)
+        if status in (200, 201):
+            outcome.added.add(annotation_id)
+    for annotation_id in sorted(outcome.added)[:3]:
+        status, _, _ = client.request("DELETE", f"{base}/annotations/{annotation_id}")
+        if status == 204:
+            outcome.removed.add(annotation_id)
+    while furthest < PARAGRAPHS - 1:
+        client.request("PUT", f"{base}/position", {"paragraph_id": furthest + 1})
+        furthest += 1
+    client.request("PUT", f"{base}/position", {"paragraph_id": furthest - 1})
+    status, _, _ = client.request("POST", f"{base}/submit", {})
+    outcome.submitted = status == 200
+    return outcome
+
+
+def baseline_run(port: int, stats: Stats, index: int, requests: int) -> None:
+    """The same number of requests, each a bare insert."""
+    client = Client(port, stats)
+    for k in range(requests):
+        body = {
+            "id": str(uuid.uuid4()),
+            "category": "ungrammatical",
+            "span": {"paragraph_id": k % PARAGRAPHS, "start": 0, "end": 5, "text": "Hello"},
+            "comment": None,
+        }
+        client.request("POST", "/save", body)
+
+
+def run_threads(target, count: int, *args) -> tuple[list, float]:
+    """Run target(i, *args) in `count` threads; return results and wall time."""
+    results: list = [None] * count
+
+    def work(i: int) -> None:
+        results[i] = target(i, *args)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(count)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results, time.perf_counter() - started
+
+
+def seed_document(database_url: str) -> None:
+    """One document of PARAGRAPHS paragraphs, imported through the real importer."""
+    from app import create_app
+    from app.document_formats import DocumentInput
+    from app.documents import import_documents
+    from app.extensions import db
+
+    rng = random.Random(7)
+    words = "the keeper Zoë saw a ship 🚢 near harbour lights storm letter".split()
+    paragraphs = tuple(
+        " ".join(rng.choice(words) for _ in range(60)).capitalize() + "." for _ in range(PARAGRAPHS)
+    )
+    app = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": database_url})
+    with app.app_context():
+        import_documents([DocumentInput("bench-doc", "Bench", paragraphs)])
+        db.engine.dispose()
+
+
+def verify(database_url: str, outcomes: list[Outcome]) -> tuple[int, int, int]:
+    """(lost, duplicated, wrongly live) against what the server acknowledged."""
+    conn = psycopg2.connect(libpq_url(database_url))
+    lost = duplicated = wrong = 0
+    with conn, conn.cursor() as cur:
+        cur.execute(
+            "SELECT s.token, a.client_id, count(*), bool_and(a.deleted_at IS NOT NULL)"
+            " FROM annotations a JOIN annotation_sessions s ON s.id = a.session_id"
+            " GROUP BY s.token, a.client_id"
+        )
+        stored = {(token, cid): (n, deleted) for token, cid, n, deleted in cur.fetchall()}
+    conn.close()
+    for outcome in outcomes:
+        for cid in outcome.added:
+            row = stored.get((outcome.token, cid))
+            if row is None:
+                lost += 1
+                continue
+            duplicated += row[0] - 1
+            wrong += int(row[1] != (cid in outcome.removed))
+    return lost, duplicated, wrong
+
+
+def paced_run(port: int, stats: Stats, index: int, seconds: float, tokens: list) -> None:
+    """Save about once every 2 s (jittered) for `seconds`."""
+    client = Client(port, stats)
+    token, csrf, text = tokens[index]
+    client.headers["X-CSRFToken"] = csrf
+    rng = random.Random(1000 + index)
+    deadline = time.monotonic() + seconds
+    time.sleep(rng.uniform(0, 2))
+    while time.monotonic() < deadline:
+        start = rng.randrange(0, len(text) - 12)
+        while text[start].isspace() or text[start + 5].isspace():
+            start = rng.randrange(0, len(text) - 12)
+        body = {
+            "id": str(uuid.uuid4()),
+            "category": "ungrammatical",
+            "span": {
+                "paragraph_id": 0,
+                "start": start,
+                "end": start + 6,
+                "text": text[start : start + 6],
+            },
+            "paired_span": None,
+            "comment": None,
+        }
+        client.request("POST", f"/api/sessions/{token}/annotations", body)
+        time.sleep(rng.uniform(1.5, 2.5))
+
+
+def open_sessions(port: int, count: int) -> list:
+    """Open `count` paced sessions; return (token, csrf, first paragraph) for each."""
+    stats = Stats()
+    out = []
+    for i in range(count):
+        client = Client(port, stats)
+        _, _, response = client.request(
+            "GET", f"/annotate/bench-doc?annotator=paced-{i}", expect=(302,)
+        )
+        token = response.getheader("Location").rsplit("/", 1)[-1]
+        _, page, _ = client.request("GET", f"/s/{token}")
+        csrf = re.search(rb'name="csrf-token" content="([^"]+)"', page).group(1).decode()
+        _, data, _ = client.request("GET", f"/api/sessions/{token}")
+        out.append((token, csrf, json.loads(data)["document"]["paragraphs"][0]["text"]))
+        client.conn.close()
+    return out
+
+
+def describe(name: str, stats: Stats, seconds: float) -> dict:
+    """Print one run's line and return its figures."""
+    figures = {
+        "requests": len(stats.latencies),
+        "throughput": len(stats.latencies) / seconds,
+        "p50": stats.percentile(50) * 1000,
+        "p95": stats.percentile(95) * 1000,
+        "p99": stats.percentile(99) * 1000,
+        "errors": len(stats.errors),
+    }
+    print(
+        f"{name:<10} {figures['requests']:>7} req  {figures['throughput']:>8.1f} req/s  "
+        f"p50 {figures['p50']:6.1f} ms  p95 {figures['p95']:6.1f} ms  "
+        f"p99 {figures['p99']:6.1f} ms  errors {figures['errors']}"
+    )
+    for error in stats.errors[:5]:
+        print(f"           {error}")
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run both loads, verify the database, print ratios; exit 1 if a target is missed."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--annotators", type=int, default=50)
+    parser.add_argument("--adds", type=int, default=40)
+    parser.add_argument("--paced", type=int, default=200)
+    parser.add_argument("--paced-seconds", type=float, default=20)
+    args = parser.parse_args(argv)
+    print(
+        f"save_load: {args.annotators} annotators x {args.adds} adds; gunicorn per "
+        f"gunicorn.conf.py (WEB_CONCURRENCY={os.environ.get('WEB_CONCURRENCY', '2')}), "
+        f"PostgreSQL; {os.cpu_count()} cores"
+    )
+    with scratch_database("falte_bench_save") as url:
+        seed_document(url)
+        port = free_port()
+        server = start_gunicorn("app:create_app()", url, port)
+        try:
+            app_stats = Stats()
+            outcomes, app_seconds = run_threads(
+                lambda i: annotator_run(port, app_stats, i, args.adds), args.annotators
+            )
+            per_client = len(app_stats.latencies) // args.annotators
+            lost, duplicated, wrong = verify(url, outcomes)
+            paced_stats = Stats()
+            tokens = open_sessions(port, args.paced)
+            _, paced_seconds = run_threads(
+                lambda i: paced_run(port, paced_stats, i, args.paced_seconds, tokens),
+                args.paced,
+            )
+        finally:
+            stop(server)
+        port = free_port()
+        baseline = start_gunicorn("bench.baseline_app:app", url, port)
+        try:
+            base_stats = Stats()
+            _, base_seconds = run_threads(
+                lambda i: baseline_run(port, base_stats, i, per_client), args.annotators
+            )
+        finally:
+            stop(baseline)
+    app_fig = describe("app", app_stats, app_seconds)
+    base_fig = describe("baseline", base_stats, base_seconds)
+    paced_fig = describe("paced", paced_stats, paced_seconds)
+    submitted = sum(o.submitted for o in outcomes)
+    acknowledged = sum(len(o.added) for o in outcomes)
+    print(
+        f"acknowledged saves {acknowledged}, lost {lost}, duplicated {duplicated}, "
+        f"removal state wrong {wrong}, sessions submitted {submitted}/{args.annotators}"
+    )
+    throughput_ratio = app_fig["throughput"] / base_fig["throughput"]
+    p99_ratio = app_fig["p99"] / base_fig["p99"]
+    print(
+        f"throughput ratio app/baseline {throughput_ratio:.2f} (target >= 0.50); "
+        f"p99 ratio {ratio(app_fig['p99'], base_fig['p99'])} (target <= 2.00); "
+        f"paced p99 {paced_fig['p99']:.1f} ms (target < 100 ms); "
+        f"median paced save {statistics.median(paced_stats.latencies) * 1000:.1f} ms"
+    )
+    met = (
+        throughput_ratio >= 0.5
+        and p99_ratio <= 2
+        and app_fig["errors"] == 0
+        and lost == 0
+        and duplicated == 0
+        and wrong == 0
+        and paced_fig["p99"] < 100
+    )
+    print("targets met" if met else "TARGETS NOT MET")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,255 @@
+"""Bulk seeding with COPY: documents, paragraphs, annotators, sessions and annotations.
+
+    python -m bench.seed --documents 1000 --annotations 90000 [--database-url URL]
+
+Without --database-url it seeds a scratch database (kept, its URL printed). Used by the
+other benchmarks through `seed()`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import random
+import secrets
+import sys
+import time
+
+import psycopg2
+
+from bench.common import create_database, libpq_url
+
+WORDS = [
+    "the",
+    "ship",
+    "Zoë",
+    "harbour",
+    "lighthouse",
+    "storm",
+    "keeper",
+    "letter",
+    "🚢",
+    "Łukasz",
+    "found",
+    "night",
+    "train",
+    "orchard",
+    "dispute",
+    "village",
+    "council",
+    "signal",
+    "bell",
+    "winter",
+    "river",
+]
+
+
+def _paragraph(rng: random.Random, sentences: int = 3) -> str:
+    parts = []
+    for _ in range(sentences):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(8, 16))]
+        parts.append(" ".join(words).capitalize() + ".")
+    return " ".join(parts)
+
+
+def _copy(cursor, table: str, columns: tuple[str, ...], rows) -> None:
+    buffer = io.StringIO()
+    for row in rows:
+        buffer.write("\t".join(_escape(value) for value in row) + "\n")
+    buffer.seek(0)
+    cursor.copy_expert(f"COPY {table} ({', '.join(columns)}) FROM STDIN", buffer)
+
+
+def _escape(value) -> str:
+    if value is None:
+        return "\\N"
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    return (str(value).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")).replace(
+        "\r", "\\r"
+    )
+
+
+def seed(
+    database_url: str,
+    *,
+    documents: int,
+    paragraphs: int = 10,
+    annotators_per_document: int = 3,
+    annotations: int = 0,
+    seed_value: int = 1,
+    quiet: bool = False,
+) -> dict[str, int]:
+    """Fill an empty, migrated PostgreSQL database; return the row counts."""
+    rng = random.Random(seed_value)
+    started = time.perf_counter()
+    conn = psycopg2.connect(libpq_url(database_url))
+    now = "2026-01-01T00:00:00+00:00"
+    texts = [_paragraph(rng) for _ in range(50)]
+    with conn, conn.cursor() as cur:
+        _copy(
+            cur,
+            "documents",
+            (
+                "id",
+                "external_id",
+                "title",
+                "meta",
+                "entities",
+                "content_hash",
+                "paragraph_count",
+                "created_at",
+                "updated_at",
+            ),
+            (
+                (d, f"doc-{d}", f"Document {d}", "{}", "[]", f"{d:064x}", paragraphs, now, now)
+                for d in range(1, documents + 1)
+            ),
+        )
+        _copy(
+            cur,
+            "paragraphs",
+            ("document_id", "position", "text"),
+            (
+                (d, p, texts[(d * 7 + p) % len(texts)])
+                for d in range(1, documents + 1)
+                for p in range(paragraphs)
+            ),
+        )
+        total_sessions = documents * annotators_per_document
+        _copy(
+            cur,
+            "annotators",
+            ("id", "platform", "external_id", "created_at"),
+            ((a, "direct", f"worker-{a}", now) for a in range(1, annotators_per_document + 1)),
+        )
+        _copy(
+            cur,
+            "annotation_sessions",
+            (
+                "id",
+                "token",
+                "document_id",
+                "annotator_id",
+                "status",
+                "position",
+                "furthest",
+                "taxonomy_version",
+                "platform",
+                "platform_params",
+                "completion_code",
+                "is_attention_check",
+                "started_at",
+                "last_seen_at",
+                "submitted_at",
+            ),
+            (
+                (
+                    s + 1,
+                    secrets.token_urlsafe(24),
+                    s // annotators_per_document + 1,
+                    s % annotators_per_document + 1,
+                    "submitted",
+                    paragraphs - 1,
+                    paragraphs - 1,
+                    "bench",
+                    "direct",
+                    "{}",
+                    secrets.token_hex(13),
+                    False,
+                    now,
+                    now,
+                    now,
+                )
+                for s in range(total_sessions)
+            ),
+        )
+
+        def annotation_rows():
+            for n in range(annotations):
+                session = n % total_sessions + 1
+                document = (session - 1) // annotators_per_document + 1
+                position = rng.randrange(paragraphs)
+                text = texts[(document * 7 + position) % len(texts)]
+                start = rng.randrange(0, len(text) - 12)
+                end = start + rng.randint(3, 11)
+                yield (
+                    session,
+                    f"{n:08x}-0000-4000-8000-{n:012x}",
+                    position,
+                    start,
+                    end,
+                    text[start:end],
+                    rng.choice(
+                        ("new-person", "missing-info", "ungrammatical", "abrupt-transition")
+                    ),
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    now,
+                    None,
+                )
+
+        _copy(
+            cur,
+            "annotations",
+            (
+                "session_id",
+                "client_id",
+                "paragraph_id",
+                "span_start",
+                "span_end",
+                "span_text",
+                "category",
+                "paired_paragraph_id",
+                "paired_start",
+                "paired_end",
+                "paired_text",
+                "comment",
+                "created_at",
+                "deleted_at",
+            ),
+            annotation_rows(),
+        )
+        for table in ("documents", "annotators", "annotation_sessions"):
+            cur.execute(
+                f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                f"(SELECT COALESCE(MAX(id), 1) FROM {table}))"
+            )
+        cur.execute("ANALYZE")
+    conn.close()
+    counts = {
+        "documents": documents,
+        "paragraphs": documents * paragraphs,
+        "sessions": documents * annotators_per_document,
+        "annotations": annotations,
+    }
+    if not quiet:
+        print(f"seeded {counts} in {time.perf_counter() - started:.1f}s", file=sys.stderr)
+    return counts
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command line: seed a database for manual benchmarking."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--documents", type=int, default=100)
+    parser.add_argument("--paragraphs", type=int, default=10)
+    parser.add_argument("--annotators-per-document", type=int, default=3)
+    parser.add_argument("--annotations", type=int, default=10_000)
+    parser.add_argument("--database-url", help="an empty, migrated PostgreSQL database")
+    args = parser.parse_args(argv)
+    url = args.database_url or create_database("falte_seed")  # kept: the user asked for it
+    seed(
+        url,
+        documents=args.documents,
+        paragraphs=args.paragraphs,
+        annotators_per_document=args.annotators_per_document,
+        annotations=args.annotations,
+    )
+    print(url)
+
+
+if __name__ == "__main__":
+    main()
