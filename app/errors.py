@@ -83,14 +83,13 @@ def register(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def handle_http_error(exc: HTTPException):
         if wants_json():
-            details = {}
-            if exc.code == 429:
-                details["retry_after"] = (
-                    exc.response.headers.get("Retry-After") if exc.response else None
-                )
-            response, status = envelope(
-                exc.code or 500, _http_code_name(exc), exc.description or ""
+            details = {"limit": str(exc.description)} if exc.code == 429 else None
+            message = (
+                "Too many requests; wait a moment and try again."
+                if exc.code == 429
+                else exc.description or ""
             )
+            response, status = envelope(exc.code or 500, _http_code_name(exc), message, details)
             if exc.code == 405 and exc.valid_methods:
                 response.headers["Allow"] = ", ".join(exc.valid_methods)
             return response, status

@@ -1,1 +1,140 @@
-"""Worker JSON API."""
+"""Worker JSON API (DESIGN.md "HTTP (contract)"): parse, call app.annotate.sessions, respond.
+
+The CSRF check uses a token derived from the session token and SECRET_KEY, not a cookie:
+crowd platforms show the task in third-party iframes where cookies may be blocked.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import current_app, jsonify, request
+from werkzeug.exceptions import BadRequest
+
+from app.annotate import api_bp
+from app.annotate import sessions as domain
+from app.annotate.schemas import AnnotationIn, PositionIn, SubmitIn, parse_body
+from app.annotate.serializers import annotation_dict, paragraph_dict, session_state
+from app.api_spec import build_spec
+from app.errors import ApiError
+from app.extensions import limiter
+from app.models import AnnotationSession
+from app.security import check_capability_csrf
+
+CSRF_HEADER = "X-CSRFToken"
+DEFAULT_WRITE_LIMIT = "120 per minute"
+
+
+def _write_limit() -> str:
+    return current_app.config.get("ANNOTATE_WRITE_LIMIT") or DEFAULT_WRITE_LIMIT
+
+
+def _token_key() -> str:
+    # Keyed by the capability token, not the IP: many workers may share one NAT address.
+    return "annotate:" + str((request.view_args or {}).get("token", ""))
+
+
+write_limit = limiter.limit(_write_limit, key_func=_token_key)
+
+
+@api_bp.after_request
+def _no_store(response):
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _session(token: str) -> AnnotationSession:
+    session = domain.session_or_404(token)
+    domain.touch(session)
+    return session
+
+
+def _writable_session(token: str) -> AnnotationSession:
+    session = domain.session_or_404(token)
+    if not check_capability_csrf("annotate", token, request.headers.get(CSRF_HEADER)):
+        raise ApiError(
+            403,
+            "csrf_failed",
+            f"Missing or wrong {CSRF_HEADER} header. Reload the page and try again.",
+        )
+    domain.touch(session)
+    return session
+
+
+def _json_object(*, optional: bool = False) -> dict[str, Any]:
+    """The body as a JSON object: 415 when not JSON, 400 when malformed or not an object."""
+    if optional and not request.get_data(cache=True):
+        return {}
+    if not request.is_json:
+        raise ApiError.unsupported_media_type()
+    try:
+        body = request.get_json()
+    except BadRequest:
+        raise ApiError.bad_request("The body is not valid JSON.") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ApiError.bad_request("The body is not valid UTF-8 JSON.") from None
+    if not isinstance(body, dict):
+        raise ApiError.bad_request("The body must be a JSON object.")
+    return body
+
+
+@api_bp.get("/api/sessions/<token>")
+def get_session(token: str):
+    """The session's state: paragraphs reached, taxonomy, progress, live annotations."""
+    session = _session(token)
+    state = session_state(session)
+    domain.db.session.commit()
+    return jsonify(state)
+
+
+@api_bp.post("/api/sessions/<token>/annotations")
+@write_limit
+def save(token: str):
+    """Store one annotation (idempotent per client id)."""
+    session = _writable_session(token)
+    data = parse_body(AnnotationIn, _json_object())
+    result = domain.save_annotation(session, data)
+    body = annotation_dict(result.annotation)
+    if result.annotation.deleted_at is not None:
+        body["removed"] = True
+    return jsonify(body), 201 if result.created else 200
+
+
+@api_bp.delete("/api/sessions/<token>/annotations/<annotation_id>")
+@write_limit
+def remove(token: str, annotation_id: str):
+    """Remove (soft-delete) one annotation; 204 also when it was already removed."""
+    session = _writable_session(token)
+    domain.remove_annotation(session, annotation_id)
+    return "", 204
+
+
+@api_bp.put("/api/sessions/<token>/position")
+@write_limit
+def position(token: str):
+    """Move to a paragraph; moving one past the furthest reveals it."""
+    session = _writable_session(token)
+    data = parse_body(PositionIn, _json_object())
+    revealed = domain.move_position(session, data.paragraph_id)
+    return jsonify(
+        position=session.position,
+        furthest=session.furthest,
+        paragraphs=[paragraph_dict(p) for p in revealed],
+    )
+
+
+@api_bp.post("/api/sessions/<token>/submit")
+@write_limit
+def submit(token: str):
+    """Submit the session; idempotent. Answers the completion code and next address."""
+    session = _writable_session(token)
+    parse_body(SubmitIn, _json_object(optional=True))
+    return jsonify(domain.submit_session(session).to_dict())
+
+
+@api_bp.get("/api/openapi.json")
+@limiter.exempt
+def openapi():
+    """The OpenAPI 3.1 description of the JSON APIs, merged from app/api_spec/*.yaml."""
+    return jsonify(build_spec())

@@ -1,1 +1,134 @@
-"""Worker pages."""
+"""Worker pages: start or resume a session, the annotator page, the completion page."""
+
+from __future__ import annotations
+
+from flask import current_app, make_response, redirect, render_template, request, url_for
+
+from app.annotate import bp
+from app.annotate import sessions as domain
+from app.annotate.completion import mturk_target
+from app.annotate.serializers import page_bootstrap, preview_bootstrap
+from app.identity import (
+    ANON_COOKIE,
+    identity_from_args,
+    is_mturk_preview,
+    new_anonymous_identity,
+)
+from app.models import AnnotationSession, Document
+from app.security import capability_csrf_token
+from app.taxonomy import current_taxonomy
+
+ANON_COOKIE_MAX_AGE = 365 * 24 * 3600
+
+
+@bp.after_request
+def _no_store(response):
+    # Pages carry capability tokens and live progress: never serve them from a cache.
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _no_document(document_id: str):
+    page = render_template("annotate/no_document.html", document_id=document_id)
+    return page, 404
+
+
+@bp.get("/annotate/<document_id>")
+def start(document_id: str):
+    """Start or resume this worker's session on the document, then go to its page."""
+    document = domain.find_document(document_id)
+    if document is None:
+        return _no_document(document_id)
+    if is_mturk_preview(request.args):
+        return _preview(document)
+    identity = identity_from_args(request.args, request.cookies.get(ANON_COOKIE))
+    new_cookie = identity is None
+    if identity is None:
+        identity = new_anonymous_identity()
+    session = domain.start_or_resume_session(document, identity)
+    response = redirect(url_for("annotate.session_page", token=session.token), code=302)
+    if new_cookie:
+        response.set_cookie(
+            ANON_COOKIE,
+            identity.external_id,
+            max_age=ANON_COOKIE_MAX_AGE,
+            httponly=True,
+            samesite="Lax",
+            secure=bool(current_app.config.get("SESSION_COOKIE_SECURE")),
+        )
+    return response
+
+
+@bp.get("/id=<document_id>")
+def falte_start(document_id: str):
+    """The original FALTE address, /id=<document_id>: same as /annotate/<document_id>."""
+    return start(document_id)
+
+
+def _preview(document: Document):
+    """An MTurk HIT preview: the task read-only, and no session is created."""
+    return render_template(
+        "annotate/session.html",
+        bootstrap=preview_bootstrap(document),
+        taxonomy=current_taxonomy(),
+        document=document,
+        csrf_token_value="",
+        read_only=True,
+        preview=True,
+    )
+
+
+def _session_or_404_page(token: str) -> AnnotationSession | None:
+    session = domain.find_session(token)
+    if session is not None:
+        domain.touch(session)
+    return session
+
+
+@bp.get("/s/<token>")
+def session_page(token: str):
+    """The annotator page of one session."""
+    session = _session_or_404_page(token)
+    if session is None:
+        return _not_found_page()
+    bootstrap = page_bootstrap(session)
+    domain.db.session.commit()
+    return render_template(
+        "annotate/session.html",
+        bootstrap=bootstrap,
+        taxonomy=current_taxonomy(),
+        document=session.document,
+        csrf_token_value=bootstrap["csrf_token"],
+        read_only=bootstrap["read_only"],
+        preview=False,
+    )
+
+
+@bp.get("/s/<token>/complete")
+def complete(token: str):
+    """The completion page: the code to copy, and for MTurk the form posting the HIT."""
+    session = _session_or_404_page(token)
+    if session is None:
+        return _not_found_page()
+    if not domain.is_submitted(session):
+        return redirect(url_for("annotate.session_page", token=token))
+    completion = domain.completion_for(session)
+    prolific_url = None
+    if completion.redirect_url != url_for("annotate.complete", token=token):
+        prolific_url = completion.redirect_url
+    domain.db.session.commit()
+    return render_template(
+        "annotate/complete.html",
+        session=session,
+        document=session.document,
+        completion_code=completion.completion_code,
+        prolific_url=prolific_url,
+        mturk=mturk_target(session.platform, session.platform_params or {}),
+        csrf_token_value=capability_csrf_token("annotate", token),
+    )
+
+
+def _not_found_page():
+    message = "This annotation link does not lead to a task. Check that you copied all of it."
+    response = make_response(render_template("errors/error.html", status=404, message=message), 404)
+    return response

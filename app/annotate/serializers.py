@@ -1,0 +1,141 @@
+"""JSON shapes of the worker API and the page's bootstrap data."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import url_for
+
+from app.annotate.completion import mturk_target
+from app.annotate.entities import entities_for
+from app.annotate.sessions import (
+    completion_for,
+    is_submitted,
+    live_annotations,
+    max_comment_length,
+    paragraphs_between,
+)
+from app.models import Annotation, AnnotationSession, Document, Paragraph
+from app.security import capability_csrf_token
+from app.taxonomy import current_taxonomy
+
+
+def iso_utc(moment: datetime) -> str:
+    """ISO-8601 in UTC; SQLite hands back naive datetimes, which are UTC here."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat()
+
+
+def paragraph_dict(paragraph: Paragraph) -> dict[str, Any]:
+    """{"paragraph_id", "text"}."""
+    return {"paragraph_id": paragraph.position, "text": paragraph.text}
+
+
+def annotation_dict(annotation: Annotation) -> dict[str, Any]:
+    """The stored annotation as the API returns it."""
+    paired = None
+    if annotation.paired_paragraph_id is not None:
+        paired = {
+            "paragraph_id": annotation.paired_paragraph_id,
+            "start": annotation.paired_start,
+            "end": annotation.paired_end,
+            "text": annotation.paired_text,
+        }
+    return {
+        "id": annotation.client_id,
+        "category": annotation.category,
+        "span": {
+            "paragraph_id": annotation.paragraph_id,
+            "start": annotation.span_start,
+            "end": annotation.span_end,
+            "text": annotation.span_text,
+        },
+        "paired_span": paired,
+        "comment": annotation.comment,
+        "created_at": iso_utc(annotation.created_at),
+    }
+
+
+def document_entities(document: Document) -> list[str]:
+    """Coreference cue strings for this document under the taxonomy's `entities` mode."""
+    mode = current_taxonomy().entities
+    own = list(document.entities or [])
+    if mode == "none" or own or mode == "document":
+        return entities_for(mode, own, [])
+    texts = [paragraph.text for paragraph in document.paragraphs]
+    return entities_for(mode, own, texts)
+
+
+def session_state(session: AnnotationSession) -> dict[str, Any]:
+    """GET /api/sessions/<token>: the document so far, taxonomy, progress and annotations."""
+    document = session.document
+    paragraphs = paragraphs_between(document.id, 0, session.furthest)
+    return {
+        "document": {
+            "id": document.external_id,
+            "title": document.title,
+            "total_paragraphs": document.paragraph_count,
+            "paragraphs": [paragraph_dict(p) for p in paragraphs],
+        },
+        "taxonomy": current_taxonomy().to_public_dict(),
+        "position": session.position,
+        "furthest": session.furthest,
+        "status": "submitted" if is_submitted(session) else "active",
+        "annotations": [annotation_dict(a) for a in live_annotations(session)],
+        "entities": document_entities(document),
+    }
+
+
+def api_urls(token: str) -> dict[str, str]:
+    """The endpoints the page calls; DELETE goes to `annotations + "/" + id`."""
+    return {
+        "session": url_for("annotate_api.get_session", token=token),
+        "annotations": url_for("annotate_api.save", token=token),
+        "position": url_for("annotate_api.position", token=token),
+        "submit": url_for("annotate_api.submit", token=token),
+    }
+
+
+def page_bootstrap(session: AnnotationSession) -> dict[str, Any]:
+    """Everything the annotator page's JavaScript starts from (rendered with |tojson)."""
+    submitted = is_submitted(session)
+    return {
+        **session_state(session),
+        "token": session.token,
+        "csrf_token": capability_csrf_token("annotate", session.token),
+        "read_only": submitted,
+        "preview": False,
+        "api": api_urls(session.token),
+        "completion": completion_for(session).to_dict() if submitted else None,
+        "mturk": mturk_target(session.platform, session.platform_params or {}),
+        "max_comment_length": max_comment_length(),
+    }
+
+
+def preview_bootstrap(document: Document) -> dict[str, Any]:
+    """An MTurk HIT preview: the first paragraph, read-only, no session and no API."""
+    first = paragraphs_between(document.id, 0, 0)
+    return {
+        "document": {
+            "id": document.external_id,
+            "title": document.title,
+            "total_paragraphs": document.paragraph_count,
+            "paragraphs": [paragraph_dict(p) for p in first],
+        },
+        "taxonomy": current_taxonomy().to_public_dict(),
+        "position": 0,
+        "furthest": 0,
+        "status": "preview",
+        "annotations": [],
+        "entities": document_entities(document),
+        "token": None,
+        "csrf_token": None,
+        "read_only": True,
+        "preview": True,
+        "api": {"session": None, "annotations": None, "position": None, "submit": None},
+        "completion": None,
+        "mturk": None,
+        "max_comment_length": max_comment_length(),
+    }

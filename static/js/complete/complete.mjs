@@ -1,0 +1,58 @@
+/**
+ * Completion page: copies the completion code, and submits the MTurk form once.
+ *
+ * Root: `[data-module="complete"]` with `.js-code`, `.js-copy`, `.js-copy-status` and,
+ * for MTurk ExternalQuestion HITs, `form.js-mturk-form` (posted to MTurk's
+ * externalSubmit endpoint so the assignment is completed without another click).
+ *
+ * @module complete
+ */
+
+export default class Complete {
+  /** @param {HTMLElement} $root */
+  constructor($root) {
+    this.$root = $root;
+    this.$code = /** @type {HTMLElement | null} */ ($root.querySelector('.js-code'));
+    this.$status = /** @type {HTMLElement | null} */ ($root.querySelector('.js-copy-status'));
+    this.$form = /** @type {HTMLFormElement | null} */ ($root.querySelector('form.js-mturk-form'));
+    this.onClick = this.onClick.bind(this);
+    $root.addEventListener('click', this.onClick);
+    if (this.$form) this.$form.requestSubmit();
+  }
+
+  /** @param {MouseEvent} event */
+  onClick(event) {
+    const $target = /** @type {HTMLElement} */ (event.target);
+    if ($target.closest('.js-copy')) this.copy();
+  }
+
+  /** Copy the code; where the clipboard is refused (iframes), select it for Ctrl+C. */
+  async copy() {
+    const code = this.$code?.textContent?.trim() ?? '';
+    try {
+      await navigator.clipboard.writeText(code);
+      this.say('Copied to the clipboard.');
+    } catch {
+      this.selectCode();
+      this.say('Press Ctrl+C (or ⌘+C) to copy the selected code.');
+    }
+  }
+
+  selectCode() {
+    if (!this.$code) return;
+    const range = document.createRange();
+    range.selectNodeContents(this.$code);
+    const selection = window.getSelection();
+    selection?.removeAllRanges();
+    selection?.addRange(range);
+  }
+
+  /** @param {string} message */
+  say(message) {
+    if (this.$status) this.$status.textContent = message;
+  }
+
+  destroy() {
+    this.$root.removeEventListener('click', this.onClick);
+  }
+}

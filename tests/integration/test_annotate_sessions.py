@@ -1,0 +1,368 @@
+"""Starting and resuming sessions, the annotator page's context, previews, completion page."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from flask import template_rendered
+
+from app.annotate.sessions import start_or_resume_session
+from app.extensions import db
+from app.identity import ANON_COOKIE, WorkerIdentity
+from app.models import AnnotationSession, Annotator, Document
+from app.security import capability_csrf_token
+from app.taxonomy import current_taxonomy
+from tests.integration.test_annotate_api import (
+    PARAGRAPHS,
+    body,
+    csrf,
+    make_document,
+    move,
+    post,
+    session_row,
+    start_session,
+    submit,
+)
+
+SANDBOX = "https://workersandbox.mturk.com"
+
+
+@contextmanager
+def rendered(app):
+    """Collect (template name, context) of every template rendered inside the block."""
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def record(sender, template, context, **extra):
+        seen.append((template.name, context))
+
+    template_rendered.connect(record, app)
+    try:
+        yield seen
+    finally:
+        template_rendered.disconnect(record, app)
+
+
+def sessions_count() -> int:
+    """How many sessions are stored."""
+    return db.session.scalar(db.select(db.func.count(AnnotationSession.id)))
+
+
+@pytest.fixture
+def document(app) -> Document:
+    """doc-1 imported."""
+    make_document()
+    return db.session.scalars(db.select(Document)).one()
+
+
+# --- start / resume ---------------------------------------------------------------------
+
+
+def test_prolific_worker_gets_one_session_per_document(client, document):
+    params = {"PROLIFIC_PID": "p-1", "STUDY_ID": "study", "SESSION_ID": "s-1"}
+    token = start_session(client, **params)
+    row = session_row(token)
+    assert (row.platform, row.annotator.external_id) == ("prolific", "p-1")
+    assert row.platform_params == {"study_id": "study", "session_id": "s-1"}
+    assert row.taxonomy_version == current_taxonomy().version
+    assert (row.status, row.position, row.furthest) == ("active", 0, 0)
+    assert len(token) >= 22  # >= 128 bits of URL-safe base64
+    # Same worker, same document: same session; the latest parameters are kept.
+    again = start_session(client, **{**params, "SESSION_ID": "s-2"})
+    assert again == token
+    assert session_row(token).platform_params == {"study_id": "study", "session_id": "s-2"}
+    other = start_session(client, PROLIFIC_PID="p-2", STUDY_ID="study", SESSION_ID="s-3")
+    assert other != token
+    assert sessions_count() == 2
+
+
+def test_mturk_worker_params_are_stored(client, document):
+    params = {
+        "workerId": "W1",
+        "assignmentId": "A1",
+        "hitId": "H1",
+        "turkSubmitTo": SANDBOX,
+    }
+    token = start_session(client, **params)
+    row = session_row(token)
+    assert (row.platform, row.annotator.external_id) == ("mturk", "W1")
+    assert row.platform_params == {
+        "assignment_id": "A1",
+        "hit_id": "H1",
+        "turk_submit_to": SANDBOX,
+    }
+    assert start_session(client, **params) == token
+
+
+def test_annotator_parameter_identifies_a_direct_worker(client, document):
+    token = start_session(client, annotator="alice")
+    assert session_row(token).annotator.label == "direct:alice"
+    assert start_session(client, annotator="alice") == token
+    assert start_session(client, annotator="bob") != token
+
+
+def test_anonymous_worker_is_remembered_by_a_cookie(app, document):
+    client = app.test_client()
+    response = client.get("/annotate/doc-1")
+    assert response.status_code == 302
+    cookie = response.headers["Set-Cookie"]
+    assert cookie.startswith(f"{ANON_COOKIE}=")
+    assert "HttpOnly" in cookie
+    assert "SameSite=Lax" in cookie
+    assert "Max-Age=31536000" in cookie
+    assert "Secure" not in cookie
+    token = response.headers["Location"].removeprefix("/s/")
+    again = client.get("/annotate/doc-1")
+    assert again.headers["Location"] == f"/s/{token}"
+    assert "Set-Cookie" not in again.headers  # the cookie is kept, not renewed
+    stranger = app.test_client().get("/annotate/doc-1")
+    assert stranger.headers["Location"] != f"/s/{token}"
+    assert session_row(token).platform == "anonymous"
+
+
+def test_anonymous_cookie_is_secure_when_configured(app, client, document):
+    app.config["SESSION_COOKIE_SECURE"] = True
+    assert "Secure" in client.get("/annotate/doc-1").headers["Set-Cookie"]
+
+
+def test_falte_address_does_the_same(client, document):
+    response = client.get("/id=doc-1", query_string={"annotator": "alice"})
+    assert response.status_code == 302
+    assert response.headers["Location"] == f"/s/{start_session(client, annotator='alice')}"
+    assert sessions_count() == 1
+
+
+@pytest.mark.parametrize("path", ["/annotate/nope", "/id=nope", "/annotate/" + "n" * 300])
+def test_unknown_document_is_a_404_page(client, document, path):
+    response = client.get(path, query_string={"annotator": "alice"})
+    assert response.status_code == 404
+    assert response.mimetype == "text/html"
+    assert b"nope" in response.data or b"nnnn" in response.data
+    assert sessions_count() == 0
+
+
+def test_bad_identity_parameter_is_a_400_page(client, document):
+    response = client.get("/annotate/doc-1", query_string={"PROLIFIC_PID": "a\x00b"})
+    assert response.status_code == 400
+    assert sessions_count() == 0
+
+
+def test_abandoned_session_becomes_active_on_resume(client, document):
+    token = start_session(client)
+    row = session_row(token)
+    row.status = "abandoned"
+    db.session.commit()
+    assert start_session(client) == token
+    assert session_row(token).status == "active"
+
+
+def test_attention_check_flag_comes_from_the_documents_gold(app, client):
+    gold = [{"paragraph_id": 0, "start": 0, "end": 3, "category": "new-person"}]
+    make_document("doc-gold", gold=gold)
+    make_document("doc-plain")
+    assert session_row(start_session(client, "doc-gold")).is_attention_check is True
+    assert session_row(start_session(client, "doc-plain")).is_attention_check is False
+
+
+def test_domain_function_creates_or_resumes(app, document):
+    identity = WorkerIdentity("direct", "carol")
+    first = start_or_resume_session(document, identity)
+    second = start_or_resume_session(document, identity)
+    assert first.id == second.id
+    assert first.token == second.token
+    assert sessions_count() == 1
+
+
+def _start_in_thread(app, barrier: threading.Barrier, out: list) -> None:
+    with app.app_context():
+        client = app.test_client()
+        barrier.wait()
+        out.append(client.get("/annotate/doc-1?annotator=racer").headers.get("Location"))
+        db.session.remove()
+
+
+def test_concurrent_starts_give_one_session(app, document):
+    db.session.commit()
+    db.session.remove()
+    barrier = threading.Barrier(6)
+    locations: list = []
+    threads = [
+        threading.Thread(target=_start_in_thread, args=(app, barrier, locations)) for _ in range(6)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert len(locations) == 6
+    assert len(set(locations)) == 1, locations
+    assert sessions_count() == 1
+    assert db.session.scalar(db.select(db.func.count(Annotator.id))) == 1
+
+
+# --- MTurk preview -------------------------------------------------------------------------
+
+
+def test_mturk_preview_is_read_only_and_creates_nothing(app, client, document):
+    with rendered(app) as seen:
+        response = client.get(
+            "/annotate/doc-1",
+            query_string={"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "H1"},
+        )
+    assert response.status_code == 200
+    assert response.headers["Cache-Control"] == "no-store"
+    assert "Set-Cookie" not in response.headers
+    assert sessions_count() == 0
+    assert db.session.scalar(db.select(db.func.count(Annotator.id))) == 0
+    name, context = seen[0]
+    assert name == "annotate/session.html"
+    assert (context["preview"], context["read_only"]) == (True, True)
+    bootstrap = context["bootstrap"]
+    assert bootstrap["token"] is None
+    assert bootstrap["csrf_token"] is None
+    assert bootstrap["status"] == "preview"
+    assert bootstrap["document"]["paragraphs"] == [{"paragraph_id": 0, "text": PARAGRAPHS[0]}]
+    assert bootstrap["document"]["total_paragraphs"] == 3
+    assert bootstrap["annotations"] == []
+    assert set(bootstrap["api"].values()) == {None}
+    assert (bootstrap["completion"], bootstrap["mturk"]) == (None, None)
+    assert PARAGRAPHS[1].encode() not in response.data
+
+
+# --- the annotator page ----------------------------------------------------------------------
+
+
+def test_session_page_context(app, client, document):
+    token = start_session(client, workerId="W1", assignmentId="A1", turkSubmitTo=SANDBOX)
+    with rendered(app) as seen:
+        response = client.get(f"/s/{token}")
+    assert response.status_code == 200
+    assert response.headers["Cache-Control"] == "no-store"
+    assert response.headers["Referrer-Policy"] == "same-origin"
+    name, context = seen[0]
+    assert name == "annotate/session.html"
+    assert context["csrf_token_value"] == capability_csrf_token("annotate", token)
+    assert (context["read_only"], context["preview"]) == (False, False)
+    assert context["taxonomy"] is current_taxonomy()
+    assert context["document"].external_id == "doc-1"
+    bootstrap = context["bootstrap"]
+    api_state = client.get(f"/api/sessions/{token}").get_json()
+    for key, value in api_state.items():
+        assert bootstrap[key] == value, key
+    assert bootstrap["token"] == token
+    assert bootstrap["csrf_token"] == context["csrf_token_value"]
+    assert (bootstrap["read_only"], bootstrap["preview"]) == (False, False)
+    assert bootstrap["api"] == {
+        "session": f"/api/sessions/{token}",
+        "annotations": f"/api/sessions/{token}/annotations",
+        "position": f"/api/sessions/{token}/position",
+        "submit": f"/api/sessions/{token}/submit",
+    }
+    assert bootstrap["completion"] is None
+    assert bootstrap["mturk"] == {
+        "submit_to": f"{SANDBOX}/mturk/externalSubmit",
+        "assignment_id": "A1",
+    }
+    assert bootstrap["max_comment_length"] == 2000
+    # The meta tag carries the capability CSRF token, not Flask-WTF's cookie-bound one.
+    assert f'name="csrf-token" content="{context["csrf_token_value"]}"'.encode() in response.data
+
+
+@pytest.mark.parametrize(
+    "submit_to",
+    ["https://evil.example", "http://www.mturk.com", "https://www.mturk.com.evil.example", ""],
+)
+def test_mturk_submit_target_must_be_an_mturk_origin(app, client, document, submit_to):
+    token = start_session(client, workerId="W1", assignmentId="A1", turkSubmitTo=submit_to)
+    with rendered(app) as seen:
+        client.get(f"/s/{token}")
+    assert seen[0][1]["bootstrap"]["mturk"] is None
+
+
+def test_submitted_session_page_is_read_only_with_completion(app, client, document):
+    token = start_session(client)
+    post(client, token, body())
+    move(client, token, 1)
+    move(client, token, 2)
+    completion = submit(client, token).get_json()
+    with rendered(app) as seen:
+        client.get(f"/s/{token}")
+    context = seen[0][1]
+    assert context["read_only"] is True
+    assert context["bootstrap"]["read_only"] is True
+    assert context["bootstrap"]["status"] == "submitted"
+    assert context["bootstrap"]["completion"] == completion
+    assert len(context["bootstrap"]["annotations"]) == 1
+
+
+def test_unknown_token_pages_are_404(client, document):
+    for path in ("/s/not-a-token", "/s/not-a-token/complete", f"/s/{'x' * 300}"):
+        response = client.get(path)
+        assert response.status_code == 404
+        assert response.mimetype == "text/html"
+
+
+def test_session_page_keeps_the_document_text_out_of_html_markup(app, client):
+    make_document("doc-x", paragraphs=("<script>alert(1)</script> & more",))
+    token = start_session(client, "doc-x")
+    response = client.get(f"/s/{token}")
+    assert b"<script>alert(1)</script>" not in response.data
+
+
+# --- completion page ------------------------------------------------------------------------
+
+
+def _finished(client, **params: str) -> str:
+    token = start_session(client, **params)
+    move(client, token, 1)
+    move(client, token, 2)
+    assert submit(client, token).status_code == 200
+    return token
+
+
+def test_complete_page_redirects_until_submitted(client, document):
+    token = start_session(client)
+    response = client.get(f"/s/{token}/complete")
+    assert response.status_code == 302
+    assert response.headers["Location"] == f"/s/{token}"
+
+
+def test_complete_page_shows_the_code(client, document):
+    token = _finished(client)
+    response = client.get(f"/s/{token}/complete")
+    assert response.status_code == 200
+    assert response.headers["Cache-Control"] == "no-store"
+    code = session_row(token).completion_code
+    page = response.get_data(as_text=True)
+    assert code in page
+    assert "Copy code" in page
+    assert 'data-module="complete"' in page
+    assert "js-mturk-form" not in page
+
+
+def test_complete_page_posts_the_mturk_assignment(client, document):
+    token = _finished(client, workerId="W9", assignmentId="A9", hitId="H9", turkSubmitTo=SANDBOX)
+    page = client.get(f"/s/{token}/complete").get_data(as_text=True)
+    assert f'action="{SANDBOX}/mturk/externalSubmit"' in page
+    assert 'method="post"' in page
+    assert 'name="assignmentId" value="A9"' in page
+
+
+def test_complete_page_links_back_to_prolific(client, document):
+    token = _finished(client, PROLIFIC_PID="p-9")
+    code = session_row(token).completion_code
+    page = client.get(f"/s/{token}/complete").get_data(as_text=True)
+    assert f"https://app.prolific.com/submissions/complete?cc={code}" in page
+
+
+def test_home_page_links_to_the_start_address(client, document):
+    page = client.get("/").get_data(as_text=True)
+    assert 'href="/annotate/doc-1"' in page
+
+
+def test_writes_refresh_last_seen(client, document):
+    token = start_session(client)
+    before = session_row(token).last_seen_at
+    assert post(client, token, body(), headers=csrf(token)).status_code == 201
+    assert session_row(token).last_seen_at > before

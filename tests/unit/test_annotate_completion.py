@@ -1,0 +1,55 @@
+"""Where a worker goes after Submit: MTurk externalSubmit and Prolific completion URLs."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.annotate.completion import mturk_submit_url, mturk_target, prolific_completion_url
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("https://www.mturk.com", "https://www.mturk.com/mturk/externalSubmit"),
+        (
+            "https://workersandbox.mturk.com/",
+            "https://workersandbox.mturk.com/mturk/externalSubmit",
+        ),
+        ("https://WWW.MTURK.COM", "https://www.mturk.com/mturk/externalSubmit"),
+        ("http://www.mturk.com", None),
+        ("https://mturk.com.evil.example", None),
+        ("https://evilmturk.com", None),
+        ("https://www.mturk.com@evil.example", None),
+        ("https://user@www.mturk.com", None),
+        ("https://www.mturk.com:8443", None),
+        ("https://www.mturk.com:notaport", None),
+        ("https://www.mturk.com/other/path", None),
+        ("https://www.mturk.com/?x=1", None),
+        ("javascript:alert(1)", None),
+        ("", None),
+        (None, None),
+        (42, None),
+    ],
+)
+def test_mturk_submit_url_accepts_only_mturk_origins(given, expected):
+    assert mturk_submit_url(given) == expected
+
+
+def test_mturk_target_needs_platform_assignment_and_origin():
+    params = {"assignment_id": "A1", "turk_submit_to": "https://www.mturk.com"}
+    assert mturk_target("mturk", params) == {
+        "submit_to": "https://www.mturk.com/mturk/externalSubmit",
+        "assignment_id": "A1",
+    }
+    assert mturk_target("prolific", params) is None
+    assert mturk_target("mturk", {"turk_submit_to": "https://www.mturk.com"}) is None
+    assert mturk_target("mturk", {"assignment_id": "A1"}) is None
+
+
+def test_prolific_completion_url_fills_in_the_code():
+    template = "https://app.prolific.com/submissions/complete?cc={code}"
+    assert prolific_completion_url(template, "ABC") == (
+        "https://app.prolific.com/submissions/complete?cc=ABC"
+    )
+    assert prolific_completion_url(None, "ABC") is None
+    assert prolific_completion_url("https://example.org/no-placeholder", "ABC") is None
