@@ -26,9 +26,15 @@ def _connection():
     if conn is None or conn.closed:
         dsn = os.environ["DATABASE_URL"].replace("postgresql+psycopg2://", "postgresql://")
         conn = _local.conn = psycopg2.connect(dsn)
-        with conn, conn.cursor() as cur:
-            cur.execute(DDL)
     return conn
+
+
+def create_table(dsn: str) -> None:
+    """Create the baseline's table (once, before the server starts)."""
+    conn = psycopg2.connect(dsn)
+    with conn, conn.cursor() as cur:
+        cur.execute(DDL)
+    conn.close()
 
 
 @app.post("/save")
