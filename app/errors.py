@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Flask, jsonify, render_template, request
+from sqlalchemy.exc import DisconnectionError, OperationalError
 from werkzeug.exceptions import HTTPException
+
+from app.extensions import db
 
 
 class ApiError(Exception):
@@ -94,6 +97,22 @@ def register(app: Flask) -> None:
                 response.headers["Allow"] = ", ".join(exc.valid_methods)
             return response, status
         return _page(exc.code or 500, exc.description or exc.name)
+
+    @app.errorhandler(OperationalError)
+    @app.errorhandler(DisconnectionError)
+    def handle_database_unavailable(exc: Exception):
+        # The database restarted or is unreachable: nothing was stored, and the client's
+        # retry queue will send the same (idempotent) request again.
+        db.session.rollback()
+        app.logger.warning("Database unavailable on %s %s: %s", request.method, request.path, exc)
+        message = "The database is briefly unavailable; your change will be retried."
+        if wants_json():
+            response, status = envelope(503, "database_unavailable", message)
+        else:
+            response, status = _page(503, message)
+        response = app.make_response((response, status))
+        response.headers["Retry-After"] = "2"
+        return response
 
     @app.errorhandler(Exception)
     def handle_unexpected(exc: Exception):

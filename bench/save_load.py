@@ -19,10 +19,7 @@ import json
 import os
 import random
 import re
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -34,64 +31,11 @@ import psycopg2
 
 from bench.baseline_app import create_table
 from bench.common import libpq_url, ratio, scratch_database
+from tests.support.servers import free_port, start_gunicorn, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 CATEGORIES = ("new-person", "missing-info", "abrupt-transition", "ungrammatical")
 PARAGRAPHS = 12
-
-
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_gunicorn(app_spec: str, database_url: str, port: int) -> subprocess.Popen:
-    """gunicorn with the project's gunicorn.conf.py, bound to 127.0.0.1:port."""
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "HOST": "127.0.0.1",
-        "PORT": str(port),
-        "APP_ENV": "development",
-        "FLASK_RATELIMIT_ENABLED": "false",
-        "GUNICORN_ACCESSLOG": "",
-    }
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "--config",
-            "gunicorn.conf.py",
-            "--access-logfile",
-            "/dev/null",
-            app_spec,
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return process
-        except OSError:
-            time.sleep(0.2)
-    process.kill()
-    raise RuntimeError(f"gunicorn {app_spec} did not start on port {port}")
-
-
-def stop(process: subprocess.Popen) -> None:
-    """SIGTERM and wait."""
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
 
 
 @dataclass

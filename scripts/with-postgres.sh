@@ -45,5 +45,7 @@ as_postgres "psql -p $port -qtAc \"SELECT 1 FROM pg_roles WHERE rolname='falte'\
   || as_postgres "psql -p $port -qc \"CREATE ROLE falte LOGIN PASSWORD 'falte' CREATEDB\""
 
 export TEST_DATABASE_URL="postgresql://falte:falte@127.0.0.1:$port/postgres"
+# The resilience tests restart this cluster mid-burst (only a cluster we started ourselves).
+export TEST_PG_CLUSTER="$version $name"
 echo "with-postgres: TEST_DATABASE_URL=$TEST_DATABASE_URL" >&2
 exec "$@"

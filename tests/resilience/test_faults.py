@@ -1,0 +1,226 @@
+"""Fault injection against real servers: no acknowledged save is lost or duplicated when
+gunicorn workers are killed, PostgreSQL restarts, or the database fails during Submit.
+
+The clients here behave like static/js/lib/api.mjs's retry queue: a save is retried with
+the same client UUID on connection errors, 5xx and 429 until the server acknowledges it.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+import uuid
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from app import create_app
+from app.document_formats import DocumentInput
+from app.documents import import_documents
+from app.extensions import db
+from tests.conftest import _truncate_all, make_test_config, require_or_skip
+from tests.support.servers import free_port, start_gunicorn, stop, worker_pids
+
+PARAGRAPH = "Zoë 🚢 sailed from Skarvik at dawn, and the keeper watched the ship until noon."
+SAVES_PER_CLIENT = 25
+CLIENTS = 6
+
+
+@pytest.fixture
+def pg_url(postgres_url):
+    """The run's PostgreSQL database, emptied, with one document imported."""
+    _truncate_all(postgres_url)
+    app = create_app(make_test_config(postgres_url))
+    with app.app_context():
+        import_documents([DocumentInput("fault-doc", "Faults", (PARAGRAPH, "Second paragraph."))])
+        db.engine.dispose()
+    return postgres_url
+
+
+@pytest.fixture
+def server(pg_url):
+    """gunicorn (2 workers x 4 threads) serving the app on the run's PostgreSQL."""
+    port = free_port()
+    process = start_gunicorn("app:create_app()", pg_url, port, WEB_CONCURRENCY="2")
+    yield port, process
+    stop(process)
+
+
+class RetryingClient:
+    """One worker's browser: opens a session, then saves with retries like api.mjs."""
+
+    def __init__(self, port: int, name: str) -> None:
+        self.port = port
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        status, headers, _ = self._request("GET", f"/annotate/fault-doc?annotator={name}")
+        assert status == 302
+        self.token = headers["Location"].rsplit("/", 1)[-1]
+        _, _, page = self._request("GET", f"/s/{self.token}")
+        self.csrf = re.search(rb'name="csrf-token" content="([^"]+)"', page).group(1).decode()
+        self.acknowledged: set[str] = set()
+        self.retries = 0
+
+    def _request(self, method, path, body=None, headers=None):
+        self.conn.request(method, path, body=body, headers=headers or {})
+        response = self.conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+
+    def save(self, annotation_id: str, start: int, deadline: float) -> None:
+        """POST until acknowledged (201/200); 4xx other than 429 is a test failure."""
+        body = json.dumps(
+            {
+                "id": annotation_id,
+                "category": "ungrammatical",
+                "span": {
+                    "paragraph_id": 0,
+                    "start": start,
+                    "end": start + 5,
+                    "text": PARAGRAPH[start : start + 5],
+                },
+                "paired_span": None,
+                "comment": None,
+            }
+        )
+        headers = {"Content-Type": "application/json", "X-CSRFToken": self.csrf}
+        delay = 0.05
+        while time.monotonic() < deadline:
+            try:
+                status, _, data = self._request(
+                    "POST", f"/api/sessions/{self.token}/annotations", body, headers
+                )
+            except (OSError, http.client.HTTPException):
+                status, data = 0, b""
+                self.conn.close()
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+            if status in (200, 201):
+                self.acknowledged.add(annotation_id)
+                return
+            assert status == 0 or status >= 500 or status == 429, (status, data)
+            self.retries += 1
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+        raise AssertionError(f"save {annotation_id} never acknowledged")
+
+
+def burst(port: int, fault, label: str) -> list[RetryingClient]:
+    """CLIENTS clients save SAVES_PER_CLIENT annotations each while `fault()` strikes."""
+    clients = [RetryingClient(port, f"{label}-{i}") for i in range(CLIENTS)]
+    starts = [i for i, ch in enumerate(PARAGRAPH[:-5]) if not ch.isspace()]
+    deadline = time.monotonic() + 90
+    errors: list[BaseException] = []
+
+    def run(client: RetryingClient) -> None:
+        try:
+            for n in range(SAVES_PER_CLIENT):
+                start = starts[n % len(starts)]
+                if PARAGRAPH[start + 4].isspace():
+                    start = starts[0]
+                client.save(str(uuid.uuid4()), start, deadline)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(c,)) for c in clients]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.3)
+    fault()
+    for thread in threads:
+        thread.join()
+    for client in clients:
+        client.conn.close()
+    assert not errors, errors
+    return clients
+
+
+def assert_stored_exactly_once(database_url: str, clients: list[RetryingClient]) -> None:
+    engine = create_engine(database_url)
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT s.token, a.client_id FROM annotations a "
+                "JOIN annotation_sessions s ON s.id = a.session_id"
+            )
+        ).all()
+    engine.dispose()
+    stored = [(token, cid) for token, cid in rows]
+    assert len(stored) == len(set(stored)), "an annotation was stored twice"
+    expected = {(c.token, cid) for c in clients for cid in c.acknowledged}
+    assert len(expected) == CLIENTS * SAVES_PER_CLIENT, "a retried save never landed"
+    assert set(stored) == expected
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_worker_killed_during_burst_loses_nothing(server, pg_url, sig):
+    port, process = server
+    victims = worker_pids(process.pid)
+    assert victims, "gunicorn has no workers"
+
+    def kill_workers():
+        for pid in victims:
+            os.kill(pid, sig)
+            time.sleep(0.2)
+
+    clients = burst(port, kill_workers, f"kill-{sig.name}")
+    assert_stored_exactly_once(pg_url, clients)
+    assert set(worker_pids(process.pid)).isdisjoint(victims), "workers were not replaced"
+
+
+def test_postgres_restart_during_burst_loses_nothing(server, pg_url):
+    cluster = os.environ.get("TEST_PG_CLUSTER")
+    if not cluster:
+        require_or_skip("TEST_PG_CLUSTER not set: only a cluster `make test` started is restarted")
+    version, name = cluster.split()
+
+    def restart_postgres():
+        subprocess.run(
+            ["pg_ctlcluster", "--skip-systemctl-redirect", version, name, "restart", "-m", "fast"],
+            check=True,
+            capture_output=True,
+        )
+
+    port, _ = server
+    clients = burst(port, restart_postgres, "pg-restart")
+    assert_stored_exactly_once(pg_url, clients)
+    assert sum(c.retries for c in clients) > 0, "the restart did not interrupt any save"
+
+
+def test_database_error_during_submit_leaves_no_partial_state(app, client, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+    from app.models import AnnotationSession
+
+    import_documents([DocumentInput("submit-doc", None, ("Only paragraph.",))])
+    response = client.get("/annotate/submit-doc?annotator=w1")
+    token = response.headers["Location"].rsplit("/", 1)[-1]
+    csrf = re.search(
+        r'name="csrf-token" content="([^"]+)"', client.get(f"/s/{token}").get_data(as_text=True)
+    ).group(1)
+    headers = {"X-CSRFToken": csrf}
+
+    real_commit = db.session.commit
+    calls = {"n": 0}
+
+    def failing_commit():
+        calls["n"] += 1
+        raise OperationalError("COMMIT", {}, Exception("server closed the connection"))
+
+    monkeypatch.setattr(db.session, "commit", failing_commit)
+    failed = client.post(f"/api/sessions/{token}/submit", json={}, headers=headers)
+    monkeypatch.setattr(db.session, "commit", real_commit)
+
+    assert calls["n"] == 1
+    assert failed.status_code == 503
+    assert "completion_code" not in failed.get_data(as_text=True)
+    db.session.expire_all()
+    stored = db.session.scalars(db.select(AnnotationSession).filter_by(token=token)).one()
+    assert stored.status == "active" and stored.submitted_at is None
+
+    retried = client.post(f"/api/sessions/{token}/submit", json={}, headers=headers)
+    assert retried.status_code == 200
+    assert retried.get_json()["completion_code"] == stored.completion_code

@@ -1,0 +1,79 @@
+"""Real servers for resilience tests and benchmarks: gunicorn as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_gunicorn(
+    app_spec: str, database_url: str, port: int, **env_overrides: str
+) -> subprocess.Popen:
+    """gunicorn with the project's gunicorn.conf.py on 127.0.0.1:port; waits until it listens."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "APP_ENV": "development",
+        "FLASK_RATELIMIT_ENABLED": "false",
+        **env_overrides,
+    }
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "--config",
+            "gunicorn.conf.py",
+            "--access-logfile",
+            "/dev/null",
+            app_spec,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"gunicorn {app_spec} exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return process
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"gunicorn {app_spec} did not start on port {port}")
+
+
+def stop(process: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL if it lingers."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def worker_pids(master_pid: int) -> list[int]:
+    """The gunicorn master's worker processes (Linux /proc)."""
+    children = Path(f"/proc/{master_pid}/task/{master_pid}/children")
+    return [int(pid) for pid in children.read_text().split()] if children.exists() else []
