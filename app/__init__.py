@@ -7,12 +7,14 @@ from typing import Any
 
 from flask import Flask
 
+from app.json_provider import SafeJSONProvider
 from config.settings import Config, config_for
 
 
 def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
     """Build the app: config, extensions, taxonomy, blueprints, CLI, error handlers."""
     app = Flask(__name__, static_folder="../static", template_folder="../templates")
+    app.json = SafeJSONProvider(app)
     configure(app, config)
     register_extensions(app)
     register_blueprints(app)
