@@ -11,10 +11,22 @@ from flask.cli import with_appcontext
 def register(app: Flask) -> None:
     """Attach every command to app.cli."""
     from app.documents import import_documents_command
+    from app.export import export_annotations_command
     from app.taxonomy import check_taxonomy_command
+    from app.validation.cli import validation_group
 
-    for command in (check_taxonomy_command, import_documents_command, list_documents_command):
+    for command in (
+        check_taxonomy_command,
+        import_documents_command,
+        list_documents_command,
+        export_annotations_command,
+        validation_group,
+    ):
         app.cli.add_command(command)
+
+    from app.research.cli import create_researcher_command
+
+    app.cli.add_command(create_researcher_command)
 
 
 @click.command("list-documents")

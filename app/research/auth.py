@@ -1,13 +1,36 @@
-"""Researcher authentication: Flask-Login's user loader and what anonymous requests get."""
+"""Researcher authentication: login/logout, the login requirement on /research/, Flask-Login hooks.
 
-from flask import redirect, request, url_for
+Every endpoint of the research blueprint needs a logged-in researcher except the login
+page itself: `require_researcher` runs before each of them (so pages added later by other
+modules of the blueprint are covered without a decorator to forget). Anonymous browsers
+are redirected to the login page; JSON clients get 401 in the error envelope.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from flask import current_app, flash, redirect, render_template, request, url_for
+from flask_login import current_user, login_user, logout_user
+from flask_wtf import FlaskForm
+from werkzeug.security import check_password_hash, generate_password_hash
+from wtforms import BooleanField, EmailField, PasswordField
+from wtforms.validators import DataRequired, Length
 
 from app.errors import envelope, wants_json
-from app.extensions import db, login_manager
-from app.models import Researcher
+from app.extensions import db, limiter, login_manager
+from app.models import Researcher, utcnow
+from app.research import bp
+
+PUBLIC_ENDPOINTS = frozenset({"research.login"})
+DEFAULT_LOGIN_RATE_LIMIT = "10 per minute"
+# Compared against when the e-mail is unknown, so a wrong e-mail takes as long as a
+# wrong password and response times do not reveal which accounts exist.
+_DUMMY_HASH = generate_password_hash("not-a-real-password-0000")
 
 login_manager.login_view = "research.login"
 login_manager.login_message = "Please log in as a researcher to see this page."
+login_manager.login_message_category = "info"
 
 
 @login_manager.user_loader
@@ -24,3 +47,79 @@ def unauthorized():
     if wants_json():
         return envelope(401, "unauthorized", "Log in as a researcher first.")
     return redirect(url_for("research.login", next=request.full_path.rstrip("?")))
+
+
+@bp.before_request
+def require_researcher():
+    """Every research page but the login page needs a logged-in researcher."""
+    if request.endpoint in PUBLIC_ENDPOINTS or current_user.is_authenticated:
+        return None
+    return unauthorized()
+
+
+class LoginForm(FlaskForm):
+    """E-mail and password; Flask-WTF adds the CSRF token."""
+
+    email = EmailField("E-mail", validators=[DataRequired(), Length(max=320)])
+    password = PasswordField("Password", validators=[DataRequired(), Length(max=1000)])
+    remember = BooleanField("Keep me logged in on this computer")
+
+
+def safe_next(target: str | None) -> str | None:
+    """`target` when it is a path on this site, else None (no open redirects)."""
+    if not target or len(target) > 2000:
+        return None
+    if not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return None
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in target):
+        return None
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc:
+        return None
+    return target
+
+
+def authenticate(email: str, password: str) -> Researcher | None:
+    """The researcher with this e-mail and password, or None."""
+    researcher = db.session.scalars(
+        db.select(Researcher).filter_by(email=email.strip().lower())
+    ).first()
+    if researcher is None:
+        check_password_hash(_DUMMY_HASH, password)
+        return None
+    return researcher if check_password_hash(researcher.password_hash, password) else None
+
+
+def _login_rate_limit() -> str:
+    return current_app.config.get("LOGIN_RATE_LIMIT", DEFAULT_LOGIN_RATE_LIMIT)
+
+
+@bp.route("/login", methods=["GET", "POST"])
+@limiter.limit(_login_rate_limit, methods=["POST"])
+def login():
+    """The login form; on success go to `next` (a local path) or the dashboard."""
+    form = LoginForm()
+    next_url = safe_next(request.args.get("next"))
+    if current_user.is_authenticated and request.method == "GET":
+        return redirect(next_url or url_for("research.dashboard"))
+    status = 200
+    if form.validate_on_submit():
+        researcher = authenticate(form.email.data or "", form.password.data or "")
+        if researcher is not None:
+            login_user(researcher, remember=bool(form.remember.data))
+            researcher.last_login_at = utcnow()
+            db.session.commit()
+            return redirect(next_url or url_for("research.dashboard"))
+        form.password.errors = [*form.password.errors, "Wrong e-mail or password."]
+        status = 401
+    elif request.method == "POST":
+        status = 400
+    return render_template("research/login.html", form=form, next_url=next_url), status
+
+
+@bp.post("/logout")
+def logout():
+    """Log out (POST with the CSRF token, so another site cannot log you out)."""
+    logout_user()
+    flash("You are logged out.", "info")
+    return redirect(url_for("research.login"))

@@ -1,1 +1,65 @@
-"""Placeholder: filled in by the exports work."""
+"""Downloads of the annotation and session exports, streamed (app/export.py builds the rows).
+
+Query parameters mirror the CLI options: `document`, `submitted_only=1`,
+`include_removed=1` (annotations only).
+"""
+
+from __future__ import annotations
+
+from flask import Response, abort, request, stream_with_context
+from flask_login import login_required
+from sqlalchemy import select
+
+from app.export import ExportFilter, export_chunks
+from app.extensions import db
+from app.models import Document
+from app.research import bp
+
+CONTENT_TYPES = {
+    "jsonl": "application/x-ndjson; charset=utf-8",
+    "csv": "text/csv; charset=utf-8",
+}
+TRUE = ("1", "true", "yes", "on")
+
+
+def _flag(name: str) -> bool:
+    return request.args.get(name, "").strip().lower() in TRUE
+
+
+def _filter() -> ExportFilter:
+    document = request.args.get("document") or None
+    if (
+        document is not None
+        and db.session.scalar(select(Document.id).where(Document.external_id == document)) is None
+    ):
+        abort(404, description=f"No document has the id {document!r}.")
+    return ExportFilter(document, _flag("submitted_only"), _flag("include_removed"))
+
+
+def _download(fmt: str, what: str, filename: str) -> Response:
+    chunks = export_chunks(fmt, what, _filter())
+    response = Response(stream_with_context(chunks), content_type=CONTENT_TYPES[fmt])
+    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.get("/export/annotations.jsonl")
+@login_required
+def export_annotations_jsonl() -> Response:
+    """All annotations as JSON lines (the `flask export-annotations` records)."""
+    return _download("jsonl", "annotations", "annotations.jsonl")
+
+
+@bp.get("/export/annotations.csv")
+@login_required
+def export_annotations_csv() -> Response:
+    """All annotations as CSV (UTF-8 with BOM), FALTE's columns first."""
+    return _download("csv", "annotations", "annotations.csv")
+
+
+@bp.get("/export/sessions.csv")
+@login_required
+def export_sessions_csv() -> Response:
+    """One row per annotation session, with its status, progress and counts."""
+    return _download("csv", "sessions", "sessions.csv")

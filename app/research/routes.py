@@ -1,1 +1,91 @@
-"""Researcher pages."""
+"""Researcher pages: dashboard, document detail, study links, taxonomy preview.
+
+Login is required for all of them (app.research.auth.require_researcher).
+"""
+
+from __future__ import annotations
+
+from flask import abort, current_app, render_template, url_for
+
+from app.extensions import db
+from app.models import Document
+from app.research import bp
+from app.research.charts import dashboard_charts, document_charts, formatters
+from app.research.dashboard import load_study
+from app.study import (
+    check_taxonomy_file,
+    instructions_markup,
+    mturk_external_question,
+    prolific_study_url,
+    study_settings,
+)
+from app.taxonomy import current_taxonomy
+
+
+@bp.context_processor
+def _research_helpers() -> dict:
+    return formatters()
+
+
+@bp.get("/")
+def dashboard():
+    """Study progress, category distribution, error rates, agreement, attention checks."""
+    settings = study_settings()
+    taxonomy = current_taxonomy()
+    study = load_study(settings)
+    return render_template(
+        "research/dashboard.html",
+        study=study,
+        settings=settings,
+        taxonomy=taxonomy,
+        charts=dashboard_charts(study, taxonomy),
+    )
+
+
+@bp.get("/documents/<int:document_id>")
+def document(document_id: int):
+    """One document: its sessions, category distribution and agreement."""
+    settings = study_settings()
+    taxonomy = current_taxonomy()
+    external_id = db.session.scalar(db.select(Document.external_id).filter_by(id=document_id))
+    if external_id is None:
+        abort(404, description="No document has this id.")
+    study = load_study(settings, document_id=document_id)
+    row = study.documents[0]
+    return render_template(
+        "research/document.html",
+        study=study,
+        document=row,
+        settings=settings,
+        taxonomy=taxonomy,
+        chart=document_charts(row, taxonomy),
+    )
+
+
+@bp.get("/study")
+def study_links():
+    """The links to paste into Prolific and MTurk, and the study's settings."""
+    start_url = url_for("assignment.start", _external=True)
+    return render_template(
+        "research/study.html",
+        settings=study_settings(),
+        start_url=start_url,
+        prolific_url=prolific_study_url(start_url),
+        mturk_xml=mturk_external_question(start_url),
+        mturk_preview_url=url_for(
+            "assignment.start", assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE", _external=True
+        ),
+        is_https=start_url.startswith("https://"),
+    )
+
+
+@bp.get("/taxonomy")
+def taxonomy_preview():
+    """The categories as workers see them, and the taxonomy file on disk checked again."""
+    taxonomy = current_taxonomy()
+    return render_template(
+        "research/taxonomy.html",
+        taxonomy=taxonomy,
+        instructions=instructions_markup(taxonomy),
+        file_check=check_taxonomy_file(current_app.config["TAXONOMY_PATH"]),
+    )

@@ -1,1 +1,205 @@
-"""Validator pages and API."""
+"""Validator pages and JSON API (DESIGN.md "HTTP (contract)"): parse, call the domain, respond.
+
+Blind by construction: `item_json` builds the only item representation a validator
+receives, and it has no source, origin annotator or annotation link. The API's CSRF token
+is derived from the session token (app.security), so it works without cookies.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import current_app, jsonify, redirect, render_template, request, url_for
+from sqlalchemy import select
+from werkzeug.exceptions import BadRequest
+
+from app.errors import ApiError
+from app.extensions import db, limiter
+from app.identity import ANON_COOKIE, identity_from_args, is_mturk_preview, new_anonymous_identity
+from app.models import Paragraph, ValidationItem, ValidationRound, ValidationSession
+from app.security import capability_csrf_token, check_capability_csrf
+from app.taxonomy import current_taxonomy
+from app.validation import bp
+from app.validation.assignment import (
+    judgment_json,
+    next_item,
+    parse_judgment,
+    progress,
+    record_judgment,
+    start_session,
+)
+
+CSRF_SCOPE = "validate"
+CSRF_HEADER = "X-CSRFToken"
+ANON_COOKIE_MAX_AGE = 365 * 24 * 3600
+
+
+def _token_key() -> str:
+    return "validate:" + str((request.view_args or {}).get("token", ""))
+
+
+write_limit = limiter.limit(
+    lambda: current_app.config.get("VALIDATE_WRITE_LIMIT") or "120 per minute",
+    key_func=_token_key,
+)
+
+
+@bp.after_request
+def _no_store(response):
+    # Pages and answers carry capability tokens and live progress: never cache them.
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _round_or_404(name: str) -> ValidationRound | None:
+    return db.session.scalars(select(ValidationRound).filter_by(name=name)).first()
+
+
+def _session_or_404(token: str) -> ValidationSession:
+    session = db.session.scalars(select(ValidationSession).filter_by(token=token)).first()
+    if session is None:
+        raise ApiError.not_found("No validation session has this address.")
+    return session
+
+
+def _reasons(round_: ValidationRound) -> list[str]:
+    settings = round_.settings or {}
+    reasons = settings.get("reasons")
+    return list(reasons) if reasons else list(current_taxonomy().validation.reasons)
+
+
+@bp.get("/validate/<round_name>")
+def start(round_name: str):
+    """Start or resume this validator's session in the round, then go to its page."""
+    round_ = _round_or_404(round_name)
+    if round_ is None:
+        page = render_template("validation/no_round.html", round_name=round_name)
+        return page, 404
+    if is_mturk_preview(request.args):
+        return render_template("validation/preview.html", reasons=_reasons(round_))
+    identity = identity_from_args(request.args, request.cookies.get(ANON_COOKIE))
+    new_cookie = identity is None
+    if identity is None:
+        identity = new_anonymous_identity()
+    session = start_session(round_, identity)
+    response = redirect(url_for("validation.session_page", token=session.token), code=302)
+    if new_cookie:
+        response.set_cookie(
+            ANON_COOKIE,
+            identity.external_id,
+            max_age=ANON_COOKIE_MAX_AGE,
+            httponly=True,
+            samesite="Lax",
+            secure=bool(current_app.config.get("SESSION_COOKIE_SECURE")),
+        )
+    return response
+
+
+@bp.get("/v/<token>")
+def session_page(token: str):
+    """The validator page: one item at a time, loaded by static/js/validator/."""
+    session = _session_or_404(token)
+    config = {
+        "next_url": url_for("validation.api_next", token=token),
+        "judgments_url": url_for("validation.api_judgments", token=token),
+        "storage_key": f"falte-validator:{token}",
+    }
+    return render_template(
+        "validation/session.html",
+        csrf_token_value=capability_csrf_token(CSRF_SCOPE, token),
+        reasons=_reasons(session.round),
+        config=config,
+    )
+
+
+def item_json(item: ValidationItem) -> dict[str, Any]:
+    """What a validator sees of an item: never its source or who made it."""
+    taxonomy = current_taxonomy()
+    paragraphs = db.session.execute(
+        select(Paragraph.position, Paragraph.text)
+        .where(Paragraph.document_id == item.document_id)
+        .order_by(Paragraph.position)
+    ).all()
+    document = item.document
+
+    def span(paragraph_id, start, end, text):
+        return {"paragraph_id": paragraph_id, "start": start, "end": end, "text": text}
+
+    names = []
+    for label in item.labels or []:
+        category = taxonomy.category(label)
+        names.append(category.name if category else label)
+    return {
+        "id": item.external_id,
+        "document": {
+            "id": document.external_id,
+            "title": document.title,
+            "paragraphs": [{"paragraph_id": p, "text": t} for p, t in paragraphs],
+        },
+        "span": span(item.paragraph_id, item.span_start, item.span_end, item.span_text),
+        "paired_span": None
+        if item.paired_text is None
+        else span(item.paired_paragraph_id, item.paired_start, item.paired_end, item.paired_text),
+        "labels": list(item.labels or []),
+        "label_names": names,
+        "question": item.question,
+        "comment": item.comment,
+    }
+
+
+def _finished(session: ValidationSession, done: int) -> dict[str, Any]:
+    # A completion code is earned by judging at least one item: a validator who arrives
+    # when every item is taken is told so, not paid for nothing.
+    if not done:
+        return {"completion_code": None, "completion_url": None}
+    url_template = current_taxonomy().study.completion_url
+    url = None
+    if url_template and session.platform == "prolific":
+        url = url_template.replace("{code}", session.completion_code)
+    return {"completion_code": session.completion_code, "completion_url": url}
+
+
+@bp.get("/api/validators/<token>/next")
+def api_next(token: str):
+    """The item to judge now (the same one until it is judged), or null when done."""
+    session = _session_or_404(token)
+    item = next_item(session)
+    body: dict[str, Any] = {
+        "item": item_json(item) if item else None,
+        "progress": progress(session),
+    }
+    if item is None:
+        body.update(_finished(session, body["progress"]["done"]))
+    return jsonify(body)
+
+
+def _json_object() -> dict[str, Any]:
+    if not request.is_json:
+        raise ApiError.unsupported_media_type()
+    try:
+        body = request.get_json()
+    except BadRequest:
+        raise ApiError.bad_request("The body is not valid JSON.") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ApiError.bad_request("The body is not valid UTF-8 JSON.") from None
+    if not isinstance(body, dict):
+        raise ApiError.bad_request("The body must be a JSON object.")
+    return body
+
+
+@bp.post("/api/validators/<token>/judgments")
+@write_limit
+def api_judgments(token: str):
+    """Record a judgment: 201 when new, 200 for an identical retry, 409 for a change."""
+    session = _session_or_404(token)
+    if not check_capability_csrf(CSRF_SCOPE, token, request.headers.get(CSRF_HEADER)):
+        raise ApiError(
+            403,
+            "csrf_failed",
+            f"Missing or wrong {CSRF_HEADER} header. Reload the page and try again.",
+        )
+    data = parse_judgment(_json_object(), _reasons(session.round))
+    judgment, created = record_judgment(session, data)
+    body = {"judgment": judgment_json(judgment), "progress": progress(session)}
+    return jsonify(body), 201 if created else 200

@@ -1,0 +1,397 @@
+"""The dashboard's data: a fixed handful of queries, then arithmetic in app.research.metrics.
+
+Whatever the amount of data, `load_study` runs the same four SELECTs (documents,
+paragraphs, sessions with their annotators, live annotations packed per session);
+everything else is computed in Python. No
+per-row queries: the tests count statements for 2 and 20 documents and expect equality.
+Two pure computations are memoised per process, keyed by everything they depend on:
+sentence splitting (by document content hash) and each document's agreement figures (by
+content hash and the exact live spans of its submitted, read-only sessions). Nothing here
+writes: a stale active session is *shown* as abandoned (the assignment code
+marks it in the database when it next hands out work).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cached_property
+
+from sqlalchemy import String, cast, func
+
+from app.extensions import db
+from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph
+from app.research import metrics
+from app.research.metrics import GoldRecall, Sentence
+from app.study import EffectiveStudySettings, as_utc
+
+SENTENCE_CACHE_SIZE = 50_000
+_SENTENCE_CACHE: dict[tuple[int, str, int], list[Sentence]] = {}
+FIGURES_CACHE_SIZE = 20_000
+_FIGURES_CACHE: dict[tuple, DocumentFigures] = {}
+RECENT_SESSIONS = 100  # the dashboard lists these; document pages and sessions.csv list all
+
+
+@dataclass
+class SessionRow:
+    """One annotation session as the dashboard lists it."""
+
+    id: int
+    document_id: int
+    annotator: str
+    status: str  # effective: a stale active session shows as abandoned
+    reached: int  # paragraphs reached (furthest + 1)
+    started_at: datetime
+    seconds: float
+    is_check: bool
+    annotations: int = 0
+    categories: Counter[str] = field(default_factory=Counter)
+    packed: str = ""  # live spans "p:start:end:category;...", kept for submitted sessions
+
+    @cached_property
+    def spans(self) -> list[tuple[int, int, int, str]]:
+        """Live spans (paragraph_id, start, end, category) of a submitted session."""
+        if not self.packed:
+            return []
+        items = (item.split(":") for item in self.packed.split(";"))
+        return [(int(p), int(a), int(b), c) for p, a, b, c in items]
+
+
+@dataclass
+class DocumentRow:
+    """One document's progress, error counts and agreement."""
+
+    id: int
+    external_id: str
+    title: str | None
+    paragraph_count: int
+    is_check: bool
+    gold: list[dict] | None
+    content_hash: str = ""
+    sentences: list[Sentence] = field(default_factory=list)
+    sessions: list[SessionRow] = field(default_factory=list)
+    coherence: float | None = None
+    alpha: float | None = None
+    f1: float | None = None
+
+    @cached_property
+    def statuses(self) -> Counter[str]:
+        """Sessions per effective status (computed once, after the sessions are attached)."""
+        return Counter(session.status for session in self.sessions)
+
+    def count(self, status: str) -> int:
+        """Sessions in this (effective) status."""
+        return self.statuses[status]
+
+    @property
+    def occupied(self) -> int:
+        """Places taken: submitted + active sessions."""
+        return self.statuses["submitted"] + self.statuses["active"]
+
+    @cached_property
+    def categories(self) -> Counter[str]:
+        """Live annotations per category over all sessions."""
+        return _total(session.categories for session in self.sessions)
+
+    @property
+    def annotations(self) -> int:
+        """Live annotations over all sessions."""
+        return sum(session.annotations for session in self.sessions)
+
+    @cached_property
+    def mean_reached(self) -> float | None:
+        """Average paragraphs reached over non-abandoned sessions."""
+        return metrics.mean(s.reached for s in self.sessions if s.status != "abandoned")
+
+
+@dataclass
+class AnnotatorRow:
+    """One worker: what they did and how they did on attention checks."""
+
+    label: str
+    sessions: int = 0
+    submitted: int = 0
+    annotations: int = 0
+    seconds: float = 0.0
+    categories: Counter[str] = field(default_factory=Counter)
+    gold: GoldRecall = metrics.NO_GOLD
+    flagged: bool = False
+
+
+@dataclass
+class Study:
+    """Everything the dashboard shows."""
+
+    documents: list[DocumentRow]
+    sessions: list[SessionRow]
+    annotators: list[AnnotatorRow]
+    categories: Counter[str]
+    submitted_categories: Counter[str]
+    submitted_sentences: int
+    pooled_alpha: float | None
+    mean_f1: float | None
+    mean_coherence: float | None
+
+    @cached_property
+    def by_id(self) -> dict[int, DocumentRow]:
+        """The documents by database id."""
+        return {document.id: document for document in self.documents}
+
+    @cached_property
+    def statuses(self) -> Counter[str]:
+        """Sessions per effective status."""
+        return Counter(session.status for session in self.sessions)
+
+    def status_count(self, status: str) -> int:
+        """Sessions in this effective status."""
+        return self.statuses[status]
+
+    @property
+    def recent_sessions(self) -> list[SessionRow]:
+        """The most recently started sessions, for the dashboard's table."""
+        return self.sessions[:RECENT_SESSIONS]
+
+    @property
+    def errors_per_sentence(self) -> dict[str, float]:
+        """BooookScore Table 1 rates over submitted sessions."""
+        return metrics.errors_per_sentence(self.submitted_categories, self.submitted_sentences)
+
+
+def load_study(
+    settings: EffectiveStudySettings, now: datetime | None = None, document_id: int | None = None
+) -> Study:
+    """Query the study (or one document of it) and compute every dashboard figure."""
+    now = now or datetime.now(UTC)
+    documents = _documents(document_id)
+    sessions = _sessions(settings, now, document_id)
+    by_session = {session.id: session for session in sessions}
+    _add_annotations(by_session, document_id)
+    for session in sessions:
+        documents[session.document_id].sessions.append(session)
+    return _compute(list(documents.values()), sessions, settings)
+
+
+def _documents(document_id: int | None) -> dict[int, DocumentRow]:
+    query = db.select(
+        Document.id,
+        Document.external_id,
+        Document.title,
+        Document.paragraph_count,
+        Document.gold,
+        Document.content_hash,
+    ).order_by(Document.external_id)
+    texts = db.select(Paragraph.document_id, Paragraph.text).order_by(
+        Paragraph.document_id, Paragraph.position
+    )
+    if document_id is not None:
+        query = query.where(Document.id == document_id)
+        texts = texts.where(Paragraph.document_id == document_id)
+    rows: dict[int, DocumentRow] = {}
+    hashes: dict[int, str] = {}
+    for doc_id, external_id, title, count, gold, content_hash in db.session.execute(query):
+        rows[doc_id] = DocumentRow(
+            doc_id, external_id, title, count, bool(gold), gold or None, content_hash
+        )
+        hashes[doc_id] = content_hash
+    paragraphs: dict[int, list[str]] = defaultdict(list)
+    for doc_id, text in db.session.execute(texts):
+        paragraphs[doc_id].append(text)
+    for doc_id, row in rows.items():
+        row.sentences = _sentences(doc_id, hashes[doc_id], paragraphs.get(doc_id, []))
+    return rows
+
+
+def _sentences(document_id: int, content_hash: str, paragraphs: list[str]) -> list[Sentence]:
+    # Splitting is a pure function of the stored text, which the content hash identifies:
+    # remember it per process (bounded) rather than re-split every document on every view.
+    key = (document_id, content_hash, len(paragraphs))
+    sentences = _SENTENCE_CACHE.get(key)
+    if sentences is None:
+        if len(_SENTENCE_CACHE) >= SENTENCE_CACHE_SIZE:
+            _SENTENCE_CACHE.clear()
+        sentences = _SENTENCE_CACHE[key] = metrics.document_sentences(paragraphs)
+    return sentences
+
+
+def _sessions(
+    settings: EffectiveStudySettings, now: datetime, document_id: int | None
+) -> list[SessionRow]:
+    query = (
+        db.select(
+            AnnotationSession.id,
+            AnnotationSession.document_id,
+            Annotator.platform,
+            Annotator.external_id,
+            AnnotationSession.status,
+            AnnotationSession.furthest,
+            AnnotationSession.started_at,
+            AnnotationSession.last_seen_at,
+            AnnotationSession.submitted_at,
+            AnnotationSession.is_attention_check,
+        )
+        .join(Annotator, Annotator.id == AnnotationSession.annotator_id)
+        .order_by(AnnotationSession.started_at.desc(), AnnotationSession.id.desc())
+    )
+    if document_id is not None:
+        query = query.where(AnnotationSession.document_id == document_id)
+    cutoff = settings.abandoned_before(now)
+    rows = []
+    for (
+        sid,
+        doc_id,
+        platform,
+        ext_id,
+        status,
+        furthest,
+        started,
+        seen,
+        submitted,
+        check,
+    ) in db.session.execute(query):
+        started, seen, submitted = as_utc(started), as_utc(seen), as_utc(submitted)
+        if status == "active" and seen < cutoff:
+            status = "abandoned"
+        ended = submitted or seen
+        rows.append(
+            SessionRow(
+                id=sid,
+                document_id=doc_id,
+                annotator=f"{platform}:{ext_id}",
+                status=status,
+                reached=furthest + 1,
+                started_at=started,
+                seconds=max((ended - started).total_seconds(), 0.0),
+                is_check=bool(check),
+            )
+        )
+    return rows
+
+
+def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None) -> None:
+    """Live annotations, one row per session with its spans packed "p:start:end:category;..."
+    by the database: a few thousand strings travel instead of a row per annotation."""
+    packed = (
+        cast(Annotation.paragraph_id, String)
+        + ":"
+        + cast(Annotation.span_start, String)
+        + ":"
+        + cast(Annotation.span_end, String)
+        + ":"
+        + Annotation.category
+    )
+    query = (
+        db.select(Annotation.session_id, func.aggregate_strings(packed, ";"))
+        .where(Annotation.deleted_at.is_(None))
+        .group_by(Annotation.session_id)
+    )
+    if document_id is not None:
+        query = query.join(AnnotationSession).where(AnnotationSession.document_id == document_id)
+    for session_id, spans in db.session.execute(query):
+        session = by_session.get(session_id)
+        if session is None or not spans:
+            continue
+        items = spans.split(";")
+        session.categories.update(item.rpartition(":")[2] for item in items)
+        session.annotations = len(items)
+        if session.status == "submitted":
+            session.packed = spans  # parsed only if its document's figures are not memoised
+
+
+def _compute(
+    documents: list[DocumentRow], sessions: list[SessionRow], settings: EffectiveStudySettings
+) -> Study:
+    value_counts: list[tuple[int, int]] = []
+    all_submitted: list[SessionRow] = []
+    submitted_sentences = 0
+    for document in documents:
+        submitted = [s for s in document.sessions if s.status == "submitted"]
+        figures = _document_figures(document, submitted)
+        document.coherence, document.alpha, document.f1 = (
+            figures.coherence,
+            figures.alpha,
+            figures.f1,
+        )
+        value_counts.extend(figures.value_counts)
+        all_submitted.extend(submitted)
+        submitted_sentences += len(document.sentences) * len(submitted)
+    return Study(
+        documents=documents,
+        sessions=sessions,
+        annotators=_annotators(documents, sessions, settings),
+        categories=_total(session.categories for session in sessions),
+        submitted_categories=_total(session.categories for session in all_submitted),
+        submitted_sentences=submitted_sentences,
+        pooled_alpha=metrics.krippendorff_alpha(value_counts),
+        mean_f1=metrics.mean(d.f1 for d in documents),
+        mean_coherence=metrics.mean(d.coherence for d in documents if not d.is_check),
+    )
+
+
+@dataclass(frozen=True)
+class DocumentFigures:
+    """Agreement and BooookScore of one document over its submitted sessions."""
+
+    coherence: float | None
+    value_counts: list[tuple[int, int]]
+    alpha: float | None
+    f1: float | None
+
+
+def _document_figures(document: DocumentRow, submitted: list[SessionRow]) -> DocumentFigures:
+    # Submitted sessions are read-only (the API refuses changes), so these figures are a pure
+    # function of the text (content hash) and the submitted sessions' exact live spans: the
+    # key holds both, so any change to either is a new key, never a stale answer.
+    key = (
+        document.id,
+        document.content_hash,
+        len(document.sentences),
+        tuple((session.id, session.packed) for session in submitted),
+    )
+    figures = _FIGURES_CACHE.get(key)
+    if figures is not None:
+        return figures
+    readings = [metrics.Reading(session.spans) for session in submitted]
+    masks = metrics.sentence_masks(document.sentences) if readings else []
+    labels = [reading.labels_from_masks(masks) for reading in readings]
+    counts = metrics.label_value_counts(labels)
+    figures = DocumentFigures(
+        coherence=metrics.mean(row.count(False) / len(row) if row else None for row in labels),
+        value_counts=counts,
+        alpha=metrics.krippendorff_alpha(counts),
+        f1=metrics.mean_pairwise_f1(readings),
+    )
+    if len(_FIGURES_CACHE) >= FIGURES_CACHE_SIZE:
+        _FIGURES_CACHE.clear()
+    _FIGURES_CACHE[key] = figures
+    return figures
+
+
+def _total(counters: Iterable[Counter[str]]) -> Counter[str]:
+    """The sum of many small counters, without building one intermediate Counter each."""
+    total: dict[str, int] = defaultdict(int)
+    for counter in counters:
+        for key, count in counter.items():
+            total[key] += count
+    return Counter(total)
+
+
+def _annotators(
+    documents: list[DocumentRow], sessions: list[SessionRow], settings: EffectiveStudySettings
+) -> list[AnnotatorRow]:
+    gold = {d.id: d.gold for d in documents if d.gold}
+    rows: dict[str, AnnotatorRow] = {}
+    for session in sessions:
+        row = rows.setdefault(session.annotator, AnnotatorRow(session.annotator))
+        row.sessions += 1
+        row.submitted += session.status == "submitted"
+        row.annotations += session.annotations
+        row.seconds += session.seconds
+        row.categories.update(session.categories)
+        if session.status == "submitted" and session.document_id in gold:
+            row.gold += metrics.gold_recall(gold[session.document_id], session.spans)
+    for row in rows.values():
+        recall = row.gold.recall_any
+        row.flagged = recall is not None and recall < settings.min_gold_recall
+    return sorted(rows.values(), key=lambda r: (not r.flagged, r.label))

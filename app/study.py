@@ -1,0 +1,121 @@
+"""The crowd study's effective settings: the taxonomy's `study:` section, then config overrides.
+
+The taxonomy file holds the study design (quota, completion URL, abandonment, attention
+checks); deployment config may override the completion URL (COMPLETION_URL) and the
+abandonment timeout (ABANDON_AFTER_MINUTES), and sets the recall below which a worker's
+attention checks are flagged (ATTENTION_CHECK_MIN_RECALL, default 0.5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from flask import current_app
+from markupsafe import Markup, escape
+
+from app.taxonomy import Taxonomy, TaxonomyError, current_taxonomy, load_taxonomy
+
+DEFAULT_MIN_RECALL = 0.5
+
+
+@dataclass(frozen=True)
+class EffectiveStudySettings:
+    """What the assignment, completion and dashboard code use, with where each value came from."""
+
+    annotators_per_document: int
+    completion_url: str | None
+    abandon_after_minutes: int
+    attention_check_share: float
+    min_gold_recall: float
+    completion_url_source: str  # "taxonomy" | "config" | "none"
+    abandon_source: str  # "taxonomy" | "config"
+
+    def abandoned_before(self, now: datetime | None = None) -> datetime:
+        """Active sessions last seen before this instant count as abandoned."""
+        return (now or datetime.now(UTC)) - timedelta(minutes=self.abandon_after_minutes)
+
+
+def study_settings() -> EffectiveStudySettings:
+    """The effective study settings of the running app."""
+    study = current_taxonomy().study
+    config = current_app.config
+    completion_url = config.get("COMPLETION_URL") or study.completion_url
+    if config.get("COMPLETION_URL"):
+        url_source = "config"
+    else:
+        url_source = "taxonomy" if study.completion_url else "none"
+    abandon = config.get("ABANDON_AFTER_MINUTES")
+    return EffectiveStudySettings(
+        annotators_per_document=study.annotators_per_document,
+        completion_url=completion_url,
+        abandon_after_minutes=int(abandon) if abandon else study.abandon_after_minutes,
+        attention_check_share=study.attention_check_share,
+        min_gold_recall=float(config.get("ATTENTION_CHECK_MIN_RECALL", DEFAULT_MIN_RECALL)),
+        completion_url_source=url_source,
+        abandon_source="config" if abandon else "taxonomy",
+    )
+
+
+def as_utc(moment: datetime | None) -> datetime | None:
+    """SQLite returns naive datetimes for timezone-aware columns: they are UTC."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+def instructions_markup(taxonomy: Taxonomy) -> Markup:
+    """The taxonomy's Markdown instructions as HTML that Jinja will not escape again.
+
+    Safe to mark: markdown-it renders with raw HTML disabled (any tag in the file comes
+    out escaped) and drops javascript:/data: links, so the researchers' text cannot inject
+    markup; everything else from the taxonomy stays autoescaped.
+    """
+    return Markup(taxonomy.instructions_html)  # noqa: S704
+
+
+PROLIFIC_QUERY = (
+    "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+)
+MTURK_SCHEMA = (
+    "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/"
+    "ExternalQuestion.xsd"
+)
+
+
+def prolific_study_url(start_url: str) -> str:
+    """The URL to paste into Prolific: it replaces the {{%...%}} placeholders per worker."""
+    return f"{start_url}?{PROLIFIC_QUERY}"
+
+
+def mturk_external_question(start_url: str, frame_height: int = 0) -> str:
+    """ExternalQuestion XML for an MTurk HIT; MTurk appends assignmentId, hitId, workerId
+    and turkSubmitTo to the URL itself. FrameHeight 0 lets the task use the whole window."""
+    return (
+        f'<ExternalQuestion xmlns="{MTURK_SCHEMA}">\n'
+        f"  <ExternalURL>{escape(start_url)}</ExternalURL>\n"
+        f"  <FrameHeight>{frame_height}</FrameHeight>\n"
+        "</ExternalQuestion>"
+    )
+
+
+@dataclass(frozen=True)
+class TaxonomyFileCheck:
+    """The taxonomy file on disk, validated again: problems, and whether it changed."""
+
+    path: str
+    version: str | None
+    problems: tuple[str, ...]
+
+    def differs_from(self, running: Taxonomy) -> bool:
+        """True when the file on disk is valid but not the version the app is running."""
+        return not self.problems and self.version != running.version
+
+
+def check_taxonomy_file(path: str) -> TaxonomyFileCheck:
+    """Load and validate the taxonomy file again (it may have been edited since start)."""
+    try:
+        taxonomy = load_taxonomy(path)
+    except TaxonomyError as error:
+        return TaxonomyFileCheck(path, None, tuple(str(p) for p in error.problems))
+    return TaxonomyFileCheck(path, taxonomy.version, ())

@@ -1,0 +1,313 @@
+"""Which item a validator judges next, and recording their judgments.
+
+Rules: each item gets `round.judgments_per_item` (K) judgments from distinct validators;
+the least-judged items go first (then the round's shuffled order); a validator never
+gets the same item twice, nor an item made by themselves (same annotator identity as the
+item's origin annotator, or the linked annotation is theirs). An item served to a
+validator is reserved for them for RESERVATION_MINUTES, so that validators working at the
+same time are spread over different items; once served it stays judgeable by them even
+if others have meanwhile completed its K judgments (their work is never refused).
+
+A verdict, once given, is final: posting the same judgment again is answered 200 with
+the stored one (retries are safe), a different one for the same item 409.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import exists, func, or_, select
+from sqlalchemy.exc import IntegrityError
+
+from app.errors import ApiError
+from app.extensions import db
+from app.identity import WorkerIdentity, get_or_create_annotator
+from app.models import (
+    VERDICTS,
+    Annotation,
+    AnnotationSession,
+    ValidationItem,
+    ValidationJudgment,
+    ValidationRound,
+    ValidationSession,
+)
+
+RESERVATION_MINUTES = 30
+MAX_EXPLANATION = 5000
+
+
+@dataclass(frozen=True)
+class JudgmentInput:
+    """A judgment as posted by the validator page, already checked for shape."""
+
+    item_id: str
+    verdict: str
+    reasons: tuple[str, ...]
+    explanation: str | None
+
+
+def start_session(round_: ValidationRound, identity: WorkerIdentity) -> ValidationSession:
+    """The validator's session in this round, created on first arrival (race-safe)."""
+    annotator = get_or_create_annotator(identity)
+    query = select(ValidationSession).filter_by(round_id=round_.id, annotator_id=annotator.id)
+    session = db.session.scalars(query).first()
+    if session is None:
+        try:
+            with db.session.begin_nested():
+                session = ValidationSession(
+                    round_id=round_.id,
+                    annotator_id=annotator.id,
+                    platform=identity.platform,
+                    platform_params=dict(identity.params),
+                )
+                db.session.add(session)
+        except IntegrityError:
+            session = db.session.scalars(query).one()
+    db.session.commit()
+    return session
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _candidates(session: ValidationSession, now: datetime):
+    """Items this validator may be given now, with their load, least loaded first."""
+    label = session.annotator.label
+    round_ = session.round
+    judged = (
+        select(ValidationJudgment.item_id, func.count().label("n"))
+        .join(ValidationItem, ValidationItem.id == ValidationJudgment.item_id)
+        .where(ValidationItem.round_id == round_.id)
+        .group_by(ValidationJudgment.item_id)
+        .subquery()
+    )
+    reserved = (
+        select(ValidationSession.current_item_id.label("item_id"), func.count().label("n"))
+        .where(
+            ValidationSession.round_id == round_.id,
+            ValidationSession.id != session.id,
+            ValidationSession.current_item_id.is_not(None),
+            ValidationSession.assigned_at > now - timedelta(minutes=RESERVATION_MINUTES),
+        )
+        .group_by(ValidationSession.current_item_id)
+        .subquery()
+    )
+    own_annotations = (
+        select(Annotation.id)
+        .join(AnnotationSession, Annotation.session_id == AnnotationSession.id)
+        .where(AnnotationSession.annotator_id == session.annotator_id)
+    )
+    already = exists().where(
+        ValidationJudgment.item_id == ValidationItem.id, ValidationJudgment.validator == label
+    )
+    load = func.coalesce(judged.c.n, 0) + func.coalesce(reserved.c.n, 0)
+    return (
+        select(ValidationItem, load.label("load"))
+        .outerjoin(judged, judged.c.item_id == ValidationItem.id)
+        .outerjoin(reserved, reserved.c.item_id == ValidationItem.id)
+        .where(
+            ValidationItem.round_id == round_.id,
+            ~already,
+            or_(
+                ValidationItem.origin_annotator.is_(None), ValidationItem.origin_annotator != label
+            ),
+            or_(
+                ValidationItem.annotation_id.is_(None),
+                ValidationItem.annotation_id.not_in(own_annotations),
+            ),
+            load < round_.judgments_per_item,
+        )
+    )
+
+
+def _judged_by(session: ValidationSession, item_id: int) -> bool:
+    query = select(ValidationJudgment.id).where(
+        ValidationJudgment.item_id == item_id,
+        ValidationJudgment.validator == session.annotator.label,
+    )
+    return db.session.scalar(query) is not None
+
+
+def _has_judged(session: ValidationSession) -> bool:
+    query = select(ValidationJudgment.id).where(
+        ValidationJudgment.validation_session_id == session.id
+    )
+    return db.session.scalar(query.limit(1)) is not None
+
+
+def progress(session: ValidationSession) -> dict[str, int]:
+    """{"done": judgments given, "total": done + items still open to this validator}."""
+    done = db.session.scalar(
+        select(func.count(ValidationJudgment.id))
+        .join(ValidationItem, ValidationItem.id == ValidationJudgment.item_id)
+        .where(
+            ValidationItem.round_id == session.round_id,
+            ValidationJudgment.validator == session.annotator.label,
+        )
+    )
+    open_items = _candidates(session, _now()).subquery()
+    remaining = db.session.scalar(select(func.count()).select_from(open_items)) or 0
+    current = session.current_item_id
+    if current is not None and not _judged_by(session, current):
+        in_open = db.session.scalar(select(func.count()).where(open_items.c.id == current))
+        remaining += 0 if in_open else 1
+    return {"done": done or 0, "total": (done or 0) + remaining}
+
+
+def next_item(session: ValidationSession) -> ValidationItem | None:
+    """The item to show now: the reserved one if still unjudged, else a new reservation."""
+    now = _now()
+    session.last_seen_at = now
+    current = session.current_item_id
+    if current is not None and not _judged_by(session, current):
+        session.assigned_at = now
+        db.session.commit()
+        return db.session.get(ValidationItem, current)
+    query = _candidates(session, now).order_by("load", ValidationItem.order_key).limit(1)
+    row = db.session.execute(query).first()
+    item = row[0] if row else None
+    session.current_item_id = item.id if item else None
+    session.assigned_at = now if item else None
+    if item is None and session.status == "active" and _has_judged(session):
+        session.status = "submitted"
+    db.session.commit()
+    return item
+
+
+def parse_judgment(body: Any, reasons_allowed: list[str]) -> JudgmentInput:
+    """Check a posted judgment's shape and rules; ApiError (4xx) for anything wrong."""
+    if not isinstance(body, dict):
+        raise ApiError.bad_request("Send a JSON object.")
+    unknown = sorted(set(body) - {"item_id", "verdict", "reasons", "explanation"})
+    if unknown:
+        raise ApiError.bad_request(f"Unknown field(s): {', '.join(unknown)}.", fields=unknown)
+    item_id = body.get("item_id")
+    if not isinstance(item_id, str) or not item_id:
+        raise ApiError.bad_request("item_id must be the item's id (a string).", field="item_id")
+    verdict = body.get("verdict")
+    if verdict not in VERDICTS:
+        raise ApiError.unprocessable(
+            f"verdict must be one of {', '.join(VERDICTS)}.",
+            code="invalid_verdict",
+            field="verdict",
+        )
+    reasons = body.get("reasons") or []
+    if not isinstance(reasons, list) or not all(isinstance(r, str) for r in reasons):
+        raise ApiError.bad_request("reasons must be a list of strings.", field="reasons")
+    unknown_reasons = [r for r in reasons if r not in reasons_allowed]
+    if unknown_reasons:
+        raise ApiError.unprocessable(
+            "Unknown reason(s) for this round.",
+            code="invalid_reason",
+            field="reasons",
+            unknown=unknown_reasons,
+            allowed=reasons_allowed,
+        )
+    if verdict != "agree" and not reasons:
+        raise ApiError.unprocessable(
+            "Choose at least one reason unless you agree.",
+            code="reasons_required",
+            field="reasons",
+        )
+    explanation = body.get("explanation")
+    if explanation is not None and not isinstance(explanation, str):
+        raise ApiError.bad_request("explanation must be a string or null.", field="explanation")
+    explanation = (explanation or "").strip() or None
+    if explanation and len(explanation) > MAX_EXPLANATION:
+        raise ApiError.unprocessable(
+            f"explanation is longer than {MAX_EXPLANATION} characters.",
+            code="too_long",
+            field="explanation",
+        )
+    # Keep the round's order, and each reason once.
+    chosen = tuple(r for r in reasons_allowed if r in reasons)
+    return JudgmentInput(item_id, verdict, chosen, explanation)
+
+
+def _same(judgment: ValidationJudgment, data: JudgmentInput) -> bool:
+    return (
+        judgment.verdict == data.verdict
+        and tuple(judgment.reasons or ()) == data.reasons
+        and (judgment.explanation or None) == data.explanation
+    )
+
+
+def record_judgment(
+    session: ValidationSession, data: JudgmentInput
+) -> tuple[ValidationJudgment, bool]:
+    """Store the judgment; (judgment, True) when new, (stored, False) on an identical retry."""
+    label = session.annotator.label
+    item = db.session.scalars(
+        select(ValidationItem).where(
+            ValidationItem.round_id == session.round_id,
+            ValidationItem.external_id == data.item_id,
+        )
+    ).first()
+    if item is None:
+        raise ApiError.not_found("No such item in this round.", item_id=data.item_id)
+    stored = _stored(item.id, label)
+    if stored is not None:
+        return _retry(stored, data)
+    if item.id != session.current_item_id and not _available(session, item):
+        raise ApiError.unprocessable(
+            "This item is not available to you.", code="not_available", item_id=data.item_id
+        )
+    judgment = ValidationJudgment(
+        item_id=item.id,
+        validator=label,
+        validation_session_id=session.id,
+        verdict=data.verdict,
+        reasons=list(data.reasons),
+        explanation=data.explanation,
+    )
+    try:
+        with db.session.begin_nested():
+            db.session.add(judgment)
+    except IntegrityError:  # the same judgment posted twice at once
+        db.session.rollback()
+        stored = _stored(item.id, label)
+        if stored is None:
+            raise
+        return _retry(stored, data)
+    if session.current_item_id == item.id:
+        session.current_item_id = None
+        session.assigned_at = None
+    session.last_seen_at = _now()
+    db.session.commit()
+    return judgment, True
+
+
+def _stored(item_id: int, label: str) -> ValidationJudgment | None:
+    return db.session.scalars(
+        select(ValidationJudgment).where(
+            ValidationJudgment.item_id == item_id, ValidationJudgment.validator == label
+        )
+    ).first()
+
+
+def _retry(stored: ValidationJudgment, data: JudgmentInput) -> tuple[ValidationJudgment, bool]:
+    if _same(stored, data):
+        return stored, False
+    raise ApiError.conflict(
+        "You already judged this item differently; a verdict cannot be changed.",
+        item_id=data.item_id,
+        stored=judgment_json(stored),
+    )
+
+
+def _available(session: ValidationSession, item: ValidationItem) -> bool:
+    query = _candidates(session, _now()).where(ValidationItem.id == item.id)
+    return db.session.execute(query).first() is not None
+
+
+def judgment_json(judgment: ValidationJudgment) -> dict[str, Any]:
+    """A judgment as the validator API returns it."""
+    return {
+        "item_id": judgment.item.external_id,
+        "verdict": judgment.verdict,
+        "reasons": list(judgment.reasons or []),
+        "explanation": judgment.explanation,
+    }

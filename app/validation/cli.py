@@ -1,0 +1,176 @@
+"""`flask validation ...`: create rounds, list them, import judgments, print reports."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+from flask.cli import AppGroup
+
+from app.taxonomy import current_taxonomy
+from app.validation.importers import FORMATS
+from app.validation.judgments import JudgmentImportError, import_judgments
+from app.validation.report import compute_report, format_csv, format_table
+from app.validation.rounds import RoundError, create_round, find_round, round_overview
+
+validation_group = AppGroup(
+    "validation", help="Precision-validation rounds: create, list, import judgments, report."
+)
+
+
+def _fail(headline: str, problems: list[str]) -> NoReturn:
+    click.echo(headline, err=True)
+    for line in problems:
+        click.echo(f"  {line}", err=True)
+    sys.exit(1)
+
+
+@validation_group.command("create-round")
+@click.argument("name")
+@click.option(
+    "--items",
+    "paths",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="File of items to judge (repeat for several files).",
+)
+@click.option(
+    "--source",
+    help="Source name for items that do not name their own (e.g. gpt-4); never shown to "
+    "validators.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="auto",
+    show_default=True,
+    help="Item file format; auto tells them apart by content.",
+)
+@click.option(
+    "--judgments-per-item",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Distinct validators who judge each item.",
+)
+@click.option("--sample", type=int, help="Keep only N items, drawn at random with the seed.")
+@click.option("--seed", type=int, help="Seed of the shuffle (default: random, printed).")
+@click.option(
+    "--skip-rejected",
+    is_flag=True,
+    help="Create the round without the items that cannot be used (default: refuse).",
+)
+def create_round_command(
+    name: str,
+    paths: tuple[Path, ...],
+    source: str | None,
+    fmt: str,
+    judgments_per_item: int,
+    sample: int | None,
+    seed: int | None,
+    skip_rejected: bool,
+) -> None:
+    """Create round NAME from item files (our export, generic JSONL or BooookScore files).
+
+    Items are shuffled with the seed; spans without offsets are found in their document
+    by their text. With any unusable item nothing is written, unless --skip-rejected.
+    """
+    click.echo(f"Reading {len(paths)} item file(s)...", err=True)
+    try:
+        summary = create_round(
+            name,
+            paths,
+            current_taxonomy(),
+            fmt=fmt,
+            source=source,
+            judgments_per_item=judgments_per_item,
+            sample=sample,
+            seed=seed,
+            skip_rejected=skip_rejected,
+        )
+    except RoundError as exc:
+        _fail(
+            f"Round {name!r} not created ({len(exc.problems)} problem(s); nothing written):",
+            exc.problems,
+        )
+    click.echo(
+        f"Created round {name!r}: {summary.total} items, seed {summary.seed}, "
+        f"{judgments_per_item} judgment(s) per item"
+    )
+    for item_source, count in summary.items_by_source.items():
+        click.echo(f"  {item_source}: {count}")
+    if summary.documents_imported:
+        click.echo(f"Documents imported: {', '.join(summary.documents_imported)}")
+    click.echo(f"Ambiguous spans (first occurrence used): {len(summary.ambiguous)}")
+    for line in summary.ambiguous:
+        click.echo(f"  {line}")
+    click.echo(f"Rejected items: {len(summary.rejected)}")
+    for line in summary.rejected:
+        click.echo(f"  {line}")
+    click.echo(f"Validators' link: /validate/{name}")
+
+
+@validation_group.command("list-rounds")
+def list_rounds_command() -> None:
+    """List the rounds with their items and judgments."""
+    rows = round_overview()
+    if not rows:
+        click.echo(
+            "No rounds. Create one with: flask --app app validation create-round NAME --items PATH"
+        )
+        return
+    click.echo(f"{len(rows)} round(s):")
+    for row in rows:
+        click.echo(
+            f"  {row.name:<30} {row.items:>6} items  {row.judgments:>6} judgments  "
+            f"{row.judgments_per_item} per item  created {row.created_at:%Y-%m-%d %H:%M}"
+        )
+
+
+@validation_group.command("import-judgments")
+@click.argument("name")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def import_judgments_command(name: str, path: Path) -> None:
+    """Import judgments made elsewhere into round NAME (all or nothing).
+
+    PATH is JSON lines of {"item_id", "validator", "verdict", "reasons", "explanation"}
+    (BooookScore's "Agree" / "Partially agree" / "Don't agree" accepted), or BooookScore's
+    validation-judgments.json itself, matched to the items made from it.
+    """
+    try:
+        summary = import_judgments(name, path)
+    except JudgmentImportError as exc:
+        _fail(f"{path}: {len(exc.problems)} problem(s); nothing imported:", exc.problems)
+    click.echo(
+        f"Imported {summary.added} judgment(s) into {name!r} ({summary.unchanged} already stored)"
+    )
+    for validator, count in sorted(summary.validators.items()):
+        click.echo(f"  {validator}: {count}")
+
+
+@validation_group.command("report")
+@click.argument("name")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "csv"]),
+    default="table",
+    show_default=True,
+)
+def report_command(name: str, fmt: str) -> None:
+    """Precision of round NAME overall and by source, category, annotator and document."""
+    round_ = find_round(name)
+    if round_ is None:
+        raise click.BadParameter(f"no round named {name!r}", param_hint="NAME")
+    report = compute_report(round_)
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    elif fmt == "csv":
+        click.echo(format_csv(report), nl=False)
+    else:
+        click.echo(format_table(report), nl=False)

@@ -1,0 +1,397 @@
+"""Creating a validation round: resolve documents and spans, shuffle, store all at once.
+
+Nothing is written unless every item is usable, or the caller asked to skip the
+rejected ones (`skip_rejected`); either way the summary lists every rejected item with
+its file and line or record, and every ambiguous span (its text occurs more than once:
+the first occurrence is used).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import secrets
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import func, insert, select
+
+from app.document_formats import DocumentInput, content_hash
+from app.extensions import db
+from app.models import (
+    Annotation,
+    AnnotationSession,
+    Annotator,
+    Document,
+    Paragraph,
+    ValidationItem,
+    ValidationJudgment,
+    ValidationRound,
+)
+from app.taxonomy import Taxonomy
+from app.validation.importers import ItemInput, SpanInput, generated_id, read_items
+from app.validation.locate import Located, locate
+
+ROUND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+
+
+class RoundError(Exception):
+    """The round was not created; `problems` says why (one line each)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+@dataclass
+class RoundSummary:
+    """What create_round did: items per source, ambiguous spans, rejected items."""
+
+    name: str
+    seed: int
+    items_by_source: dict[str, int] = field(default_factory=dict)
+    ambiguous: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    documents_imported: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        """Items stored in the round."""
+        return sum(self.items_by_source.values())
+
+
+@dataclass
+class _Doc:
+    external_id: str
+    paragraphs: tuple[str, ...]
+    row: Document | None  # None: to be imported with the round
+
+
+@dataclass
+class _Resolved:
+    item: ItemInput
+    doc: _Doc
+    span: Located
+    paired: Located | None
+    external_id: str = ""
+    annotation_id: int | None = None
+
+
+@dataclass(frozen=True)
+class RoundOverview:
+    """One line of the list of rounds."""
+
+    name: str
+    judgments_per_item: int
+    created_at: object
+    items: int
+    judgments: int
+
+
+def round_overview() -> list[RoundOverview]:
+    """Every round with its item and judgment counts, oldest first (two GROUP BYs)."""
+    items = (
+        select(ValidationItem.round_id, func.count().label("n"))
+        .group_by(ValidationItem.round_id)
+        .subquery()
+    )
+    judgments = (
+        select(ValidationItem.round_id, func.count().label("n"))
+        .join(ValidationJudgment, ValidationJudgment.item_id == ValidationItem.id)
+        .group_by(ValidationItem.round_id)
+        .subquery()
+    )
+    rows = db.session.execute(
+        select(
+            ValidationRound.name,
+            ValidationRound.judgments_per_item,
+            ValidationRound.created_at,
+            func.coalesce(items.c.n, 0),
+            func.coalesce(judgments.c.n, 0),
+        )
+        .outerjoin(items, items.c.round_id == ValidationRound.id)
+        .outerjoin(judgments, judgments.c.round_id == ValidationRound.id)
+        .order_by(ValidationRound.created_at, ValidationRound.id)
+    ).all()
+    return [RoundOverview(*row) for row in rows]
+
+
+def find_round(name: str) -> ValidationRound | None:
+    """The round with this name, or None."""
+    return db.session.scalars(select(ValidationRound).filter_by(name=name)).first()
+
+
+def round_settings(taxonomy: Taxonomy) -> dict:
+    """The taxonomy's validation settings, copied into the round when it is created."""
+    return {
+        "reasons": list(taxonomy.validation.reasons),
+        "partial_counts_as_valid": taxonomy.validation.partial_counts_as_valid,
+        "taxonomy_version": taxonomy.version,
+    }
+
+
+def create_round(
+    name: str,
+    paths: Sequence[Path],
+    taxonomy: Taxonomy,
+    *,
+    fmt: str = "auto",
+    source: str | None = None,
+    judgments_per_item: int = 1,
+    sample: int | None = None,
+    seed: int | None = None,
+    skip_rejected: bool = False,
+) -> RoundSummary:
+    """Build and store a round from item files; raise RoundError and write nothing on failure."""
+    _check_arguments(name, judgments_per_item, sample)
+    items: list[ItemInput] = []
+    problems: list[str] = []
+    for path in paths:
+        found, trouble = read_items(Path(path), fmt)
+        items += found
+        problems += trouble
+    docs, doc_problems = _documents(items)
+    resolved, ambiguous = [], []
+    seen: set[str] = set()
+    for item in items:
+        outcome = _resolve(item, docs, doc_problems, source)
+        if isinstance(outcome, str):
+            problems.append(outcome)
+            continue
+        outcome.external_id = item.external_id or _unique(
+            generated_id(item, outcome.doc.external_id), seen
+        )
+        if outcome.external_id in seen:
+            problems.append(f"{item.where}: id {outcome.external_id!r} is used twice")
+            continue
+        seen.add(outcome.external_id)
+        for label, located in (("span", outcome.span), ("paired_span", outcome.paired)):
+            if located is not None and located.ambiguous:
+                ambiguous.append(
+                    f"{item.where}: {label} occurs {located.matches} times in "
+                    f"{outcome.doc.external_id}; the first one is used "
+                    f"(paragraph {located.paragraph_id}, {located.start}-{located.end})"
+                )
+        resolved.append(outcome)
+    if problems and not skip_rejected:
+        raise RoundError(problems)
+    if not resolved:
+        raise RoundError([*problems, "no usable items: the round was not created"])
+    seed = seed if seed is not None else secrets.randbelow(2**31)
+    chosen = list(resolved)
+    random.Random(seed).shuffle(chosen)
+    if sample is not None:
+        chosen = chosen[:sample]
+    _link_annotations(chosen)
+    summary = RoundSummary(name=name, seed=seed, ambiguous=ambiguous, rejected=problems)
+    try:
+        summary.documents_imported = _store_new_documents(chosen)
+        summary.items_by_source = _store_round(name, chosen, taxonomy, judgments_per_item, seed)
+        db.session.commit()
+    except BaseException:
+        db.session.rollback()
+        raise
+    return summary
+
+
+def _check_arguments(name: str, judgments_per_item: int, sample: int | None) -> None:
+    problems = []
+    if not ROUND_NAME.match(name):
+        problems.append(
+            f"round name {name!r}: use 1-200 letters, digits, '.', '_' or '-' "
+            "(it is part of the validators' address /validate/NAME)"
+        )
+    elif db.session.scalar(select(ValidationRound.id).where(ValidationRound.name == name)):
+        problems.append(f"a round named {name!r} already exists")
+    if judgments_per_item < 1:
+        problems.append("--judgments-per-item must be at least 1")
+    if sample is not None and sample < 1:
+        problems.append("--sample must be at least 1")
+    if problems:
+        raise RoundError(problems)
+
+
+def _unique(candidate: str, seen: set[str]) -> str:
+    number, base = 2, candidate
+    while candidate in seen:
+        candidate, number = f"{base}-{number}", number + 1
+    return candidate
+
+
+def _documents(items: list[ItemInput]) -> tuple[dict[str, _Doc], dict[str, str]]:
+    """Each referenced document id -> its text; problems by document id."""
+    wanted = {item.document_id for item in items}
+    stored = _load_documents(select(Document).where(Document.external_id.in_(wanted)))
+    inline: dict[str, tuple[str, ...]] = {}
+    problems: dict[str, str] = {}
+    for item in items:
+        if item.paragraphs is None:
+            continue
+        previous = inline.setdefault(item.document_id, item.paragraphs)
+        if previous != item.paragraphs:
+            problems[item.document_id] = (
+                f"document {item.document_id!r} is given inline with two different texts"
+            )
+    hashes = {content_hash(p): doc_id for doc_id, p in inline.items() if doc_id not in stored}
+    by_hash = _load_documents(select(Document).where(Document.content_hash.in_(hashes)))
+    same_text = {doc.row.content_hash: doc for doc in by_hash.values() if doc.row}
+    docs: dict[str, _Doc] = {}
+    for doc_id in wanted:
+        paragraphs = inline.get(doc_id)
+        if doc_id in stored:
+            docs[doc_id] = stored[doc_id]
+            if paragraphs is not None and paragraphs != stored[doc_id].paragraphs:
+                problems.setdefault(
+                    doc_id,
+                    f"document {doc_id!r} is already imported with a different text",
+                )
+        elif paragraphs is not None:
+            docs[doc_id] = same_text.get(content_hash(paragraphs)) or _Doc(doc_id, paragraphs, None)
+    return docs, problems
+
+
+def _load_documents(query) -> dict[str, _Doc]:
+    rows = db.session.scalars(query).all()
+    if not rows:
+        return {}
+    texts: dict[int, list[str]] = {row.id: [] for row in rows}
+    paragraphs = select(Paragraph.document_id, Paragraph.text).where(
+        Paragraph.document_id.in_(texts)
+    )
+    for document_id, text in db.session.execute(paragraphs.order_by(Paragraph.position)):
+        texts[document_id].append(text)
+    return {row.external_id: _Doc(row.external_id, tuple(texts[row.id]), row) for row in rows}
+
+
+def _resolve(
+    item: ItemInput, docs: dict[str, _Doc], doc_problems: dict[str, str], source: str | None
+) -> _Resolved | str:
+    """The item with its document and offsets, or the problem that rejects it."""
+    if item.document_id in doc_problems:
+        return f"{item.where}: {doc_problems[item.document_id]}"
+    doc = docs.get(item.document_id)
+    if doc is None:
+        hint = item.document_hint or (
+            "import it first with `flask import-documents`, or give it inline"
+        )
+        return f"{item.where}: document {item.document_id!r} is not imported ({hint})"
+    if item.removed:
+        return f"{item.where}: the annotation was removed (removed_at is set)"
+    if not (item.source or source):
+        return f"{item.where}: source: missing (give it in the item or with --source)"
+    item.source = item.source or source
+    span = _place(item.span, doc)
+    if isinstance(span, str):
+        return f"{item.where}: span: {span}"
+    paired = None
+    if item.paired_span is not None:
+        paired = _place(item.paired_span, doc)
+        if isinstance(paired, str):
+            return f"{item.where}: paired_span: {paired}"
+    return _Resolved(item, doc, span, paired)
+
+
+def _place(span: SpanInput, doc: _Doc) -> Located | str:
+    paragraphs = doc.paragraphs
+    if span.paragraph_id is not None and span.paragraph_id >= len(paragraphs):
+        return f"no paragraph {span.paragraph_id} in {doc.external_id} ({len(paragraphs)} in all)"
+    if span.has_offsets:
+        stored = paragraphs[span.paragraph_id][span.start : span.end]
+        if stored != span.text:
+            return (
+                f"text {span.text[:60]!r} is not paragraph {span.paragraph_id}"
+                f"[{span.start}:{span.end}] of {doc.external_id} ({stored[:60]!r})"
+            )
+        return Located(span.paragraph_id, span.start, span.end, stored, 1)
+    found = locate(paragraphs, span.text, span.paragraph_id)
+    if found is None:
+        return f"text {span.text[:60]!r} not found in document {doc.external_id}"
+    return found
+
+
+def _link_annotations(chosen: list[_Resolved]) -> None:
+    """Point items made from our own export at the annotation row they came from."""
+    wanted = [r for r in chosen if r.item.origin_annotator and r.doc.row is not None]
+    if not wanted:
+        return
+    query = (
+        select(
+            Annotation.id,
+            AnnotationSession.document_id,
+            Annotator.platform,
+            Annotator.external_id,
+            Annotation.paragraph_id,
+            Annotation.span_start,
+            Annotation.span_end,
+        )
+        .join(AnnotationSession, Annotation.session_id == AnnotationSession.id)
+        .join(Annotator, AnnotationSession.annotator_id == Annotator.id)
+        .where(AnnotationSession.document_id.in_({r.doc.row.id for r in wanted}))
+        .order_by(Annotation.deleted_at.is_not(None), Annotation.id)
+    )
+    found: dict[tuple, int] = {}
+    for ann_id, doc_id, platform, ext, par, start, end in db.session.execute(query):
+        found.setdefault((doc_id, f"{platform}:{ext}", par, start, end), ann_id)
+    for r in wanted:
+        key = (r.doc.row.id, r.item.origin_annotator, r.span.paragraph_id, r.span.start, r.span.end)
+        r.annotation_id = found.get(key)
+
+
+def _store_new_documents(chosen: list[_Resolved]) -> list[str]:
+    new: dict[str, _Doc] = {r.doc.external_id: r.doc for r in chosen if r.doc.row is None}
+    for doc in new.values():
+        source = DocumentInput(doc.external_id, None, doc.paragraphs)
+        row = Document(
+            external_id=doc.external_id,
+            content_hash=source.content_hash,
+            paragraph_count=len(doc.paragraphs),
+            paragraphs=[Paragraph(position=n, text=t) for n, t in enumerate(doc.paragraphs)],
+        )
+        db.session.add(row)
+        doc.row = row
+    db.session.flush()
+    return sorted(new)
+
+
+def _store_round(
+    name: str, chosen: list[_Resolved], taxonomy: Taxonomy, judgments_per_item: int, seed: int
+) -> dict[str, int]:
+    round_ = ValidationRound(
+        name=name,
+        judgments_per_item=judgments_per_item,
+        settings=round_settings(taxonomy),
+        seed=seed,
+    )
+    db.session.add(round_)
+    db.session.flush()
+    rows = []
+    for order_key, r in enumerate(chosen):
+        paired = r.paired
+        rows.append(
+            {
+                "round_id": round_.id,
+                "external_id": r.external_id,
+                "source": r.item.source,
+                "document_id": r.doc.row.id,
+                "order_key": order_key,
+                "labels": list(r.item.labels),
+                "question": r.item.question,
+                "comment": r.item.comment,
+                "paragraph_id": r.span.paragraph_id,
+                "span_start": r.span.start,
+                "span_end": r.span.end,
+                "span_text": r.span.text,
+                "paired_paragraph_id": paired.paragraph_id if paired else None,
+                "paired_start": paired.start if paired else None,
+                "paired_end": paired.end if paired else None,
+                "paired_text": paired.text if paired else None,
+                "ambiguous": r.span.ambiguous or bool(paired and paired.ambiguous),
+                "origin_annotator": r.item.origin_annotator,
+                "annotation_id": r.annotation_id,
+            }
+        )
+    for start in range(0, len(rows), 500):
+        db.session.execute(insert(ValidationItem), rows[start : start + 500])
+    return dict(sorted(Counter(r.item.source for r in chosen).items()))

@@ -1,0 +1,343 @@
+/**
+ * The validator page: one item at a time, its document with the span(s) highlighted,
+ * and the buttons Agree / Partially agree / Disagree.
+ *
+ * Each judgment is queued in localStorage (lib/api SyncQueue) before it is sent, and
+ * retried until the server answers, so a reload or a lost connection loses nothing; the
+ * next item is asked for only once the judgment is stored. All text from the server is
+ * set with textContent (paragraphs through lib/highlight's renderParagraph).
+ *
+ * @module validator/validator
+ */
+
+import { ApiError, SyncQueue, requestJson } from '../lib/api.mjs';
+import { renderParagraph } from '../lib/highlight.mjs';
+
+const SPAN_COLOR = '#ffe08a';
+const PAIRED_COLOR = '#bcd7f5';
+const RETRY_MS = 3000;
+
+/**
+ * @typedef {object} Span
+ * @property {number} paragraph_id
+ * @property {number} start
+ * @property {number} end
+ * @property {string} text
+ */
+
+/**
+ * @typedef {object} Item
+ * @property {string} id
+ * @property {{id: string, title: string | null, paragraphs: {paragraph_id: number, text: string}[]}} document
+ * @property {Span} span
+ * @property {Span | null} paired_span
+ * @property {string[]} labels
+ * @property {string[]} label_names
+ * @property {string | null} question
+ * @property {string | null} comment
+ */
+
+export default class Validator {
+  /** @param {HTMLElement} $root */
+  constructor($root) {
+    this.$root = $root;
+    /** @type {{next_url: string, judgments_url: string, storage_key: string}} */
+    this.config = JSON.parse($root.dataset.config || '{}');
+    const $meta = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="csrf-token"]'));
+    this.csrfToken = $meta?.content ?? '';
+    /** @type {Item | null} */
+    this.item = null;
+    this.busy = false;
+    /** @type {number | undefined} */
+    this.retryTimer = undefined;
+
+    this.$progress = this.find('.js-progress');
+    this.$work = this.find('.js-work');
+    this.$done = this.find('.js-done');
+    this.$document = this.find('.js-document');
+    this.$documentTitle = this.find('.js-document-title');
+    this.$status = this.find('.js-status');
+    this.$reasonsError = this.find('.js-reasons-error');
+    this.$explanation = /** @type {HTMLTextAreaElement} */ (this.find('.js-explanation'));
+    this.$instructions = this.find('.js-instructions');
+    this.$toggle = this.find('.js-toggle-instructions');
+
+    this.queue = new SyncQueue({ storageKey: this.config.storage_key, csrfToken: this.csrfToken });
+    this.onClick = (/** @type {MouseEvent} */ event) => this.handleClick(event);
+    this.onChange = () => this.handleChange();
+    this.onAcknowledged = () => this.afterSaved();
+    this.onRejected = (/** @type {Event} */ event) => this.afterRejected(/** @type {CustomEvent} */ (event).detail.error);
+    this.onQueueChange = (/** @type {Event} */ event) => this.showQueue(/** @type {CustomEvent} */ (event).detail);
+    $root.addEventListener('click', this.onClick);
+    $root.addEventListener('change', this.onChange);
+    this.queue.addEventListener('acknowledged', this.onAcknowledged);
+    this.queue.addEventListener('rejected', this.onRejected);
+    this.queue.addEventListener('change', this.onQueueChange);
+
+    if (this.queue.pending) {
+      // Judgments from before a reload are sent first; the next item follows.
+      this.setStatus('Saving your last judgment…');
+      this.busy = true;
+      this.queue.flush(true);
+    } else {
+      this.loadNext();
+    }
+  }
+
+  /**
+   * @param {string} selector
+   * @returns {HTMLElement}
+   */
+  find(selector) {
+    const $el = /** @type {HTMLElement | null} */ (this.$root.querySelector(selector));
+    if (!$el) throw new Error(`validator: missing ${selector}`);
+    return $el;
+  }
+
+  /** @param {string} text */
+  setStatus(text, isError = false) {
+    this.$status.textContent = text;
+    this.$status.classList.toggle('status--error', isError);
+  }
+
+  /** @param {MouseEvent} event */
+  handleClick(event) {
+    const $target = /** @type {HTMLElement} */ (event.target);
+    const $verdict = /** @type {HTMLButtonElement | null} */ ($target.closest('.js-verdict'));
+    if ($verdict) {
+      this.judge($verdict.dataset.verdict ?? '');
+      return;
+    }
+    if ($target.closest('.js-toggle-instructions')) {
+      const open = this.$instructions.hidden;
+      this.$instructions.hidden = !open;
+      this.$toggle.setAttribute('aria-expanded', String(open));
+    }
+  }
+
+  handleChange() {
+    if (this.selectedReasons().length) this.$reasonsError.hidden = true;
+  }
+
+  /** @returns {string[]} */
+  selectedReasons() {
+    const $boxes = /** @type {HTMLInputElement[]} */ ([...this.$root.querySelectorAll('.js-reason')]);
+    return $boxes.filter(($box) => $box.checked).map(($box) => $box.value);
+  }
+
+  /** @param {boolean} disabled */
+  setButtonsDisabled(disabled) {
+    for (const $button of this.$root.querySelectorAll('.js-verdict')) {
+      /** @type {HTMLButtonElement} */ ($button).disabled = disabled;
+    }
+  }
+
+  /** @param {string} verdict */
+  judge(verdict) {
+    if (!this.item || this.busy) return;
+    const reasons = this.selectedReasons();
+    if (verdict !== 'agree' && !reasons.length) {
+      this.$reasonsError.hidden = false;
+      /** @type {HTMLInputElement | null} */ (this.$root.querySelector('.js-reason'))?.focus();
+      return;
+    }
+    const explanation = this.$explanation.value.trim();
+    this.busy = true;
+    this.setButtonsDisabled(true);
+    this.setStatus('Saving…');
+    this.queue.enqueue({
+      kind: /** @type {any} */ ('judgment'),
+      id: this.item.id,
+      method: 'POST',
+      url: this.config.judgments_url,
+      body: { item_id: this.item.id, verdict, reasons, explanation: explanation || null },
+    });
+  }
+
+  /** @param {{pending: number, offline: boolean}} detail */
+  showQueue(detail) {
+    if (!detail.pending) return;
+    if (this.queue.lastError) {
+      this.setStatus(
+        detail.offline
+          ? 'Not saved yet: you seem to be offline. It will be sent when the connection is back.'
+          : 'Not saved yet: the server did not answer. Retrying…',
+        true,
+      );
+    }
+  }
+
+  afterSaved() {
+    if (this.queue.pending) return;
+    this.setStatus('Saved.');
+    this.loadNext();
+  }
+
+  /** @param {ApiError} error */
+  afterRejected(error) {
+    if (!this.item || error.status === 409 || error.code === 'not_available' || error.status === 404) {
+      // Already judged (e.g. in another tab) or no longer ours: move on.
+      this.setStatus(error.message, true);
+      this.loadNext();
+      return;
+    }
+    this.busy = false;
+    this.setButtonsDisabled(false);
+    this.setStatus(`Not saved: ${error.message}`, true);
+  }
+
+  async loadNext() {
+    window.clearTimeout(this.retryTimer);
+    this.busy = true;
+    this.setButtonsDisabled(true);
+    let answer;
+    try {
+      answer = await requestJson(this.config.next_url);
+    } catch (error) {
+      const message = error instanceof ApiError ? error.message : String(error);
+      this.setStatus(`Could not load the next item (${message}). Retrying…`, true);
+      this.retryTimer = window.setTimeout(() => this.loadNext(), RETRY_MS);
+      return;
+    }
+    this.showProgress(answer.progress, answer.item);
+    if (answer.item) {
+      this.showItem(answer.item);
+      this.busy = false;
+      this.setButtonsDisabled(false);
+    } else {
+      this.showDone(answer);
+    }
+  }
+
+  /**
+   * @param {{done: number, total: number}} progress
+   * @param {Item | null} item
+   */
+  showProgress(progress, item) {
+    this.$progress.textContent = item
+      ? `Item ${progress.done + 1} of ${progress.total}`
+      : `${progress.done} of ${progress.total} done`;
+  }
+
+  /** @param {Item} item */
+  showItem(item) {
+    const isNew = this.item?.id !== item.id;
+    this.item = item;
+    this.$work.hidden = false;
+    this.$done.hidden = true;
+    this.$documentTitle.textContent = item.document.title || 'Document';
+    const $paragraphs = item.document.paragraphs.map((paragraph) => {
+      const $p = document.createElement('p');
+      $p.className = 'validator__paragraph';
+      $p.dataset.paragraph = String(paragraph.paragraph_id);
+      renderParagraph($p, paragraph.text, this.highlightsFor(paragraph.paragraph_id, item));
+      return $p;
+    });
+    this.$document.replaceChildren(...$paragraphs);
+    this.setText('.js-span-text', item.span.text);
+    this.setRow('.js-paired-row', '.js-paired-text', item.paired_span?.text ?? null);
+    this.setRow('.js-question-row', '.js-question', item.question);
+    this.setRow('.js-comment-row', '.js-comment', item.comment);
+    const $labels = this.find('.js-labels');
+    $labels.replaceChildren(
+      ...item.label_names.map((name) => {
+        const $li = document.createElement('li');
+        $li.className = 'validator__label';
+        $li.textContent = name;
+        return $li;
+      }),
+    );
+    for (const $row of this.$root.querySelectorAll('.js-labels-row')) {
+      /** @type {HTMLElement} */ ($row).hidden = !item.label_names.length;
+    }
+    if (isNew) {
+      for (const $box of this.$root.querySelectorAll('.js-reason')) /** @type {HTMLInputElement} */ ($box).checked = false;
+      this.$explanation.value = '';
+      this.$reasonsError.hidden = true;
+    }
+    const $mark = this.$document.querySelector('mark.validator__hl--span');
+    $mark?.scrollIntoView({ block: 'center' });
+  }
+
+  /**
+   * @param {number} paragraphId
+   * @param {Item} item
+   */
+  highlightsFor(paragraphId, item) {
+    const highlights = [];
+    if (item.span.paragraph_id === paragraphId) {
+      highlights.push({
+        id: 'span',
+        start: item.span.start,
+        end: item.span.end,
+        color: SPAN_COLOR,
+        className: 'validator__hl validator__hl--span',
+        title: 'Highlighted span',
+      });
+    }
+    const paired = item.paired_span;
+    if (paired && paired.paragraph_id === paragraphId) {
+      highlights.push({
+        id: 'paired',
+        start: paired.start,
+        end: paired.end,
+        color: PAIRED_COLOR,
+        className: 'validator__hl validator__hl--paired',
+        title: 'Related span',
+      });
+    }
+    return highlights;
+  }
+
+  /**
+   * @param {string} selector
+   * @param {string} text
+   */
+  setText(selector, text) {
+    this.find(selector).textContent = text;
+  }
+
+  /**
+   * @param {string} rowSelector
+   * @param {string} valueSelector
+   * @param {string | null} text
+   */
+  setRow(rowSelector, valueSelector, text) {
+    for (const $row of this.$root.querySelectorAll(rowSelector)) /** @type {HTMLElement} */ ($row).hidden = !text;
+    this.setText(valueSelector, text ?? '');
+  }
+
+  /** @param {{progress: {done: number, total: number}, completion_code: string | null, completion_url: string | null}} answer */
+  showDone(answer) {
+    this.item = null;
+    this.$work.hidden = true;
+    this.$done.hidden = false;
+    const earned = Boolean(answer.completion_code);
+    this.find('.js-code-row').hidden = !earned;
+    this.setText('.js-code', answer.completion_code ?? '');
+    this.setText(
+      '.js-done-heading',
+      earned ? 'Thank you, there is nothing left for you to judge' : 'There is nothing for you to judge right now',
+    );
+    this.setText(
+      '.js-done-count',
+      earned
+        ? `You judged ${answer.progress.done} item(s).`
+        : 'Other validators are working on the remaining items. Please come back later.',
+    );
+    const $next = this.find('.js-done-next');
+    $next.hidden = !answer.completion_url;
+    if (answer.completion_url) this.find('.js-done-link').setAttribute('href', answer.completion_url);
+    this.setStatus('');
+  }
+
+  destroy() {
+    window.clearTimeout(this.retryTimer);
+    this.$root.removeEventListener('click', this.onClick);
+    this.$root.removeEventListener('change', this.onChange);
+    this.queue.removeEventListener('acknowledged', this.onAcknowledged);
+    this.queue.removeEventListener('rejected', this.onRejected);
+    this.queue.removeEventListener('change', this.onQueueChange);
+    this.queue.destroy();
+  }
+}

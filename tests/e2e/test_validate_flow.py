@@ -1,0 +1,163 @@
+"""The validator flow in Chromium: judge items with the buttons, resume after a reload,
+get a completion code; the report counts exactly the judgments given, and the page never
+shows where an item came from."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from app.document_formats import DocumentInput
+from app.documents import import_documents
+from app.taxonomy import current_taxonomy
+from app.validation.report import compute_report
+from app.validation.rounds import create_round, find_round
+
+PARAGRAPHS = (
+    "Zoë met 🚢 Łukasz at the harbour. Zoë smiled.",
+    "The ship left at dawn. Łukasz waved at the ship.",
+    "Later, he said nothing about <b>the ship</b>.",
+)
+SOURCES = ("hiddensource-one", "hiddensource-two")
+REASON_A = "A. Not relevant to span"
+REASON_C = "C. Not addressing issues that matter"
+
+
+def seed_round(live, tmp_path: Path) -> None:
+    """A document and a round of three items from two sources (one paired)."""
+    items = [
+        {
+            "id": "q1",
+            "source": SOURCES[0],
+            "document_id": "voyage",
+            "span": {"text": "Łukasz", "paragraph_id": 1},
+            "labels": ["new-person"],
+            "question": "Who is Łukasz?",
+        },
+        {
+            "id": "q2",
+            "source": SOURCES[1],
+            "document_id": "voyage",
+            "span": {"text": "<b>the ship</b>"},
+            "question": "Which ship?",
+        },
+        {
+            "id": "q3",
+            "source": SOURCES[0],
+            "document_id": "voyage",
+            "span": {"text": "Zoë smiled."},
+            "paired_span": {"text": "Later, he said nothing"},
+            "labels": ["repetition"],
+            "comment": "Said twice?",
+        },
+    ]
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), "utf-8")
+    with live.app.app_context():
+        import_documents([DocumentInput("voyage", "A voyage", PARAGRAPHS)])
+        create_round("blind-1", [path], current_taxonomy(), seed=3)
+
+
+def test_a_validator_judges_with_the_buttons(page: Page, live_server, tmp_path):
+    seed_round(live_server, tmp_path)
+    page.set_viewport_size({"width": 1300, "height": 900})
+    page.goto(f"{live_server.url}/validate/blind-1?annotator=val-1")
+    expect(page).to_have_url(re.compile(r"/v/[\w-]+$"))
+    progress = page.locator(".js-progress")
+    expect(progress).to_have_text("Item 1 of 3")
+    agree = page.get_by_role("button", name="Agree", exact=True)
+    partial = page.get_by_role("button", name="Partially agree")
+    disagree = page.get_by_role("button", name="Disagree")
+
+    # The document is shown whole, its text exactly as stored (markup shown as text).
+    for n, text in enumerate(PARAGRAPHS):
+        expect(page.locator(f'[data-paragraph="{n}"]')).to_have_text(text)
+    expect(page.locator("mark.validator__hl--span")).to_have_count(1)
+
+    given: list[str] = []
+    # Item 1: Disagree without a reason is refused in the page, then given with one.
+    disagree.click()
+    expect(page.get_by_role("alert")).to_have_text(re.compile("Choose at least one reason"))
+    expect(progress).to_have_text("Item 1 of 3")
+    page.get_by_role("checkbox", name=REASON_A).check()
+    page.get_by_role("textbox", name="Explanation (optional)").fill("Not confusing.")
+    disagree.click()
+    given.append("disagree")
+    expect(progress).to_have_text("Item 2 of 3")
+    expect(page.get_by_role("checkbox", name=REASON_A)).not_to_be_checked()
+
+    # Reload in the middle: the same item comes back, nothing is lost.
+    shown = page.locator(".js-span-text").text_content()
+    page.reload()
+    expect(progress).to_have_text("Item 2 of 3")
+    expect(page.locator(".js-span-text")).to_have_text(shown)
+
+    page.get_by_role("checkbox", name=REASON_C).check()
+    partial.click()
+    given.append("partial")
+    expect(progress).to_have_text("Item 3 of 3")
+    agree.click()
+    given.append("agree")
+
+    expect(page.get_by_text("Thank you, there is nothing left for you to judge")).to_be_visible()
+    code = page.locator(".js-code").text_content()
+    assert code and len(code) >= 20
+    page.screenshot(path=str(tmp_path / "validator-done.png"), full_page=True)
+
+    with live_server.app.app_context():
+        report = compute_report(find_round("blind-1"))
+        session_code = code
+    assert report["judgments"] == 3
+    assert (report["agree"], report["partial"], report["disagree"]) == (
+        given.count("agree"),
+        given.count("partial"),
+        given.count("disagree"),
+    )
+    assert report["reasons"] == {REASON_A: 1, REASON_C: 1}
+    assert session_code == code
+
+
+def test_the_page_never_names_the_source(page: Page, live_server, tmp_path):
+    seed_round(live_server, tmp_path)
+    seen: list[str] = []
+    page.on(
+        "response",
+        lambda response: (
+            seen.append(response.text()) if "/api/validators/" in response.url else None
+        ),
+    )
+    page.goto(f"{live_server.url}/validate/blind-1?annotator=val-2")
+    progress = page.locator(".js-progress")
+    for expected in ("Item 1 of 3", "Item 2 of 3", "Item 3 of 3"):
+        expect(progress).to_have_text(expected)
+        for source in SOURCES:
+            assert source not in page.content()
+        page.get_by_role("button", name="Agree", exact=True).click()
+    expect(page.locator(".js-code")).not_to_be_empty()
+    assert seen
+    for body in seen:
+        for source in SOURCES:
+            assert source not in body
+    assert "hiddensource" not in page.content()
+
+
+def test_a_paired_item_highlights_both_spans(page: Page, live_server, tmp_path):
+    seed_round(live_server, tmp_path)
+    page.set_viewport_size({"width": 1300, "height": 900})
+    page.goto(f"{live_server.url}/validate/blind-1?annotator=val-3")
+    progress = page.locator(".js-progress")
+    for _ in range(3):
+        expect(progress).to_have_text(re.compile(r"Item \d of 3"))
+        if page.locator(".js-span-text").text_content() == "Zoë smiled.":
+            break
+        before = progress.text_content()
+        page.get_by_role("button", name="Agree", exact=True).click()
+        expect(progress).not_to_have_text(before)
+    expect(page.locator("mark.validator__hl--span")).to_have_text("Zoë smiled.")
+    expect(page.locator("mark.validator__hl--paired")).to_have_text("Later, he said nothing")
+    expect(page.get_by_text("Said twice?")).to_be_visible()
+    expect(page.get_by_text("Repetition", exact=True)).to_be_visible()
+    page.screenshot(path="/tmp/validator-paired.png", full_page=True)

@@ -1,0 +1,357 @@
+"""GET /start: fair, quota-bound, never the same document twice, abandoned places freed,
+attention checks at their share, and no overfilling when workers arrive at once."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from app import create_app
+from app.assignment.service import Candidate, choose_document
+from app.extensions import db
+from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
+from config.settings import DEFAULT_TAXONOMY
+from tests.conftest import make_test_config
+
+GOLD = [{"paragraph_id": 0, "start": 0, "end": 4, "category": "new-person"}]
+
+
+def taxonomy_with(tmp_path: Path, **study) -> str:
+    """A copy of the default taxonomy with other study settings."""
+    text = DEFAULT_TAXONOMY.read_text(encoding="utf-8")
+    head, rest = text.split("study:\n", 1)
+    rest = rest.split("validation:", 1)[1]
+    lines = "".join(f"  {key}: {value}\n" for key, value in study.items())
+    path = tmp_path / "taxonomy.yaml"
+    path.write_text(f"{head}study:\n{lines}validation:{rest}", encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+def make_app(database_uri, tmp_path):
+    """An app on the test database with the given study settings (and config overrides)."""
+    made = []
+
+    def factory(config=None, **study):
+        overrides = dict(config or {})
+        if study:
+            overrides["TAXONOMY_PATH"] = taxonomy_with(tmp_path, **study)
+        application = create_app(make_test_config(database_uri, **overrides))
+        made.append(application)
+        return application
+
+    yield factory
+    for application in made:
+        with application.app_context():
+            db.session.remove()
+            db.engine.dispose()
+
+
+def add_documents(count: int, checks: int = 0) -> list[int]:
+    """`count` regular documents then `checks` attention checks; returns their ids in order."""
+    ids = []
+    for index in range(count + checks):
+        is_check = index >= count
+        document = Document(
+            external_id=f"{'check' if is_check else 'doc'}-{index:03d}",
+            content_hash=f"{index:064x}",
+            paragraph_count=2,
+            gold=GOLD if is_check else None,
+        )
+        document.paragraphs = [
+            Paragraph(position=0, text="Anna met Bob. They talked."),
+            Paragraph(position=1, text="Then it rained."),
+        ]
+        db.session.add(document)
+        db.session.flush()
+        ids.append(document.id)
+    db.session.commit()
+    return ids
+
+
+def start(client, worker: str, **params):
+    return client.get("/start", query_string={"annotator": worker, **params})
+
+
+def session_of(response) -> AnnotationSession:
+    assert response.status_code == 302, response.get_data(as_text=True)[:500]
+    token = re.fullmatch(r"/s/([A-Za-z0-9_-]+)", response.headers["Location"]).group(1)
+    db.session.expire_all()
+    return db.session.scalars(db.select(AnnotationSession).filter_by(token=token)).one()
+
+
+def occupied() -> Counter:
+    db.session.expire_all()
+    rows = db.session.execute(
+        db.select(AnnotationSession.document_id).where(
+            AnnotationSession.status.in_(("active", "submitted"))
+        )
+    )
+    return Counter(document_id for (document_id,) in rows)
+
+
+def assert_no_tasks(response) -> None:
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert "No tasks left" in html
+    assert "completion code:" not in html.lower()
+
+
+# --- the pure rule --------------------------------------------------------------------------
+
+
+def test_choose_document_rule():
+    docs = [Candidate(1, 2, False), Candidate(2, 1, False), Candidate(3, 1, False)]
+    assert choose_document(docs, 3, 0.0, 0, 4) == 2  # fewest occupied, then lowest id
+    assert choose_document([Candidate(1, 3, False)], 3, 0.0, 0, 3) is None  # full
+    with_check = [*docs, Candidate(9, 5, True)]
+    assert choose_document(with_check, 3, 0.1, 0, 9) == 9  # 0 < 0.1 * 10
+    assert choose_document(with_check, 3, 0.1, 1, 9) == 2  # 1 >= 0.1 * 10
+    assert choose_document([Candidate(9, 0, True)], 3, 0.5, 0, 0) is None  # checks alone
+
+
+# --- fairness and quota --------------------------------------------------------------------
+
+
+def test_documents_fill_evenly_up_to_the_quota(make_app):
+    app = make_app(annotators_per_document=3, attention_check_share=0.0)
+    with app.app_context():
+        ids = add_documents(3)
+        client = app.test_client()
+        for index in range(9):
+            session = session_of(start(client, f"w{index}"))
+            # every document reaches n before any gets n + 1, ties go to the lower id
+            assert session.document_id == ids[index % 3]
+            counts = occupied()
+            assert max(counts.values()) - min(counts.get(i, 0) for i in ids) <= 1
+        assert occupied() == Counter({ids[0]: 3, ids[1]: 3, ids[2]: 3})
+        assert_no_tasks(start(client, "w9"))
+        assert occupied() == Counter({ids[0]: 3, ids[1]: 3, ids[2]: 3})
+
+
+def test_a_worker_resumes_and_never_gets_a_document_twice(make_app):
+    app = make_app(annotators_per_document=3, attention_check_share=0.0)
+    with app.app_context():
+        ids = add_documents(2)
+        client = app.test_client()
+        first = session_of(start(client, "alice"))
+        again = session_of(start(client, "alice"))
+        assert again.id == first.id  # an active session is resumed
+
+        first.status = "submitted"
+        db.session.commit()
+        second = session_of(start(client, "alice"))
+        assert second.document_id == ids[1] != first.document_id
+
+        second.status = "submitted"
+        db.session.commit()
+        assert_no_tasks(start(client, "alice"))  # both done: nothing else for alice
+        assert session_of(start(client, "bob")).document_id == ids[0]
+
+
+def test_platform_identities_get_assignments(make_app):
+    app = make_app(annotators_per_document=2, attention_check_share=0.0)
+    with app.app_context():
+        ids = add_documents(1)
+        client = app.test_client()
+        prolific = session_of(
+            client.get(
+                "/start",
+                query_string={"PROLIFIC_PID": "p1", "STUDY_ID": "s1", "SESSION_ID": "x1"},
+            )
+        )
+        assert prolific.document_id == ids[0]
+        assert prolific.platform == "prolific"
+        assert prolific.platform_params == {"study_id": "s1", "session_id": "x1"}
+        mturk = session_of(
+            client.get(
+                "/start", query_string={"workerId": "W1", "assignmentId": "A1", "hitId": "H1"}
+            )
+        )
+        assert mturk.platform == "mturk"
+        assert mturk.document_id == ids[0]
+
+
+def test_anonymous_worker_is_remembered_by_cookie(make_app):
+    app = make_app(annotators_per_document=3, attention_check_share=0.0)
+    with app.app_context():
+        add_documents(2)
+        client = app.test_client()
+        response = client.get("/start")
+        assert "falte_anon=" in response.headers["Set-Cookie"]
+        assert response.headers["Cache-Control"] == "no-store"
+        first = session_of(response)
+        assert session_of(client.get("/start")).id == first.id
+        assert db.session.scalar(db.select(db.func.count(Annotator.id))) == 1
+
+
+def test_mturk_preview_takes_no_place(make_app):
+    app = make_app(annotators_per_document=1, attention_check_share=0.0)
+    with app.app_context():
+        add_documents(1)
+        client = app.test_client()
+        response = client.get(
+            "/start", query_string={"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "H"}
+        )
+        assert response.status_code == 200
+        html = response.get_data(as_text=True)
+        assert "Task preview" in html
+        assert "New person not introduced" in html
+        assert db.session.scalar(db.select(db.func.count(AnnotationSession.id))) == 0
+
+
+def test_bad_identity_parameter_is_a_400(make_app):
+    app = make_app()
+    with app.app_context():
+        add_documents(1)
+        response = app.test_client().get("/start", query_string={"annotator": "x" * 201})
+        assert response.status_code == 400
+
+
+def test_no_documents_at_all_means_no_tasks(make_app):
+    app = make_app()
+    with app.app_context():
+        assert_no_tasks(start(app.test_client(), "w"))
+
+
+# --- abandonment ---------------------------------------------------------------------------
+
+
+def test_abandoned_sessions_free_their_place_and_keep_annotations(make_app):
+    app = make_app(annotators_per_document=1, attention_check_share=0.0, abandon_after_minutes=30)
+    with app.app_context():
+        ids = add_documents(1)
+        client = app.test_client()
+        idle = session_of(start(client, "idle"))
+        db.session.add(
+            Annotation(
+                session_id=idle.id,
+                client_id="11111111-1111-4111-8111-111111111111",
+                paragraph_id=0,
+                span_start=0,
+                span_end=4,
+                span_text="Anna",
+                category="new-person",
+            )
+        )
+        idle.last_seen_at = utcnow() - timedelta(minutes=20)
+        db.session.commit()
+        assert_no_tasks(start(client, "eager"))  # 20 minutes idle: still holds the place
+
+        idle.last_seen_at = utcnow() - timedelta(minutes=31)
+        db.session.commit()
+        taken = session_of(start(client, "eager"))
+        assert taken.document_id == ids[0]
+        db.session.expire_all()
+        idle = db.session.get(AnnotationSession, idle.id)
+        assert idle.status == "abandoned"
+        assert len(idle.annotations) == 1  # nothing the worker did is lost
+        assert occupied() == Counter({ids[0]: 1})
+
+        # The idle worker comes back: the document is full again, so no task for them.
+        assert_no_tasks(start(client, "idle"))
+
+
+def test_returning_worker_resumes_an_abandoned_session_when_there_is_room(make_app):
+    app = make_app(annotators_per_document=1, attention_check_share=0.0, abandon_after_minutes=30)
+    with app.app_context():
+        add_documents(1)
+        client = app.test_client()
+        idle = session_of(start(client, "idle"))
+        idle.last_seen_at = utcnow() - timedelta(hours=2)
+        db.session.commit()
+        other = session_of(start(client, "other"))  # marks idle abandoned, takes the place
+        db.session.expire_all()
+        assert db.session.get(AnnotationSession, idle.id).status == "abandoned"
+
+        other.last_seen_at = utcnow() - timedelta(hours=1)  # now the other one goes quiet
+        db.session.commit()
+        back = session_of(start(client, "idle"))
+        assert back.id == idle.id  # the same session, with whatever was saved in it
+        assert back.status == "active"
+        db.session.expire_all()
+        assert db.session.get(AnnotationSession, other.id).status == "abandoned"
+
+
+def test_abandon_minutes_config_overrides_the_taxonomy(make_app):
+    app = make_app(
+        {"ABANDON_AFTER_MINUTES": 5},
+        annotators_per_document=1,
+        attention_check_share=0.0,
+        abandon_after_minutes=600,
+    )
+    with app.app_context():
+        add_documents(1)
+        client = app.test_client()
+        idle = session_of(start(client, "idle"))
+        idle.last_seen_at = utcnow() - timedelta(minutes=6)
+        db.session.commit()
+        assert session_of(start(client, "eager")).annotator.external_id == "eager"
+
+
+# --- attention checks ----------------------------------------------------------------------
+
+
+def test_attention_checks_are_handed_out_at_the_share(make_app):
+    app = make_app(annotators_per_document=3, attention_check_share=0.1)
+    with app.app_context():
+        ids = add_documents(10, checks=1)
+        check_id = ids[-1]
+        client = app.test_client()
+        got = [session_of(start(client, f"w{index}")) for index in range(20)]
+        checks = [index for index, session in enumerate(got) if session.document_id == check_id]
+        # checks < 0.1 * (occupied + 1): the 1st and the 11th arrival get the check.
+        assert checks == [0, 10]
+        assert all(
+            session.is_attention_check == (index in checks) for index, session in enumerate(got)
+        )
+        regular = Counter(s.document_id for s in got if s.document_id != check_id)
+        assert max(regular.values()) - min(regular.values()) <= 1
+
+
+def test_no_checks_when_the_share_is_zero(make_app):
+    app = make_app(annotators_per_document=3, attention_check_share=0.0)
+    with app.app_context():
+        ids = add_documents(2, checks=1)
+        client = app.test_client()
+        got = {session_of(start(client, f"w{index}")).document_id for index in range(6)}
+        assert got == set(ids[:2])
+        assert_no_tasks(start(client, "late"))  # only the check is left: no task
+
+
+# --- concurrency ---------------------------------------------------------------------------
+
+
+def test_simultaneous_arrivals_never_overfill(make_app):
+    app = make_app(annotators_per_document=2, attention_check_share=0.0)
+    workers = 14
+    with app.app_context():
+        ids = add_documents(3)  # 6 places for 14 workers
+    barrier = threading.Barrier(workers)
+    results: list[tuple[int, str]] = []
+    errors: list[BaseException] = []
+
+    def arrive(index: int) -> None:
+        client = app.test_client()
+        try:
+            barrier.wait(timeout=30)
+            response = client.get("/start", query_string={"annotator": f"w{index}"})
+            results.append((response.status_code, response.headers.get("Location", "")))
+        except BaseException as exc:  # reported below, in the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=arrive, args=(i,)) for i in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    statuses = Counter(status for status, _ in results)
+    assert statuses == Counter({302: 6, 200: workers - 6})
+    with app.app_context():
+        assert occupied() == Counter({ids[0]: 2, ids[1]: 2, ids[2]: 2})

@@ -1,0 +1,269 @@
+"""The researcher console's pages: figures on a hand-checked study, constant query count,
+study links, taxonomy preview."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import timedelta
+
+import pytest
+
+from app.extensions import db
+from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
+from app.research.dashboard import load_study
+from app.study import study_settings
+from app.taxonomy import current_taxonomy
+from bench.dashboard_bench import count_statements, seed_study
+from config.settings import DEFAULT_TAXONOMY
+
+# Sentences: p0 = "Anna met Bob." (0-13) + "They talked." (14-26); p1 = "Then it rained." (0-15)
+PARAGRAPHS = ["Anna met Bob. They talked.", "Then it rained."]
+
+
+def add_document(external_id: str, gold=None) -> Document:
+    document = Document(
+        external_id=external_id,
+        content_hash=external_id.ljust(64, "0"),
+        paragraph_count=len(PARAGRAPHS),
+        gold=gold,
+    )
+    document.paragraphs = [Paragraph(position=i, text=t) for i, t in enumerate(PARAGRAPHS)]
+    db.session.add(document)
+    db.session.flush()
+    return document
+
+
+def add_session(document: Document, worker: str, status: str, spans=(), **fields):
+    annotator = db.session.scalars(
+        db.select(Annotator).filter_by(platform="direct", external_id=worker)
+    ).first()
+    if annotator is None:
+        annotator = Annotator(platform="direct", external_id=worker)
+        db.session.add(annotator)
+        db.session.flush()
+    session = AnnotationSession(
+        document_id=document.id,
+        annotator_id=annotator.id,
+        status=status,
+        furthest=len(PARAGRAPHS) - 1 if status == "submitted" else 0,
+        position=0,
+        taxonomy_version="test",
+        platform="direct",
+        **fields,
+    )
+    db.session.add(session)
+    db.session.flush()
+    for index, (paragraph_id, start, end, category) in enumerate(spans):
+        db.session.add(
+            Annotation(
+                session_id=session.id,
+                client_id=f"00000000-0000-4000-8000-{session.id:06d}{index:06d}",
+                paragraph_id=paragraph_id,
+                span_start=start,
+                span_end=end,
+                span_text=PARAGRAPHS[paragraph_id][start:end],
+                category=category,
+            )
+        )
+    db.session.flush()
+    return session
+
+
+@pytest.fixture
+def small_study(app):
+    """One document read by two workers, one attention check, one stale active session."""
+    doc = add_document("doc-a")
+    # Worker A marks "Anna" (sentence 0) and "rained" (sentence 2).
+    add_session(doc, "a", "submitted", [(0, 0, 4, "new-person"), (1, 8, 14, "missing-info")])
+    # Worker B marks "Bob" (sentence 0) and "talked" (sentence 1); plus a removed one.
+    b = add_session(doc, "b", "submitted", [(0, 9, 12, "new-person"), (0, 19, 25, "repetition")])
+    db.session.add(
+        Annotation(
+            session_id=b.id,
+            client_id="99999999-0000-4000-8000-000000000000",
+            paragraph_id=1,
+            span_start=0,
+            span_end=4,
+            span_text="Then",
+            category="ungrammatical",
+            deleted_at=utcnow(),
+        )
+    )
+    add_session(doc, "c", "active", last_seen_at=utcnow() - timedelta(days=1))
+    check = add_document(
+        "check-1", gold=[{"paragraph_id": 0, "start": 0, "end": 4, "category": "new-person"}]
+    )
+    add_session(check, "a", "submitted", is_attention_check=True, spans=[(1, 0, 4, "new-person")])
+    add_session(check, "b", "submitted", is_attention_check=True, spans=[(0, 2, 6, "missing-info")])
+    db.session.commit()
+    return doc
+
+
+def test_load_study_figures_by_hand(app, small_study):
+    study = load_study(study_settings())
+    doc = study.by_id[small_study.id]
+    assert len(doc.sentences) == 3
+    assert doc.count("submitted") == 2
+    assert doc.count("abandoned") == 1  # stale active shows as abandoned
+    assert doc.count("active") == 0
+    # A labels [1, 0, 1], B labels [1, 1, 0]: scores 1/3 and 1/3.
+    assert doc.coherence == pytest.approx(1 / 3)
+    # units (no error, error): s0 (0,2), s1 (1,1), s2 (1,1): o11 = 2, o01 = o10 = 2,
+    # o00 = 0; n = 6, n0 = 2, n1 = 4. D_o = 4/6, D_e = 2*2*4/(6*5) = 16/30
+    # -> alpha = 1 - (4/6)/(16/30) = 1 - 120/96 = -0.25 (they disagree more than chance)
+    assert doc.alpha == pytest.approx(-0.25)
+    # A's spans: "Anna" doesn't overlap "Bob"/"talked"; "rained" neither -> F1 = 0
+    assert doc.f1 == 0.0
+    # Removed annotations count nowhere.
+    assert doc.categories == {"new-person": 2, "missing-info": 1, "repetition": 1}
+    # Errors per sentence over submitted sessions: 4 + 2 annotations on the check document.
+    assert study.submitted_sentences == 3 * 2 + 3 * 2
+    assert study.errors_per_sentence["new-person"] == pytest.approx(3 / 12)
+    annotators = {row.label: row for row in study.annotators}
+    # Worker a missed the gold span (annotated paragraph 1); b found it, other category.
+    assert annotators["direct:a"].gold.recall_any == 0.0
+    assert annotators["direct:a"].flagged
+    assert annotators["direct:b"].gold.recall_any == 1.0
+    assert annotators["direct:b"].gold.recall_category == 0.0
+    assert not annotators["direct:b"].flagged
+    assert study.annotators[0].label == "direct:a"  # flagged workers first
+
+
+def test_dashboard_page_shows_the_study(researcher_client, small_study):
+    response = researcher_client.get("/research/")
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert "doc-a" in html and "check-1" in html
+    assert "33.3%" in html  # BooookScore of doc-a
+    assert "-0.25" in html  # its alpha
+    assert "below threshold" in html
+    assert 'role="img"' in html and '<title id="chart-categories-title">' in html
+    assert "style=" not in html  # the CSP forbids inline styles
+    assert "<script>" not in html
+
+
+def test_document_page(researcher_client, small_study):
+    response = researcher_client.get(f"/research/documents/{small_study.id}")
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert "direct:a" in html and "direct:b" in html
+    assert "chart-document-categories" in html
+    assert researcher_client.get("/research/documents/999999").status_code == 404
+
+
+def test_dashboard_text_is_escaped(researcher_client, app):
+    doc = add_document("<script>alert(1)</script>")
+    add_session(doc, "<b>worker</b>", "submitted", [(0, 0, 4, "new-person")])
+    db.session.commit()
+    html = researcher_client.get("/research/").get_data(as_text=True)
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<b>worker</b>" not in html
+
+
+def test_dashboard_query_count_does_not_grow_with_data(researcher_client, app):
+    keys = current_taxonomy().keys
+    seed_study(2, 3, 4, categories=keys, check_documents=1, tag="small-")
+    researcher_client.get("/research/")  # warm-up: templates compiled
+    db.session.remove()  # the tests share the request's session: start each one empty
+    with count_statements() as small:
+        assert researcher_client.get("/research/").status_code == 200
+    seed_study(18, 3, 6, categories=keys, check_documents=2, tag="more-", seed=3)
+    db.session.remove()
+    with count_statements() as large:
+        assert researcher_client.get("/research/").status_code == 200
+    assert len(small) == len(large), (small, large)
+    assert len(large) <= 6
+    db.session.remove()
+    with count_statements() as document_page:
+        assert researcher_client.get("/research/documents/1").status_code == 200
+    assert len(document_page) <= 7
+
+
+def test_empty_study_renders(researcher_client):
+    response = researcher_client.get("/research/")
+    assert response.status_code == 200
+    assert "No documents yet" in response.get_data(as_text=True)
+
+
+# --- study links ---------------------------------------------------------------------------
+
+
+def test_study_links_page(researcher_client):
+    response = researcher_client.get(
+        "/research/study", environ_overrides={"wsgi.url_scheme": "https"}
+    )
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    prolific = (
+        "https://localhost/start?PROLIFIC_PID={{%PROLIFIC_PID%}}"
+        "&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}"
+    )
+    assert prolific in html
+    assert "&lt;ExternalURL&gt;https://localhost/start&lt;/ExternalURL&gt;" in html
+    assert "ExternalQuestion.xsd" in html
+    assert "assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE" in html
+    assert "https://app.prolific.com/submissions/complete?cc={code}" in html
+    assert html.count("js-copy ") + html.count('js-copy"') >= 4
+    assert 'data-module="research"' in html
+    assert "served over plain HTTP" not in html
+
+
+def test_study_links_warn_on_http_and_show_config_overrides(app, researcher):
+    app.config["COMPLETION_URL"] = "https://example.org/done?code={code}"
+    app.config["ABANDON_AFTER_MINUTES"] = 45
+    client = app.test_client()
+    with client.session_transaction() as session:
+        session["_user_id"] = str(researcher.id)
+    html = client.get("/research/study").get_data(as_text=True)
+    assert "served over plain HTTP" in html
+    assert "https://example.org/done?code={code}" in html
+    assert "45 minutes" in html
+    settings = study_settings()
+    assert settings.completion_url_source == "config"
+    assert settings.abandon_after_minutes == 45
+
+
+# --- taxonomy preview ----------------------------------------------------------------------
+
+
+def test_taxonomy_preview_and_file_checks(app, researcher, tmp_path):
+    path = tmp_path / "taxonomy.yaml"
+    shutil.copy(DEFAULT_TAXONOMY, path)
+    app.config["TAXONOMY_PATH"] = str(path)
+    client = app.test_client()
+    with client.session_transaction() as session:
+        session["_user_id"] = str(researcher.id)
+
+    html = client.get("/research/taxonomy").get_data(as_text=True)
+    assert "is valid and is the version running" in html
+    assert "New person not introduced" in html
+    assert 'fill="#ffe08a"' in html
+    assert "<strong>one paragraph at a" in html  # instructions rendered from Markdown
+
+    path.write_text(path.read_text().replace("Repetition", "Repeated text"), encoding="utf-8")
+    html = client.get("/research/taxonomy").get_data(as_text=True)
+    assert "differs from the running version; restart to apply" in html
+
+    path.write_text("title: Broken\ncategories: []\n", encoding="utf-8")
+    response = client.get("/research/taxonomy")
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert "problem" in html and "instructions" in html
+    assert "taxonomy.yaml:" in html
+
+    path.unlink()
+    html = client.get("/research/taxonomy").get_data(as_text=True)
+    assert "problem" in html
+
+
+def test_memoised_figures_follow_changes_to_submitted_spans(app, small_study):
+    before = load_study(study_settings()).by_id[small_study.id]
+    assert before.coherence == pytest.approx(1 / 3)
+    # Remove worker B's "talked" annotation behind the app's back: B now labels [1, 0, 0].
+    talked = db.session.scalars(db.select(Annotation).filter_by(span_text="talked")).one()
+    talked.deleted_at = utcnow()
+    db.session.commit()
+    after = load_study(study_settings()).by_id[small_study.id]
+    assert after.coherence == pytest.approx((1 / 3 + 2 / 3) / 2)
+    assert after.categories["repetition"] == 0

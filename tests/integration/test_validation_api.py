@@ -1,0 +1,279 @@
+"""The validator pages and API on both databases: assignment rules, every 4xx, blindness."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.extensions import db
+from app.models import ValidationItem, ValidationJudgment, ValidationSession
+from tests.integration.validation_support import (
+    add_annotation,
+    judge,
+    make_documents,
+    make_session,
+    next_item,
+    start_validator,
+    vcsrf,
+    write_jsonl,
+)
+
+# Distinctive source names: the blindness test looks for them in every response.
+SOURCE_A = "srcalpha-secret"
+SOURCE_B = "srcbeta-secret"
+REASON_C = "C. Not addressing issues that matter"
+
+
+def _create(runner, tmp_path, records, name="r", per_item=1):
+    path = write_jsonl(tmp_path / f"{name}.jsonl", records)
+    result = runner.invoke(
+        args=[
+            "validation",
+            "create-round",
+            name,
+            "--items",
+            str(path),
+            "--judgments-per-item",
+            str(per_item),
+            "--seed",
+            "1",
+        ]
+    )
+    assert result.exit_code == 0, result.output
+
+
+def _items(n=3):
+    needles = ["Anna", "letter", "Nobody", "answered", "again"][:n]
+    return [
+        {
+            "id": f"i{k}",
+            "source": SOURCE_A if k % 2 else SOURCE_B,
+            "document_id": "doc-b",
+            "span": {"text": needle},
+            "labels": ["new-person"],
+            "question": f"Question {k}?",
+        }
+        for k, needle in enumerate(needles)
+    ]
+
+
+@pytest.fixture
+def round_r(app, runner, tmp_path):
+    make_documents()
+    _create(runner, tmp_path, _items(3))
+    return "r"
+
+
+def test_link_redirects_to_a_session_page(client, round_r):
+    token = start_validator(client, round_r, annotator="v1")
+    assert token == start_validator(client, round_r, annotator="v1")  # resumed
+    assert token != start_validator(client, round_r, annotator="v2")
+    page = client.get(f"/v/{token}")
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert vcsrf(token)["X-CSRFToken"] in html
+    for label in ("Agree", "Partially agree", "Disagree", REASON_C):
+        assert label in html
+    assert page.headers["Referrer-Policy"] == "same-origin"
+    assert client.get("/validate/no-such-round").status_code == 404
+    assert client.get("/v/not-a-token").status_code == 404
+    assert client.get("/api/validators/not-a-token/next").status_code == 404
+
+
+def test_mturk_preview_creates_no_session(client, round_r):
+    response = client.get(
+        f"/validate/{round_r}", query_string={"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE"}
+    )
+    assert response.status_code == 200
+    assert db.session.scalar(db.select(db.func.count(ValidationSession.id))) == 0
+
+
+def test_a_validator_judges_every_item_once_then_gets_a_code(client, round_r):
+    token = start_validator(client, round_r)
+    seen = []
+    while True:
+        answer = next_item(client, token)
+        if answer["item"] is None:
+            break
+        item = answer["item"]
+        assert answer["progress"] == {"done": len(seen), "total": 3}
+        assert next_item(client, token)["item"]["id"] == item["id"]  # same until judged
+        assert item["document"]["paragraphs"][0]["paragraph_id"] == 0
+        span = item["span"]
+        text = item["document"]["paragraphs"][span["paragraph_id"]]["text"]
+        assert text[span["start"] : span["end"]] == span["text"]
+        assert item["label_names"] == ["New person not introduced"]
+        response = judge(client, token, item["id"], "partial", [REASON_C], explanation=" why ")
+        assert response.status_code == 201, response.data
+        assert response.get_json()["judgment"]["explanation"] == "why"
+        seen.append(item["id"])
+    assert sorted(seen) == ["i0", "i1", "i2"]
+    assert answer["progress"] == {"done": 3, "total": 3}
+    assert answer["completion_code"]
+    stored = db.session.scalars(db.select(ValidationJudgment)).all()
+    assert {(j.verdict, tuple(j.reasons), j.validator) for j in stored} == {
+        ("partial", (REASON_C,), "direct:v1")
+    }
+
+
+def test_judgments_are_idempotent_and_final(client, round_r):
+    token = start_validator(client, round_r)
+    item_id = next_item(client, token)["item"]["id"]
+    assert judge(client, token, item_id, "agree").status_code == 201
+    again = judge(client, token, item_id, "agree")
+    assert again.status_code == 200
+    assert again.get_json()["judgment"]["verdict"] == "agree"
+    changed = judge(client, token, item_id, "disagree", ["D. Other"])
+    assert changed.status_code == 409
+    assert changed.get_json()["error"]["code"] == "conflict"
+    assert db.session.scalar(db.select(db.func.count(ValidationJudgment.id))) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({"item_id": "nope", "verdict": "agree"}, 404, "not_found"),
+        ({"item_id": "i0", "verdict": "maybe"}, 422, "invalid_verdict"),
+        ({"item_id": "i0", "verdict": "partial"}, 422, "reasons_required"),
+        ({"item_id": "i0", "verdict": "disagree", "reasons": []}, 422, "reasons_required"),
+        ({"item_id": "i0", "verdict": "partial", "reasons": ["Z. Nope"]}, 422, "invalid_reason"),
+        ({"item_id": "i0", "verdict": "agree", "reasons": "A"}, 400, "bad_request"),
+        ({"item_id": 5, "verdict": "agree"}, 400, "bad_request"),
+        ({"verdict": "agree"}, 400, "bad_request"),
+        ({"item_id": "i0", "verdict": "agree", "source": "x"}, 400, "bad_request"),
+        ({"item_id": "i0", "verdict": "agree", "explanation": 3}, 400, "bad_request"),
+        ({"item_id": "i0", "verdict": "agree", "explanation": "x" * 5001}, 422, "too_long"),
+        (["not", "an", "object"], 400, "bad_request"),
+    ],
+)
+def test_bad_judgments_get_4xx_envelopes(client, round_r, body, status, code):
+    token = start_validator(client, round_r)
+    response = client.post(f"/api/validators/{token}/judgments", json=body, headers=vcsrf(token))
+    assert response.status_code == status, response.data
+    assert response.get_json()["error"]["code"] == code
+    assert db.session.scalar(db.select(db.func.count(ValidationJudgment.id))) == 0
+
+
+def test_writes_need_the_csrf_header_and_json(client, round_r):
+    token = start_validator(client, round_r)
+    body = {"item_id": "i0", "verdict": "agree"}
+    url = f"/api/validators/{token}/judgments"
+    assert client.post(url, json=body).status_code == 403
+    other = start_validator(client, round_r, annotator="v2")
+    assert client.post(url, json=body, headers=vcsrf(other)).status_code == 403
+    response = client.post(url, data="item_id=i0", headers=vcsrf(token))
+    assert response.status_code == 415
+    response = client.post(
+        url, data="{bad", headers={**vcsrf(token), "Content-Type": "application/json"}
+    )
+    assert response.status_code == 400
+
+
+def test_each_item_gets_k_distinct_validators_least_judged_first(app, runner, client, tmp_path):
+    make_documents()
+    _create(runner, tmp_path, _items(3), name="k2", per_item=2)
+    judged: dict[str, list[str]] = {}
+    for validator in ("v1", "v2", "v3", "v4"):
+        token = start_validator(client, "k2", annotator=validator)
+        while (item := next_item(client, token)["item"]) is not None:
+            assert validator not in judged.get(item["id"], [])
+            # Least judged first: no open item has fewer judgments than this one.
+            counts = [len(judged.get(f"i{k}", [])) for k in range(3)]
+            assert len(judged.get(item["id"], [])) == min(c for c in counts if c < 2)
+            assert judge(client, token, item["id"]).status_code == 201
+            judged.setdefault(item["id"], []).append(validator)
+    assert {k: len(v) for k, v in judged.items()} == {"i0": 2, "i1": 2, "i2": 2}
+
+
+def test_concurrent_validators_get_different_items(app, runner, client, tmp_path):
+    make_documents()
+    _create(runner, tmp_path, _items(2), name="c1")
+    first = next_item(client, start_validator(client, "c1", annotator="v1"))["item"]["id"]
+    second = next_item(client, start_validator(client, "c1", annotator="v2"))["item"]["id"]
+    assert first != second
+    third = next_item(client, start_validator(client, "c1", annotator="v3"))
+    assert third["item"] is None  # both items are reserved by validators at work
+    assert third["completion_code"] is None  # and no code for judging nothing
+
+
+def test_a_served_item_stays_judgeable(app, runner, client, tmp_path):
+    make_documents()
+    _create(runner, tmp_path, _items(1), name="one")
+    token = start_validator(client, "one", annotator="v1")
+    assert next_item(client, token)["item"]["id"] == "i0"
+    # An item that was never served to this validator and is full is refused...
+    other = start_validator(client, "one", annotator="v2")
+    response = judge(client, other, "i0")
+    assert response.status_code == 422
+    assert response.get_json()["error"]["code"] == "not_available"
+    # ...but the validator it was served to can always judge it.
+    assert judge(client, token, "i0").status_code == 201
+
+
+def test_nobody_validates_their_own_annotations(app, runner, client, tmp_path):
+    make_documents()
+    alice = make_session("doc-a", "alice", status="submitted")
+    add_annotation(alice, 0, "Zoë", "new-person", occurrence=1)
+    export = tmp_path / "export.jsonl"
+    assert runner.invoke(args=["export-annotations", "--output", str(export)]).exit_code == 0
+    records = [
+        {"id": "other", "source": "gpt-4", "document_id": "doc-b", "span": {"text": "Nobody"}},
+        # Same annotator identity given explicitly, without the annotation link.
+        {
+            "id": "named",
+            "source": "human",
+            "document_id": "doc-b",
+            "span": {"text": "answered"},
+            "annotator_id": "direct:alice",
+        },
+    ]
+    items = write_jsonl(tmp_path / "more.jsonl", records)
+    result = runner.invoke(
+        args=["validation", "create-round", "own", "--items", str(export), "--items", str(items)]
+    )
+    assert result.exit_code == 0, result.output
+    token = start_validator(client, "own", annotator="alice")
+    served = []
+    while (item := next_item(client, token)["item"]) is not None:
+        served.append(item["id"])
+        assert judge(client, token, item["id"]).status_code == 201
+    assert served == ["other"]
+    linked = db.session.scalars(
+        db.select(ValidationItem.external_id).where(ValidationItem.annotation_id.is_not(None))
+    ).one()
+    for own in ("named", linked):
+        response = judge(client, token, own)
+        assert response.status_code == 422
+        assert response.get_json()["error"]["code"] == "not_available"
+    bob = start_validator(client, "own", annotator="bob")
+    count = 0
+    while (item := next_item(client, bob)["item"]) is not None:
+        assert judge(client, bob, item["id"]).status_code == 201
+        count += 1
+    assert count == 2  # bob gets alice's two items (the "other" one is full)
+
+
+def test_validators_never_see_the_source(app, runner, client, tmp_path):
+    make_documents()
+    _create(runner, tmp_path, _items(5), name="blind", per_item=2)
+    bodies = []
+    for validator in ("v1", "v2"):
+        link = client.get("/validate/blind", query_string={"annotator": validator})
+        bodies.append(link.get_data(as_text=True))
+        token = link.headers["Location"].removeprefix("/v/")
+        page = client.get(f"/v/{token}")
+        bodies.append(page.get_data(as_text=True))
+        while True:
+            response = client.get(f"/api/validators/{token}/next")
+            bodies.append(response.get_data(as_text=True))
+            item = response.get_json()["item"]
+            if item is None:
+                break
+            assert "source" not in item and "origin_annotator" not in item
+            posted = judge(client, token, item["id"], "disagree", ["D. Other"])
+            bodies.append(posted.get_data(as_text=True))
+            bodies.append(judge(client, token, item["id"], "agree").get_data(as_text=True))
+    assert len(bodies) > 20
+    for body in bodies:
+        assert SOURCE_A not in body
+        assert SOURCE_B not in body
+        assert "srcalpha" not in body and "srcbeta" not in body

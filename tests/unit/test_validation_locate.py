@@ -1,0 +1,47 @@
+"""Locating span texts in documents: exact, ambiguous, tolerant of whitespace and quotes."""
+
+from __future__ import annotations
+
+from app.validation.locate import locate, normalise_with_map
+
+PARAGRAPHS = (
+    "Zoë met 🚢 Łukasz. Zoë smiled.",
+    "He said “hello  there”\nand left — quickly.",
+)
+
+
+def test_exact_match_gives_code_point_offsets():
+    found = locate(PARAGRAPHS, "Łukasz")
+    assert (found.paragraph_id, found.start, found.end) == (0, 10, 16)
+    assert PARAGRAPHS[0][found.start : found.end] == "Łukasz"
+    assert not found.ambiguous
+
+
+def test_several_matches_use_the_first_and_say_so():
+    found = locate(PARAGRAPHS, "Zoë")
+    assert (found.paragraph_id, found.start, found.matches) == (0, 0, 2)
+    assert found.ambiguous
+
+
+def test_search_can_be_limited_to_one_paragraph():
+    assert locate(PARAGRAPHS, "Zoë", paragraph_id=1) is None
+    assert locate(PARAGRAPHS, "left", paragraph_id=1).start == PARAGRAPHS[1].index("left")
+
+
+def test_other_whitespace_and_straight_quotes_still_match():
+    found = locate(PARAGRAPHS, 'said "hello there" and left - quickly.')
+    assert found is not None
+    assert found.paragraph_id == 1
+    assert found.text == PARAGRAPHS[1][found.start : found.end]
+    assert found.text == "said “hello  there”\nand left — quickly."
+
+
+def test_missing_text_is_not_found():
+    assert locate(PARAGRAPHS, "not there") is None
+    assert locate(PARAGRAPHS, "   ") is None
+
+
+def test_normalised_map_points_back_to_the_original():
+    text, index = normalise_with_map("a  \n b’c")
+    assert text == "a b'c"
+    assert [index[i] for i in range(len(text))] == [0, 1, 5, 6, 7]
