@@ -20,27 +20,15 @@ import uuid
 import pytest
 from sqlalchemy import create_engine, text
 
-from app import create_app
 from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
-from tests.conftest import _truncate_all, make_test_config, require_or_skip
+from tests.conftest import require_or_skip
+from tests.resilience.conftest import PARAGRAPH
 from tests.support.servers import free_port, start_gunicorn, stop, worker_pids
 
-PARAGRAPH = "Zoë 🚢 sailed from Skarvik at dawn, and the keeper watched the ship until noon."
 SAVES_PER_CLIENT = 25
 CLIENTS = 6
-
-
-@pytest.fixture
-def pg_url(postgres_url):
-    """The run's PostgreSQL database, emptied, with one document imported."""
-    _truncate_all(postgres_url)
-    app = create_app(make_test_config(postgres_url))
-    with app.app_context():
-        import_documents([DocumentInput("fault-doc", "Faults", (PARAGRAPH, "Second paragraph."))])
-        db.engine.dispose()
-    return postgres_url
 
 
 @pytest.fixture

@@ -1,0 +1,24 @@
+"""Fixtures for tests against real servers on the run's PostgreSQL database."""
+
+from __future__ import annotations
+
+import pytest
+
+from app import create_app
+from app.document_formats import DocumentInput
+from app.documents import import_documents
+from app.extensions import db
+from tests.conftest import _truncate_all, make_test_config
+
+PARAGRAPH = "Zoë 🚢 sailed from Skarvik at dawn, and the keeper watched the ship until noon."
+
+
+@pytest.fixture
+def pg_url(postgres_url):
+    """The run's PostgreSQL database, emptied, with one document imported."""
+    _truncate_all(postgres_url)
+    app = create_app(make_test_config(postgres_url))
+    with app.app_context():
+        import_documents([DocumentInput("fault-doc", "Faults", (PARAGRAPH, "Second paragraph."))])
+        db.engine.dispose()
+    return postgres_url
