@@ -73,3 +73,13 @@ def test_bad_taxonomy_stops_the_app(tmp_path):
     bad.write_text("title: x\ncategories: []\n")
     with pytest.raises(TaxonomyError, match=r"bad\.yaml:2: categories"):
         create_app({"APP_ENV": "testing", "TAXONOMY_PATH": str(bad)})
+
+
+def test_rate_limit_storage_can_be_shared_redis(monkeypatch):
+    # Several gunicorn workers, dynos or containers share limits through Redis.
+    monkeypatch.setenv("RATELIMIT_STORAGE_URI", "redis://127.0.0.1:6390/0")
+    app = create_app({"APP_ENV": "development", "SQLALCHEMY_DATABASE_URI": "sqlite://"})
+    assert app.config["RATELIMIT_STORAGE_URI"] == "redis://127.0.0.1:6390/0"
+    from limits.storage import RedisStorage, storage_from_string
+
+    assert isinstance(storage_from_string(app.config["RATELIMIT_STORAGE_URI"]), RedisStorage)
