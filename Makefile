@@ -44,7 +44,7 @@ format: $(VENV)/.installed-dev ## ruff format and autofix
 	$(VENV)/bin/ruff check --fix .
 
 bench: $(VENV)/.installed-dev ## Run the benchmarks (prints ratios to in-run baselines)
-	./scripts/with-postgres.sh $(PY) -m bench
+	./scripts/with-postgres.sh $(PY) -m bench $(BENCH_ARGS)
 
 clean: ## Remove the virtualenv and the local database
 	rm -rf $(VENV) instance .pytest_cache
