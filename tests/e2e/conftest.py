@@ -43,6 +43,13 @@ def pytest_collection_modifyitems(items):
 
 
 @pytest.fixture(scope="session")
+def base_url() -> str | None:
+    """No base URL: tests use live_server.url. (pytest-playwright's fallback fixture is a
+    method on a plugin object, which pytest 9 turns into an error under -W error.)"""
+    return None
+
+
+@pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     """Launch Debian's Chromium when present, with flags for this closed network."""
     args = {**browser_type_launch_args, "args": CHROMIUM_ARGS}

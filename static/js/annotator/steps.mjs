@@ -1,0 +1,179 @@
+/**
+ * Steps 1-5 of one annotation (FALTE, Figure 3): the error span, the category, the paired
+ * span (paired categories only), the comment, and Add.
+ *
+ * The chosen spans stay visible in the text after the browser's selection is gone, drawn
+ * with the CSS Custom Highlight API (`::highlight(pending-span)`), so nothing is inserted
+ * into the paragraphs.
+ *
+ * @module annotator/steps
+ */
+
+/**
+ * @typedef {import('./table.mjs').WireSpan} WireSpan
+ * @typedef {import('./table.mjs').Category} Category
+ * @typedef {{key: string, name: string, type: string, paired_prompt?: string | null,
+ *   shortcut?: string | null, color: string, description?: string}} FullCategory
+ */
+
+const DEFAULT_PAIRED_PROMPT = 'Highlight the other span, in the Context or the Current Paragraph.';
+
+export class Steps {
+  /**
+   * @param {{$form: HTMLFormElement, categories: Map<string, FullCategory>, commentRequired: boolean,
+   *   maxCommentLength?: number | null, range: (span: WireSpan) => Range | null}} options
+   */
+  constructor({ $form, categories, commentRequired, maxCommentLength, range }) {
+    this.$form = $form;
+    this.categories = categories;
+    this.commentRequired = commentRequired;
+    this.range = range;
+    this.$span = /** @type {HTMLInputElement} */ ($form.querySelector('.js-span'));
+    this.$paired = /** @type {HTMLInputElement} */ ($form.querySelector('.js-paired-span'));
+    this.$pairedStep = /** @type {HTMLElement} */ ($form.querySelector('.js-step-paired'));
+    this.$pairedPrompt = /** @type {HTMLElement} */ ($form.querySelector('.js-paired-prompt'));
+    this.$comment = /** @type {HTMLInputElement} */ ($form.querySelector('.js-comment'));
+    if (maxCommentLength && (this.$comment.maxLength < 0 || maxCommentLength < this.$comment.maxLength)) {
+      this.$comment.maxLength = maxCommentLength; // the server's limit, when stricter
+    }
+    this.$add = /** @type {HTMLButtonElement} */ ($form.querySelector('.js-add'));
+    this.$clear = /** @type {HTMLButtonElement} */ ($form.querySelector('.js-clear'));
+    this.$categories = /** @type {HTMLButtonElement[]} */ ([...$form.querySelectorAll('.js-category')]);
+    for (const $button of this.$categories) {
+      const color = categories.get($button.dataset.category ?? '')?.color;
+      if (color) $button.style.setProperty('--cat-color', color);
+    }
+    /** @type {WireSpan | null} */
+    this.span = null;
+    /** @type {WireSpan | null} */
+    this.paired = null;
+    /** @type {string | null} */
+    this.category = null;
+    /** Which box the next text selection fills. @type {'span' | 'paired'} */
+    this.target = 'span';
+    this.readOnly = false;
+    this.highlightsSupported = typeof CSS !== 'undefined' && 'highlights' in CSS;
+    this.render();
+  }
+
+  /** The chosen category, if any. */
+  get chosen() {
+    return this.category ? (this.categories.get(this.category) ?? null) : null;
+  }
+
+  get needsPaired() {
+    return this.chosen?.type === 'paired';
+  }
+
+  /** @param {WireSpan} span */
+  setSpan(span) {
+    this.span = span;
+    if (this.needsPaired && !this.paired) this.target = 'paired';
+    this.render();
+  }
+
+  /** @param {WireSpan} span */
+  setPaired(span) {
+    this.paired = span;
+    this.render();
+  }
+
+  /** @param {'span' | 'paired'} target */
+  setTarget(target) {
+    this.target = target === 'paired' && this.needsPaired ? 'paired' : 'span';
+    this.render();
+  }
+
+  /**
+   * Choose a category (step 2).
+   * @param {string} key
+   * @returns {boolean} false when there is no such category
+   */
+  choose(key) {
+    if (this.readOnly || !this.categories.has(key)) return false;
+    this.category = key;
+    if (this.needsPaired) {
+      if (this.span) this.target = 'paired';
+    } else {
+      this.paired = null;
+      this.target = 'span';
+    }
+    this.render();
+    return true;
+  }
+
+  /** True when Add would record a complete annotation. */
+  isComplete() {
+    if (this.readOnly || !this.span || !this.category) return false;
+    if (this.needsPaired && !this.paired) return false;
+    if (this.commentRequired && !this.$comment.value.trim()) return false;
+    return true;
+  }
+
+  /** The annotation fields of the form (without id). */
+  value() {
+    const comment = this.$comment.value.trim();
+    return {
+      category: /** @type {string} */ (this.category),
+      span: /** @type {WireSpan} */ (this.span),
+      paired_span: this.needsPaired ? this.paired : null,
+      comment: comment || null,
+    };
+  }
+
+  /** Start over (after Add, Clear or a move to another paragraph). */
+  clear() {
+    this.span = null;
+    this.paired = null;
+    this.category = null;
+    this.target = 'span';
+    this.$comment.value = '';
+    this.render();
+  }
+
+  /** @param {boolean} readOnly */
+  setReadOnly(readOnly) {
+    this.readOnly = readOnly;
+    for (const $button of this.$categories) $button.disabled = readOnly;
+    this.$comment.disabled = readOnly;
+    if (readOnly) this.clear();
+    else this.render();
+  }
+
+  /** Bring the form in line with the state. */
+  render() {
+    this.$span.value = this.span?.text ?? '';
+    this.$span.title = this.span?.text ?? '';
+    this.$paired.value = this.paired?.text ?? '';
+    this.$paired.title = this.paired?.text ?? '';
+    for (const $button of this.$categories) {
+      $button.setAttribute('aria-pressed', String($button.dataset.category === this.category));
+    }
+    this.$pairedStep.hidden = !this.needsPaired;
+    this.$pairedPrompt.textContent = this.chosen?.paired_prompt || DEFAULT_PAIRED_PROMPT;
+    this.$span.closest('.step')?.classList.toggle('is-active', !this.readOnly && this.target === 'span');
+    this.$pairedStep.classList.toggle('is-active', !this.readOnly && this.target === 'paired');
+    this.$add.disabled = !this.isComplete();
+    this.$clear.disabled = this.readOnly || !(this.span || this.paired || this.category || this.$comment.value);
+    this.drawPending();
+  }
+
+  /** Draw the chosen spans in the text (call again after paragraphs are re-rendered). */
+  drawPending() {
+    if (!this.highlightsSupported) return;
+    for (const [name, span] of /** @type {[string, WireSpan | null][]} */ ([
+      ['pending-span', this.span],
+      ['pending-paired', this.needsPaired ? this.paired : null],
+    ])) {
+      const range = span ? this.range(span) : null;
+      if (range) CSS.highlights.set(name, new Highlight(range));
+      else CSS.highlights.delete(name);
+    }
+  }
+
+  destroy() {
+    if (!this.highlightsSupported) return;
+    CSS.highlights.delete('pending-span');
+    CSS.highlights.delete('pending-paired');
+  }
+}

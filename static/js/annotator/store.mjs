@@ -1,0 +1,153 @@
+/**
+ * The worker's annotations and their way to the server: every change is applied here at
+ * once (optimistically) and sent through a persistent SyncQueue (lib/api.mjs).
+ *
+ * @module annotator/store
+ */
+
+import { SyncQueue } from '../lib/api.mjs';
+
+/**
+ * @typedef {import('./table.mjs').Annotation} Annotation
+ * @typedef {import('./table.mjs').WireSpan} WireSpan
+ * @typedef {import('../lib/api.mjs').ApiError} ApiError
+ */
+
+/**
+ * Events: `change` (the queue's state changed: re-render the status), `rejected`
+ * (detail: {annotation: Annotation | null, error: ApiError}; an add the server refused
+ * for good has already been taken back).
+ */
+export class AnnotationStore extends EventTarget {
+  /**
+   * @param {{annotations: Annotation[], api: {annotations?: string | null, position?: string | null},
+   *   token: string | null, csrfToken: string | null, writable: boolean}} options
+   *   writable: false for submitted sessions and previews (no queue, nothing is sent)
+   */
+  constructor({ annotations, api, token, csrfToken, writable }) {
+    super();
+    /** @type {Map<string, Annotation>} */
+    this.annotations = new Map(annotations.map((a) => [a.id, a]));
+    this.api = api;
+    /** @type {string | null} a change the server refused for good, until the next change */
+    this.failure = null;
+    /** @type {number | null} a paragraph the worker moved to while offline */
+    this.queuedPosition = null;
+    this.queue =
+      writable && api.annotations && token
+        ? new SyncQueue({ storageKey: `falte:queue:${token}`, csrfToken: csrfToken ?? '' })
+        : null;
+    if (!this.queue) return;
+    this.replayPending();
+    this.onChange = () => this.dispatchEvent(new Event('change'));
+    this.onAcknowledged = () => {
+      if (this.queue?.pending === 0) this.failure = null;
+      this.dispatchEvent(new Event('change'));
+    };
+    this.onRejected = (/** @type {Event} */ event) => this.takeBack(/** @type {CustomEvent} */ (event).detail);
+    this.queue.addEventListener('change', this.onChange);
+    this.queue.addEventListener('acknowledged', this.onAcknowledged);
+    this.queue.addEventListener('rejected', this.onRejected);
+  }
+
+  /** Apply the changes still waiting in storage (from before a reload), so nothing is hidden. */
+  replayPending() {
+    for (const operation of this.queue?.operations ?? []) {
+      if (operation.kind === 'add' && operation.id && !this.annotations.has(operation.id)) {
+        this.annotations.set(operation.id, { .../** @type {Annotation} */ (operation.body), created_at: '' });
+      } else if (operation.kind === 'remove' && operation.id) {
+        this.annotations.delete(operation.id);
+      } else if (operation.kind === 'position') {
+        this.queuedPosition = /** @type {{paragraph_id: number}} */ (operation.body).paragraph_id;
+      }
+    }
+  }
+
+  get writable() {
+    return Boolean(this.queue);
+  }
+
+  /** Changes not yet acknowledged by the server. */
+  get pending() {
+    return this.queue?.pending ?? 0;
+  }
+
+  /**
+   * Record a new annotation (a client UUID makes the save idempotent).
+   * @param {Omit<Annotation, 'id' | 'created_at'>} fields
+   * @returns {Annotation | null}
+   */
+  add(fields) {
+    if (!this.queue || !this.api.annotations) return null;
+    const body = { id: uuid(), ...fields };
+    const annotation = { ...body, created_at: new Date().toISOString() };
+    this.annotations.set(body.id, annotation);
+    this.failure = null;
+    this.queue.enqueue({ kind: 'add', id: body.id, method: 'POST', url: this.api.annotations, body });
+    return annotation;
+  }
+
+  /**
+   * Remove an annotation (a soft delete on the server).
+   * @param {string} id
+   * @returns {Annotation | null} the removed annotation
+   */
+  remove(id) {
+    const annotation = this.annotations.get(id);
+    if (!annotation || !this.queue) return null;
+    this.annotations.delete(id);
+    this.failure = null;
+    const url = `${this.api.annotations}/${encodeURIComponent(id)}`;
+    this.queue.enqueue({ kind: 'remove', id, method: 'DELETE', url });
+    return annotation;
+  }
+
+  /**
+   * Remember the paragraph the worker is on (only the latest is sent).
+   * @param {number} paragraphId
+   */
+  savePosition(paragraphId) {
+    if (!this.queue || !this.api.position) return;
+    const body = { paragraph_id: paragraphId };
+    this.queue.enqueue({ kind: 'position', method: 'PUT', url: this.api.position, body });
+  }
+
+  /** Forget queued positions: a direct move to a new paragraph has set it already. */
+  dropPositions() {
+    this.queue?.dropPositions();
+  }
+
+  /** @param {{operation: import('../lib/api.mjs').Operation, error: ApiError}} detail */
+  takeBack({ operation, error }) {
+    this.failure = error.message;
+    let annotation = null;
+    if (operation.kind === 'add' && operation.id && this.annotations.has(operation.id)) {
+      annotation = /** @type {Annotation} */ (this.annotations.get(operation.id));
+      this.annotations.delete(operation.id);
+    }
+    this.dispatchEvent(new CustomEvent('rejected', { detail: { annotation, error } }));
+  }
+
+  /** Start sending what is queued. */
+  flush() {
+    this.queue?.flush();
+  }
+
+  destroy() {
+    if (!this.queue) return;
+    this.queue.removeEventListener('change', /** @type {EventListener} */ (this.onChange));
+    this.queue.removeEventListener('acknowledged', /** @type {EventListener} */ (this.onAcknowledged));
+    this.queue.removeEventListener('rejected', /** @type {EventListener} */ (this.onRejected));
+    this.queue.destroy();
+  }
+}
+
+/** A random UUID v4 (crypto.randomUUID needs a secure context; getRandomValues does not). */
+export function uuid() {
+  if (typeof crypto.randomUUID === 'function' && window.isSecureContext) return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

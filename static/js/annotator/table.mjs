@@ -1,0 +1,257 @@
+/**
+ * The "Previous annotations" table: one row per live annotation, each with a Remove
+ * button that asks for confirmation in the row itself (no native dialogs).
+ *
+ * @module annotator/table
+ */
+
+import { codePointLength, sliceCodePoints } from '../lib/anchoring.mjs';
+
+/**
+ * @typedef {{paragraph_id: number, start: number, end: number, text: string}} WireSpan
+ * @typedef {{id: string, category: string, span: WireSpan, paired_span: WireSpan | null,
+ *   comment: string | null, created_at?: string}} Annotation
+ * @typedef {{key: string, name: string, color: string, type: string}} Category
+ */
+
+const CONTEXT_WORDS = 4;
+
+/**
+ * Compare annotations by paragraph, then start, then creation.
+ * @param {Annotation} a
+ * @param {Annotation} b
+ * @returns {number}
+ */
+export function byPosition(a, b) {
+  return (
+    a.span.paragraph_id - b.span.paragraph_id ||
+    a.span.start - b.span.start ||
+    a.span.end - b.span.end ||
+    String(a.created_at ?? '').localeCompare(String(b.created_at ?? ''))
+  );
+}
+
+export class AnnotationTable {
+  /**
+   * @param {{$body: HTMLElement, $empty: HTMLElement, categories: Map<string, Category>,
+   *   paragraphText: (id: number) => string | undefined}} options
+   */
+  constructor({ $body, $empty, categories, paragraphText }) {
+    this.$body = $body;
+    this.$empty = $empty;
+    this.categories = categories;
+    this.paragraphText = paragraphText;
+    /** @type {Map<string, {row: HTMLTableRowElement, annotation: Annotation}>} */
+    this.rows = new Map();
+    this.readOnly = false;
+  }
+
+  /**
+   * Replace all rows.
+   * @param {Annotation[]} annotations
+   */
+  renderAll(annotations) {
+    this.rows.clear();
+    const fragment = document.createDocumentFragment();
+    for (const annotation of [...annotations].sort(byPosition)) {
+      const row = this.buildRow(annotation);
+      this.rows.set(annotation.id, { row, annotation });
+      fragment.append(row);
+    }
+    this.$body.replaceChildren(fragment);
+    this.updateEmpty();
+  }
+
+  /**
+   * Insert one row at its sorted place.
+   * @param {Annotation} annotation
+   */
+  add(annotation) {
+    const row = this.buildRow(annotation);
+    let before = null;
+    for (const entry of this.rows.values()) {
+      const goesBefore = byPosition(annotation, entry.annotation) < 0;
+      if (goesBefore && (!before || byPosition(entry.annotation, before.annotation) < 0)) before = entry;
+    }
+    this.$body.insertBefore(row, before ? before.row : null);
+    this.rows.set(annotation.id, { row, annotation });
+    this.updateEmpty();
+  }
+
+  /** @param {string} id */
+  remove(id) {
+    const entry = this.rows.get(id);
+    if (!entry) return;
+    entry.row.remove();
+    this.rows.delete(id);
+    this.updateEmpty();
+  }
+
+  /** @param {boolean} readOnly */
+  setReadOnly(readOnly) {
+    this.readOnly = readOnly;
+    for (const { row } of this.rows.values()) {
+      for (const button of row.querySelectorAll('button')) button.disabled = readOnly;
+    }
+  }
+
+  updateEmpty() {
+    this.$empty.hidden = this.rows.size > 0;
+  }
+
+  /**
+   * @param {Annotation} annotation
+   * @returns {HTMLTableRowElement}
+   */
+  buildRow(annotation) {
+    const category = this.categories.get(annotation.category);
+    const row = document.createElement('tr');
+    row.className = 'previous__row js-annotation-row';
+    row.setAttribute('role', 'row'); // explicit: the CSS lays rows out as grids
+    row.dataset.annotation = annotation.id;
+
+    const categoryCell = cell('previous__category');
+    const swatch = document.createElement('span');
+    swatch.className = 'swatch';
+    swatch.setAttribute('aria-hidden', 'true');
+    swatch.style.setProperty('--cat-color', category?.color ?? '#ccc');
+    categoryCell.append(swatch, document.createTextNode(category?.name ?? annotation.category));
+
+    const spanCell = cell('previous__span');
+    spanCell.append(this.snippet(annotation.span));
+    if (annotation.paired_span) {
+      const paired = document.createElement('div');
+      paired.className = 'previous__paired';
+      const label = document.createElement('span');
+      label.className = 'previous__paired-label';
+      label.textContent = 'Paired with: ';
+      paired.append(label, this.snippet(annotation.paired_span));
+      spanCell.append(paired);
+    }
+
+    const paragraphCell = cell('previous__paragraph');
+    paragraphCell.textContent = String(annotation.span.paragraph_id + 1);
+    if (annotation.paired_span && annotation.paired_span.paragraph_id !== annotation.span.paragraph_id) {
+      paragraphCell.textContent += ` (and ${annotation.paired_span.paragraph_id + 1})`;
+    }
+
+    const commentCell = cell('previous__comment');
+    commentCell.textContent = annotation.comment ?? '';
+
+    const actionCell = cell('previous__actions');
+    actionCell.append(this.removeButton());
+    row.append(categoryCell, spanCell, paragraphCell, commentCell, actionCell);
+    return row;
+  }
+
+  /** @returns {HTMLButtonElement} */
+  removeButton() {
+    const button = button_('Remove', 'button button--small button--secondary js-remove');
+    button.disabled = this.readOnly;
+    return button;
+  }
+
+  /**
+   * Show "Remove this annotation?" with confirm/cancel buttons in the row.
+   * @param {string} id
+   */
+  askToConfirm(id) {
+    const entry = this.rows.get(id);
+    if (!entry) return;
+    const actions = /** @type {HTMLElement} */ (entry.row.querySelector('.previous__actions'));
+    const question = document.createElement('span');
+    question.className = 'previous__question';
+    question.textContent = 'Remove this annotation?';
+    const confirm = button_('Yes, remove', 'button button--small button--danger js-remove-confirm');
+    const cancel = button_('Cancel', 'button button--small button--secondary js-remove-cancel');
+    actions.replaceChildren(question, confirm, cancel);
+    entry.row.classList.add('is-confirming');
+    confirm.focus();
+  }
+
+  /**
+   * Back from the confirmation to the Remove button.
+   * @param {string} id
+   */
+  cancelConfirm(id) {
+    const entry = this.rows.get(id);
+    if (!entry) return;
+    const actions = /** @type {HTMLElement} */ (entry.row.querySelector('.previous__actions'));
+    const remove = this.removeButton();
+    actions.replaceChildren(remove);
+    entry.row.classList.remove('is-confirming');
+    remove.focus();
+  }
+
+  /**
+   * The span in bold inside a few words of its paragraph.
+   * @param {WireSpan} span
+   * @returns {HTMLElement}
+   */
+  snippet(span) {
+    const wrapper = document.createElement('span');
+    wrapper.className = 'snippet';
+    const text = this.paragraphText(span.paragraph_id);
+    const strong = document.createElement('strong');
+    strong.textContent = span.text;
+    if (text === undefined) {
+      wrapper.append(strong);
+      return wrapper;
+    }
+    const before = lastWords(sliceCodePoints(text, 0, span.start), CONTEXT_WORDS);
+    const after = firstWords(sliceCodePoints(text, span.end, codePointLength(text)), CONTEXT_WORDS);
+    wrapper.append(document.createTextNode(before), strong, document.createTextNode(after));
+    return wrapper;
+  }
+}
+
+/**
+ * @param {string} className
+ * @returns {HTMLTableCellElement}
+ */
+function cell(className) {
+  const td = document.createElement('td');
+  td.className = className;
+  td.setAttribute('role', 'cell');
+  return td;
+}
+
+/**
+ * @param {string} label
+ * @param {string} className
+ * @returns {HTMLButtonElement}
+ */
+function button_(label, className) {
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.className = className;
+  button.textContent = label;
+  return button;
+}
+
+/**
+ * The last n words of a text, with an ellipsis when cut.
+ * @param {string} text
+ * @param {number} n
+ * @returns {string}
+ */
+function lastWords(text, n) {
+  const words = text.split(/(\s+)/);
+  // Keep the separator before the span (words[] alternates word, space, word...).
+  const kept = words.slice(-(2 * n));
+  const joined = kept.join('').replace(/\n+/g, ' ');
+  return kept.length < words.length ? `…${joined.trimStart()}` : joined;
+}
+
+/**
+ * The first n words of a text, with an ellipsis when cut.
+ * @param {string} text
+ * @param {number} n
+ * @returns {string}
+ */
+function firstWords(text, n) {
+  const words = text.split(/(\s+)/);
+  const kept = words.slice(0, 2 * n);
+  const joined = kept.join('').replace(/\n+/g, ' ');
+  return kept.length < words.length ? `${joined.trimEnd()}…` : joined;
+}
