@@ -62,7 +62,15 @@ class Config:
         self.REMEMBER_COOKIE_HTTPONLY = True
         self.WTF_CSRF_TIME_LIMIT = None
         self.COMPLETION_URL = env.get("COMPLETION_URL")  # overrides taxonomy study.completion_url
-        self.ABANDON_AFTER_MINUTES = None  # None: the taxonomy's study section decides
+        # None: the taxonomy's study section decides.
+        abandon = env.get("ABANDON_AFTER_MINUTES")
+        self.ABANDON_AFTER_MINUTES = int(abandon) if abandon else None
+        # Workers whose recall on attention-check gold spans is below this are flagged.
+        self.ATTENTION_CHECK_MIN_RECALL = float(env.get("ATTENTION_CHECK_MIN_RECALL", "0.5"))
+        # Rate limits (Flask-Limiter syntax), per capability token or per IP for logins.
+        self.ANNOTATE_WRITE_LIMIT = env.get("ANNOTATE_WRITE_LIMIT", "120 per minute")
+        self.VALIDATE_WRITE_LIMIT = env.get("VALIDATE_WRITE_LIMIT", "120 per minute")
+        self.LOGIN_RATE_LIMIT = env.get("LOGIN_RATE_LIMIT", "10 per minute")
 
     def validate(self) -> None:
         """Raise ConfigError for settings this environment cannot run without."""
