@@ -42,9 +42,9 @@ CHAR_RECT_JS = """
 
 
 @contextlib.contextmanager
-def serving(database_uri: str) -> Iterator[LiveServer]:
+def serving(database_uri: str, **overrides) -> Iterator[LiveServer]:
     """The app served on 127.0.0.1 over the given (migrated, empty) database."""
-    live = start_live_server(database_uri)
+    live = start_live_server(database_uri, **overrides)
     try:
         yield live
     finally:
