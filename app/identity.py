@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from flask import Response, current_app
 from sqlalchemy.exc import IntegrityError
 from werkzeug.datastructures import MultiDict
 
@@ -104,3 +106,27 @@ def get_or_create_annotator(identity: WorkerIdentity) -> Annotator:
     except IntegrityError:
         annotator = db.session.scalars(query).one()
     return annotator
+
+
+ANON_COOKIE_MAX_AGE = 365 * 24 * 3600
+
+
+def request_identity(args: MultiDict, cookies: Mapping[str, str]) -> tuple[WorkerIdentity, bool]:
+    """The identity a start link names; a new anonymous one (and True) when it names none."""
+    identity = identity_from_args(args, cookies.get(ANON_COOKIE))
+    if identity is None:
+        return new_anonymous_identity(), True
+    return identity, False
+
+
+def remember_anonymous(response: Response, identity: WorkerIdentity) -> Response:
+    """Set the cookie that brings an anonymous worker back to their sessions."""
+    response.set_cookie(
+        ANON_COOKIE,
+        identity.external_id,
+        max_age=ANON_COOKIE_MAX_AGE,
+        httponly=True,
+        samesite="Lax",
+        secure=bool(current_app.config.get("SESSION_COOKIE_SECURE")),
+    )
+    return response

@@ -6,11 +6,7 @@ crowd platforms show the task in third-party iframes where cookies may be blocke
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from flask import current_app, jsonify, request
-from werkzeug.exceptions import BadRequest
 
 from app.annotate import api_bp
 from app.annotate import sessions as domain
@@ -20,6 +16,7 @@ from app.api_spec import build_spec
 from app.errors import ApiError
 from app.extensions import limiter
 from app.models import AnnotationSession
+from app.request_json import json_object
 from app.security import check_capability_csrf
 
 CSRF_HEADER = "X-CSRFToken"
@@ -62,23 +59,6 @@ def _writable_session(token: str) -> AnnotationSession:
     return session
 
 
-def _json_object(*, optional: bool = False) -> dict[str, Any]:
-    """The body as a JSON object: 415 when not JSON, 400 when malformed or not an object."""
-    if optional and not request.get_data(cache=True):
-        return {}
-    if not request.is_json:
-        raise ApiError.unsupported_media_type()
-    try:
-        body = request.get_json()
-    except BadRequest:
-        raise ApiError.bad_request("The body is not valid JSON.") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ApiError.bad_request("The body is not valid UTF-8 JSON.") from None
-    if not isinstance(body, dict):
-        raise ApiError.bad_request("The body must be a JSON object.")
-    return body
-
-
 @api_bp.get("/api/sessions/<token>")
 def get_session(token: str):
     """The session's state: paragraphs reached, taxonomy, progress, live annotations."""
@@ -93,7 +73,7 @@ def get_session(token: str):
 def save(token: str):
     """Store one annotation (idempotent per client id)."""
     session = _writable_session(token)
-    data = parse_body(AnnotationIn, _json_object())
+    data = parse_body(AnnotationIn, json_object())
     result = domain.save_annotation(session, data)
     body = annotation_dict(result.annotation)
     if result.annotation.deleted_at is not None:
@@ -115,7 +95,7 @@ def remove(token: str, annotation_id: str):
 def position(token: str):
     """Move to a paragraph; moving one past the furthest reveals it."""
     session = _writable_session(token)
-    data = parse_body(PositionIn, _json_object())
+    data = parse_body(PositionIn, json_object())
     revealed = domain.move_position(session, data.paragraph_id)
     return jsonify(
         position=session.position,
@@ -129,7 +109,7 @@ def position(token: str):
 def submit(token: str):
     """Submit the session; idempotent. Answers the completion code and next address."""
     session = _writable_session(token)
-    parse_body(SubmitIn, _json_object(optional=True))
+    parse_body(SubmitIn, json_object(optional=True))
     return jsonify(domain.submit_session(session).to_dict())
 
 

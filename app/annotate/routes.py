@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-from flask import current_app, make_response, redirect, render_template, request, url_for
+from flask import make_response, redirect, render_template, request, url_for
 
 from app.annotate import bp
 from app.annotate import sessions as domain
 from app.annotate.completion import mturk_target
 from app.annotate.serializers import page_bootstrap, preview_bootstrap
-from app.identity import (
-    ANON_COOKIE,
-    identity_from_args,
-    is_mturk_preview,
-    new_anonymous_identity,
-)
+from app.identity import is_mturk_preview, remember_anonymous, request_identity
 from app.models import AnnotationSession, Document
 from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy
-
-ANON_COOKIE_MAX_AGE = 365 * 24 * 3600
 
 
 @bp.after_request
@@ -41,22 +34,10 @@ def start(document_id: str):
         return _no_document(document_id)
     if is_mturk_preview(request.args):
         return _preview(document)
-    identity = identity_from_args(request.args, request.cookies.get(ANON_COOKIE))
-    new_cookie = identity is None
-    if identity is None:
-        identity = new_anonymous_identity()
+    identity, anonymous = request_identity(request.args, request.cookies)
     session = domain.start_or_resume_session(document, identity)
     response = redirect(url_for("annotate.session_page", token=session.token), code=302)
-    if new_cookie:
-        response.set_cookie(
-            ANON_COOKIE,
-            identity.external_id,
-            max_age=ANON_COOKIE_MAX_AGE,
-            httponly=True,
-            samesite="Lax",
-            secure=bool(current_app.config.get("SESSION_COOKIE_SECURE")),
-        )
-    return response
+    return remember_anonymous(response, identity) if anonymous else response
 
 
 @bp.get("/id=<document_id>")

@@ -7,17 +7,16 @@ is derived from the session token (app.security), so it works without cookies.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from flask import current_app, jsonify, redirect, render_template, request, url_for
 from sqlalchemy import select
-from werkzeug.exceptions import BadRequest
 
 from app.errors import ApiError
 from app.extensions import db, limiter
-from app.identity import ANON_COOKIE, identity_from_args, is_mturk_preview, new_anonymous_identity
+from app.identity import is_mturk_preview, remember_anonymous, request_identity
 from app.models import Paragraph, ValidationItem, ValidationRound, ValidationSession
+from app.request_json import json_object
 from app.security import capability_csrf_token, check_capability_csrf
 from app.taxonomy import current_taxonomy
 from app.validation import bp
@@ -32,7 +31,6 @@ from app.validation.assignment import (
 
 CSRF_SCOPE = "validate"
 CSRF_HEADER = "X-CSRFToken"
-ANON_COOKIE_MAX_AGE = 365 * 24 * 3600
 
 
 def _token_key() -> str:
@@ -78,22 +76,10 @@ def start(round_name: str):
         return page, 404
     if is_mturk_preview(request.args):
         return render_template("validation/preview.html", reasons=_reasons(round_))
-    identity = identity_from_args(request.args, request.cookies.get(ANON_COOKIE))
-    new_cookie = identity is None
-    if identity is None:
-        identity = new_anonymous_identity()
+    identity, anonymous = request_identity(request.args, request.cookies)
     session = start_session(round_, identity)
     response = redirect(url_for("validation.session_page", token=session.token), code=302)
-    if new_cookie:
-        response.set_cookie(
-            ANON_COOKIE,
-            identity.external_id,
-            max_age=ANON_COOKIE_MAX_AGE,
-            httponly=True,
-            samesite="Lax",
-            secure=bool(current_app.config.get("SESSION_COOKIE_SECURE")),
-        )
-    return response
+    return remember_anonymous(response, identity) if anonymous else response
 
 
 @bp.get("/v/<token>")
@@ -174,20 +160,6 @@ def api_next(token: str):
     return jsonify(body)
 
 
-def _json_object() -> dict[str, Any]:
-    if not request.is_json:
-        raise ApiError.unsupported_media_type()
-    try:
-        body = request.get_json()
-    except BadRequest:
-        raise ApiError.bad_request("The body is not valid JSON.") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ApiError.bad_request("The body is not valid UTF-8 JSON.") from None
-    if not isinstance(body, dict):
-        raise ApiError.bad_request("The body must be a JSON object.")
-    return body
-
-
 @bp.post("/api/validators/<token>/judgments")
 @write_limit
 def api_judgments(token: str):
@@ -199,7 +171,7 @@ def api_judgments(token: str):
             "csrf_failed",
             f"Missing or wrong {CSRF_HEADER} header. Reload the page and try again.",
         )
-    data = parse_judgment(_json_object(), _reasons(session.round))
+    data = parse_judgment(json_object(), _reasons(session.round))
     judgment, created = record_judgment(session, data)
     body = {"judgment": judgment_json(judgment), "progress": progress(session)}
     return jsonify(body), 201 if created else 200
