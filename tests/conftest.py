@@ -86,6 +86,8 @@ def postgres_url() -> Iterator[str]:
     url_text = url.render_as_string(hide_password=False)
     migrate_database(url_text)
     yield url_text
+    # The resilience tests restart PostgreSQL: start from fresh connections.
+    admin.dispose()
     with admin.connect() as conn:
         conn.execute(
             text(
