@@ -25,7 +25,8 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
-db = SQLAlchemy(model_class=Base)
+# Objects stay usable after commit: answering a request must not re-read what it wrote.
+db = SQLAlchemy(model_class=Base, session_options={"expire_on_commit": False})
 migrate = Migrate(compare_type=True, render_as_batch=True)
 csrf = CSRFProtect()
 login_manager = LoginManager()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from flask import url_for
@@ -16,6 +17,7 @@ from app.annotate.sessions import (
     max_comment_length,
     paragraphs_between,
 )
+from app.extensions import db
 from app.models import Annotation, AnnotationSession, Document, Paragraph
 from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy
@@ -64,8 +66,19 @@ def document_entities(document: Document) -> list[str]:
     own = list(document.entities or [])
     if mode == "none" or own or mode == "document":
         return entities_for(mode, own, [])
-    texts = [paragraph.text for paragraph in document.paragraphs]
-    return entities_for(mode, own, texts)
+    return list(_auto_entities(document.id, document.content_hash))
+
+
+@lru_cache(maxsize=256)
+def _auto_entities(document_id: int, content_hash: str) -> tuple[str, ...]:
+    """Auto-detected names of a document's text, memoised by its content hash: the same
+    text always gives the same names, so every process may keep its own copy."""
+    query = (
+        db.select(Paragraph.text)
+        .where(Paragraph.document_id == document_id)
+        .order_by(Paragraph.position)
+    )
+    return tuple(entities_for("auto", [], list(db.session.scalars(query))))
 
 
 def session_state(session: AnnotationSession) -> dict[str, Any]:

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, timedelta
 from typing import Any
 
 from flask import current_app, url_for
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import joinedload
 
 from app.annotate.completion import prolific_completion_url
 from app.annotate.schemas import AnnotationIn, SpanIn, canonical_uuid
@@ -23,6 +27,8 @@ from app.identity import WorkerIdentity, get_or_create_annotator
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
 from app.spans import SpanError, check_annotation
 from app.taxonomy import current_taxonomy
+
+TOUCH_INTERVAL = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,12 @@ def find_session(token: str) -> AnnotationSession | None:
     """The session this capability token opens, or None."""
     if not token or len(token) > 64:
         return None
-    return db.session.scalars(db.select(AnnotationSession).filter_by(token=token)).first()
+    query = (
+        db.select(AnnotationSession)
+        .options(joinedload(AnnotationSession.document))
+        .filter_by(token=token)
+    )
+    return db.session.scalars(query).first()
 
 
 def session_or_404(token: str) -> AnnotationSession:
@@ -71,8 +82,16 @@ def find_document(external_id: str) -> Document | None:
 
 
 def touch(session: AnnotationSession) -> None:
-    """Record activity; a session marked abandoned comes back to life when used again."""
-    session.last_seen_at = utcnow()
+    """Record activity; a session marked abandoned comes back to life when used again.
+
+    last_seen_at is written at most once a minute: abandonment is measured in minutes,
+    and skipping the UPDATE keeps a save to a few round trips."""
+    now = utcnow()
+    last = session.last_seen_at
+    if last is not None and last.tzinfo is None:  # SQLite returns naive UTC datetimes
+        last = last.replace(tzinfo=UTC)
+    if last is None or now - last >= TOUCH_INTERVAL or session.status == "abandoned":
+        session.last_seen_at = now
     if session.status == "abandoned":
         session.status = "active"
 
@@ -245,11 +264,12 @@ def _check(session: AnnotationSession, data: AnnotationIn) -> None:
 
 
 def save_annotation(session: AnnotationSession, data: AnnotationIn) -> SaveResult:
-    """Store one Add; a replay of the same id and body returns the stored row (commits)."""
+    """Store one Add; a replay of the same id and body returns the stored row (commits).
+
+    The rules are checked first, then one INSERT ... ON CONFLICT DO NOTHING settles
+    replays and concurrent duplicates in the database (the unique constraint on
+    session and client id): a save is a handful of round trips."""
     _ensure_writable(session)
-    existing = _find_annotation(session, data.id)
-    if existing is not None:
-        return _replay(existing, data)
     _check(session, data)
     paired = data.paired_span
     annotation = Annotation(
@@ -265,19 +285,36 @@ def save_annotation(session: AnnotationSession, data: AnnotationIn) -> SaveResul
         paired_end=paired.end if paired else None,
         paired_text=paired.text if paired else None,
         comment=data.comment,
+        created_at=utcnow(),
     )
-    try:
-        with db.session.begin_nested():
-            db.session.add(annotation)
-    except IntegrityError:
-        # A concurrent request with the same id won the insert: answer as a replay.
+    annotation.id = _insert_unless_present(annotation)
+    if annotation.id is None:
         existing = _find_annotation(session, data.id)
-        if existing is None:
-            raise
         db.session.commit()
         return _replay(existing, data)
     db.session.commit()
     return SaveResult(annotation, created=True)
+
+
+_COPIED = (
+    "session_id", "client_id", "paragraph_id", "span_start", "span_end", "span_text",
+    "category", "paired_paragraph_id", "paired_start", "paired_end", "paired_text",
+    "comment", "created_at",
+)  # fmt: skip
+
+
+def _insert_unless_present(annotation: Annotation) -> int | None:
+    """INSERT the row unless (session, client id) exists; its new id, or None."""
+    dialect = db.session.get_bind().dialect.name
+    insert = {"postgresql": postgresql_insert, "sqlite": sqlite_insert}[dialect]
+    table = Annotation.__table__  # a Core insert: the ORM's bulk path costs a millisecond
+    statement = (
+        insert(table)
+        .values({name: getattr(annotation, name) for name in _COPIED})
+        .on_conflict_do_nothing(index_elements=["session_id", "client_id"])
+        .returning(table.c.id)
+    )
+    return db.session.execute(statement).scalar()
 
 
 def remove_annotation(session: AnnotationSession, client_id: str) -> None:
@@ -308,7 +345,7 @@ def move_position(session: AnnotationSession, paragraph_id: int) -> list[Paragra
             field="paragraph_id",
         )
     revealed: list[Paragraph] = []
-    if paragraph_id > session.furthest:
+    if paragraph_id > session.furthest:  # the worker reads on: send the new paragraphs
         revealed = paragraphs_between(session.document_id, session.furthest + 1, paragraph_id)
         session.furthest = paragraph_id
     session.position = paragraph_id

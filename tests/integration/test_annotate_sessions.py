@@ -17,9 +17,11 @@ from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy
 from tests.integration.test_annotate_api import (
     PARAGRAPHS,
+    as_utc,
     body,
     csrf,
     make_document,
+    make_stale,
     move,
     post,
     session_row,
@@ -363,6 +365,6 @@ def test_home_page_links_to_the_start_address(client, document):
 
 def test_writes_refresh_last_seen(client, document):
     token = start_session(client)
-    before = session_row(token).last_seen_at
+    before = make_stale(token)
     assert post(client, token, body(), headers=csrf(token)).status_code == 201
-    assert session_row(token).last_seen_at > before
+    assert as_utc(session_row(token).last_seen_at) > before

@@ -30,7 +30,6 @@ def start_gunicorn(
         "HOST": "127.0.0.1",
         "PORT": str(port),
         "APP_ENV": "development",
-        "FLASK_RATELIMIT_ENABLED": "false",
         **env_overrides,
     }
     process = subprocess.Popen(
