@@ -48,7 +48,7 @@ def _session(token: str) -> AnnotationSession:
 
 
 def _writable_session(token: str) -> AnnotationSession:
-    session = domain.session_or_404(token)
+    session = domain.session_or_404(token, lean=True)
     if not check_capability_csrf("annotate", token, request.headers.get(CSRF_HEADER)):
         raise ApiError(
             403,

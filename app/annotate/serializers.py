@@ -12,12 +12,12 @@ from app.annotate.completion import mturk_target
 from app.annotate.entities import entities_for
 from app.annotate.sessions import (
     completion_for,
+    document_texts,
     is_submitted,
     live_annotations,
     max_comment_length,
     paragraphs_between,
 )
-from app.extensions import db
 from app.models import Annotation, AnnotationSession, Document, Paragraph
 from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy
@@ -71,14 +71,8 @@ def document_entities(document: Document) -> list[str]:
 
 @lru_cache(maxsize=256)
 def _auto_entities(document_id: int, content_hash: str) -> tuple[str, ...]:
-    """Auto-detected names of a document's text, memoised by its content hash: the same
-    text always gives the same names, so every process may keep its own copy."""
-    query = (
-        db.select(Paragraph.text)
-        .where(Paragraph.document_id == document_id)
-        .order_by(Paragraph.position)
-    )
-    return tuple(entities_for("auto", [], list(db.session.scalars(query))))
+    """Auto-detected names of a document's text, memoised by its content hash."""
+    return tuple(entities_for("auto", [], list(document_texts(document_id, content_hash))))
 
 
 def session_state(session: AnnotationSession) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, timedelta
+from functools import lru_cache
 from typing import Any
 
 from flask import current_app, url_for
@@ -54,21 +55,24 @@ class Completion:
 # --- lookup -----------------------------------------------------------------------------
 
 
-def find_session(token: str) -> AnnotationSession | None:
-    """The session this capability token opens, or None."""
+def find_session(token: str, *, lean: bool = False) -> AnnotationSession | None:
+    """The session this capability token opens (with its document), or None.
+
+    `lean` loads only the document columns that writes need, not its JSON metadata."""
     if not token or len(token) > 64:
         return None
-    query = (
-        db.select(AnnotationSession)
-        .options(joinedload(AnnotationSession.document))
-        .filter_by(token=token)
-    )
+    document = joinedload(AnnotationSession.document)
+    if lean:
+        document = document.load_only(
+            Document.id, Document.external_id, Document.paragraph_count, Document.content_hash
+        )
+    query = db.select(AnnotationSession).options(document).filter_by(token=token)
     return db.session.scalars(query).first()
 
 
-def session_or_404(token: str) -> AnnotationSession:
+def session_or_404(token: str, *, lean: bool = False) -> AnnotationSession:
     """The session for this token; a 404 envelope when there is none."""
-    session = find_session(token)
+    session = find_session(token, lean=lean)
     if session is None:
         raise ApiError.not_found("No annotation session has this link. Check the address.")
     return session
@@ -229,15 +233,23 @@ def _replay(existing: Annotation, data: AnnotationIn) -> SaveResult:
 
 
 def _texts(session: AnnotationSession, paragraph_ids: Iterable[int]) -> dict[int, str]:
-    """Only the paragraphs the rules need, and only positions that can exist."""
-    last = min(session.furthest, session.document.paragraph_count - 1)
-    wanted = sorted({pid for pid in paragraph_ids if 0 <= pid <= last})
-    if not wanted:
-        return {}
-    query = db.select(Paragraph.position, Paragraph.text).where(
-        Paragraph.document_id == session.document_id, Paragraph.position.in_(wanted)
+    """Only the paragraphs the rules need, and only positions the worker has reached."""
+    texts = document_texts(session.document_id, session.document.content_hash)
+    last = min(session.furthest, len(texts) - 1)
+    return {pid: texts[pid] for pid in set(paragraph_ids) if 0 <= pid <= last}
+
+
+@lru_cache(maxsize=128)
+def document_texts(document_id: int, content_hash: str) -> tuple[str, ...]:
+    """A document's paragraph texts, memoised by content hash. The text under a hash never
+    changes (an import that changes it changes the hash), so each process may keep a copy
+    and a save needs no query for it."""
+    query = (
+        db.select(Paragraph.text)
+        .where(Paragraph.document_id == document_id)
+        .order_by(Paragraph.position)
     )
-    return {position: text for position, text in db.session.execute(query)}
+    return tuple(db.session.scalars(query))
 
 
 def _check(session: AnnotationSession, data: AnnotationIn) -> None:
@@ -305,16 +317,22 @@ _COPIED = (
 
 def _insert_unless_present(annotation: Annotation) -> int | None:
     """INSERT the row unless (session, client id) exists; its new id, or None."""
-    dialect = db.session.get_bind().dialect.name
+    statement = _insert_statement(db.session.get_bind().dialect.name)
+    values = {name: getattr(annotation, name) for name in _COPIED}
+    return db.session.execute(statement, values).scalar()
+
+
+@lru_cache(maxsize=4)
+def _insert_statement(dialect: str):
+    """INSERT ... ON CONFLICT DO NOTHING RETURNING id, built once per dialect (a Core
+    statement with bound parameters: building it per save cost more than running it)."""
     insert = {"postgresql": postgresql_insert, "sqlite": sqlite_insert}[dialect]
-    table = Annotation.__table__  # a Core insert: the ORM's bulk path costs a millisecond
-    statement = (
+    table = Annotation.__table__
+    return (
         insert(table)
-        .values({name: getattr(annotation, name) for name in _COPIED})
         .on_conflict_do_nothing(index_elements=["session_id", "client_id"])
         .returning(table.c.id)
     )
-    return db.session.execute(statement).scalar()
 
 
 def remove_annotation(session: AnnotationSession, client_id: str) -> None:
@@ -346,7 +364,11 @@ def move_position(session: AnnotationSession, paragraph_id: int) -> list[Paragra
         )
     revealed: list[Paragraph] = []
     if paragraph_id > session.furthest:  # the worker reads on: send the new paragraphs
-        revealed = paragraphs_between(session.document_id, session.furthest + 1, paragraph_id)
+        texts = document_texts(session.document_id, session.document.content_hash)
+        revealed = [
+            Paragraph(position=position, text=texts[position])
+            for position in range(session.furthest + 1, paragraph_id + 1)
+        ]
         session.furthest = paragraph_id
     session.position = paragraph_id
     db.session.commit()

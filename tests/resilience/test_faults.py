@@ -28,6 +28,7 @@ from tests.resilience.conftest import PARAGRAPH
 from tests.support.servers import free_port, start_gunicorn, stop, worker_pids
 
 SAVES_PER_CLIENT = 25
+WORKERS = 2
 CLIENTS = 6
 
 
@@ -35,7 +36,7 @@ CLIENTS = 6
 def server(pg_url):
     """gunicorn (2 workers x 4 threads) serving the app on the run's PostgreSQL."""
     port = free_port()
-    process = start_gunicorn("app:create_app()", pg_url, port, WEB_CONCURRENCY="2")
+    process = start_gunicorn("app:create_app()", pg_url, port, WEB_CONCURRENCY=str(WORKERS))
     yield port, process
     stop(process)
 
@@ -146,8 +147,11 @@ def assert_stored_exactly_once(database_url: str, clients: list[RetryingClient])
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_worker_killed_during_burst_loses_nothing(server, pg_url, sig):
     port, process = server
+    deadline = time.monotonic() + 20
+    while len(worker_pids(process.pid)) < WORKERS and time.monotonic() < deadline:
+        time.sleep(0.1)  # the master forks its workers after it starts listening
     victims = worker_pids(process.pid)
-    assert victims, "gunicorn has no workers"
+    assert len(victims) == WORKERS, victims
 
     def kill_workers():
         for pid in victims:
@@ -159,7 +163,7 @@ def test_worker_killed_during_burst_loses_nothing(server, pg_url, sig):
     # A SIGTERMed worker finishes its requests first (graceful_timeout): wait for it.
     def replaced() -> bool:
         workers = set(worker_pids(process.pid))
-        return workers.isdisjoint(victims) and len(workers) == len(victims)
+        return workers.isdisjoint(victims) and len(workers) == WORKERS
 
     deadline = time.monotonic() + 30
     while not replaced() and time.monotonic() < deadline:
