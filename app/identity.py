@@ -14,12 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from flask import Response, current_app
-from sqlalchemy.exc import IntegrityError
 from werkzeug.datastructures import MultiDict
 
 from app.errors import ApiError
-from app.extensions import db
 from app.models import Annotator
+from app.persistence import get_or_create
 
 ANON_COOKIE = "falte_anon"
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
@@ -93,18 +92,9 @@ def new_anonymous_identity() -> WorkerIdentity:
 
 def get_or_create_annotator(identity: WorkerIdentity) -> Annotator:
     """The Annotator row for this identity, created if new (safe under concurrent arrivals)."""
-    query = db.select(Annotator).filter_by(
-        platform=identity.platform, external_id=identity.external_id
+    annotator, _ = get_or_create(
+        Annotator, platform=identity.platform, external_id=identity.external_id
     )
-    annotator = db.session.scalars(query).first()
-    if annotator is not None:
-        return annotator
-    try:
-        with db.session.begin_nested():
-            annotator = Annotator(platform=identity.platform, external_id=identity.external_id)
-            db.session.add(annotator)
-    except IntegrityError:
-        annotator = db.session.scalars(query).one()
     return annotator
 
 

@@ -17,7 +17,6 @@ from typing import Any
 from flask import current_app, url_for
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
 from app.annotate.completion import prolific_completion_url
@@ -26,6 +25,7 @@ from app.errors import ApiError
 from app.extensions import db
 from app.identity import WorkerIdentity, get_or_create_annotator
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
+from app.persistence import get_or_create
 from app.spans import SpanError, check_annotation
 from app.taxonomy import current_taxonomy
 
@@ -160,27 +160,18 @@ def start_or_resume_session(document: Document, identity: WorkerIdentity) -> Ann
     Safe when the same worker opens the link twice at once: the unique constraint on
     (document, annotator) lets one insert win and the other reads that row back.
     """
-    annotator = get_or_create_annotator(identity)
-    query = db.select(AnnotationSession).filter_by(
-        document_id=document.id, annotator_id=annotator.id
+    session, created = get_or_create(
+        AnnotationSession,
+        defaults={
+            "platform": identity.platform,
+            "platform_params": dict(identity.params),
+            "taxonomy_version": current_taxonomy().version,
+            "is_attention_check": document.is_attention_check,
+        },
+        document_id=document.id,
+        annotator_id=get_or_create_annotator(identity).id,
     )
-    session = db.session.scalars(query).first()
-    if session is None:
-        try:
-            with db.session.begin_nested():
-                session = AnnotationSession(
-                    document_id=document.id,
-                    annotator_id=annotator.id,
-                    platform=identity.platform,
-                    platform_params=dict(identity.params),
-                    taxonomy_version=current_taxonomy().version,
-                    is_attention_check=document.is_attention_check,
-                )
-                db.session.add(session)
-        except IntegrityError:
-            session = db.session.scalars(query).one()
-            _resume(session, identity)
-    else:
+    if not created:
         _resume(session, identity)
     db.session.commit()
     return session

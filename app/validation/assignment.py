@@ -33,6 +33,7 @@ from app.models import (
     ValidationRound,
     ValidationSession,
 )
+from app.persistence import get_or_create
 
 RESERVATION_MINUTES = 30
 MAX_EXPLANATION = 5000
@@ -50,21 +51,12 @@ class JudgmentInput:
 
 def start_session(round_: ValidationRound, identity: WorkerIdentity) -> ValidationSession:
     """The validator's session in this round, created on first arrival (race-safe)."""
-    annotator = get_or_create_annotator(identity)
-    query = select(ValidationSession).filter_by(round_id=round_.id, annotator_id=annotator.id)
-    session = db.session.scalars(query).first()
-    if session is None:
-        try:
-            with db.session.begin_nested():
-                session = ValidationSession(
-                    round_id=round_.id,
-                    annotator_id=annotator.id,
-                    platform=identity.platform,
-                    platform_params=dict(identity.params),
-                )
-                db.session.add(session)
-        except IntegrityError:
-            session = db.session.scalars(query).one()
+    session, _ = get_or_create(
+        ValidationSession,
+        defaults={"platform": identity.platform, "platform_params": dict(identity.params)},
+        round_id=round_.id,
+        annotator_id=get_or_create_annotator(identity).id,
+    )
     db.session.commit()
     return session
 
