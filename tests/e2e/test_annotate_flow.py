@@ -186,8 +186,10 @@ def test_annotate_a_document_from_start_to_submit(page: Page, server):
     expect(submit).to_be_disabled()
 
     # After a reload the session is read-only, shows the code, and still navigates.
+    submitted_code = code.text_content()
+    assert submitted_code
     page.reload()
-    expect(page.locator(".js-completion-code")).to_have_text(code.text_content() or "")
+    expect(page.locator(".js-completion-code")).to_have_text(submitted_code)
     expect(page.get_by_text("You have submitted this task.")).to_be_visible()
     expect(add).to_be_disabled()
     expect(rows.first.get_by_role("button", name="Remove")).to_be_disabled()
