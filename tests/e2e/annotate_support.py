@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from playwright.sync_api import Page, expect
@@ -14,7 +13,7 @@ from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
 from app.models import Annotation
-from tests.e2e.conftest import LiveServer, start_live_server
+from tests.e2e.conftest import LiveServer
 
 # The JavaScript below finds the viewport rectangle of one UTF-16 unit of a paragraph's
 # text, walking its text nodes itself (independent of the code under test).
@@ -39,18 +38,6 @@ CHAR_RECT_JS = """
   throw new Error(`offset ${offset} is beyond paragraph ${paragraph}`);
 }
 """
-
-
-@contextlib.contextmanager
-def serving(database_uri: str, **overrides) -> Iterator[LiveServer]:
-    """The app served on 127.0.0.1 over the given (migrated, empty) database."""
-    live = start_live_server(database_uri, **overrides)
-    try:
-        yield live
-    finally:
-        live.stop()
-        with live.app.app_context():
-            db.engine.dispose()
 
 
 def seed_document(

@@ -8,6 +8,7 @@ XSS payload that runs would open one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import threading
@@ -109,13 +110,29 @@ def start_live_server(database_uri: str, **overrides) -> LiveServer:
     return live
 
 
+@contextlib.contextmanager
+def serving(database_uri: str, **overrides) -> Iterator[LiveServer]:
+    """The app served on 127.0.0.1 over the given (migrated, empty) database."""
+    live = start_live_server(database_uri, **overrides)
+    try:
+        yield live
+    finally:
+        live.stop()
+        with live.app.app_context():
+            db.engine.dispose()
+
+
 @pytest.fixture
 def live_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
     """The app on a fresh SQLite file, served on 127.0.0.1 for the browser."""
     path = tmp_path / "e2e.sqlite3"
     shutil.copy(sqlite_template, path)
-    live = start_live_server(f"sqlite:///{path}")
-    yield live
-    live.stop()
-    with live.app.app_context():
-        db.engine.dispose()
+    with serving(f"sqlite:///{path}") as live:
+        yield live
+
+
+@pytest.fixture
+def server(database_uri) -> Iterator[LiveServer]:
+    """The live app on SQLite, then on PostgreSQL (tests/conftest.py's database_uri)."""
+    with serving(database_uri) as live:
+        yield live

@@ -4,9 +4,7 @@ pair, navigate, reload and resume, remove, submit."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
-import pytest
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
 
@@ -16,23 +14,14 @@ from tests.e2e.annotate_support import (
     open_task,
     seed_document,
     select_span,
-    serving,
     stored_annotations,
 )
-from tests.e2e.conftest import LiveServer
 
 PARAGRAPHS = [
     "Zoë met 🚢 Łukasz at the harbour. Zoë smiled.",
     "The ship left at dawn.\nŁukasz waved at the ship.",
     "Later, he said nothing about the ship.",
 ]
-
-
-@pytest.fixture
-def server(database_uri) -> Iterator[LiveServer]:
-    """The live app on SQLite, then on PostgreSQL (tests/conftest.py's database_uri)."""
-    with serving(database_uri) as live:
-        yield live
 
 
 def paragraph_text(page: Page, paragraph: int) -> str:

@@ -4,31 +4,20 @@ and reach the server exactly once when the connection is back."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.annotate_support import (
     open_task,
     seed_document,
     select_span,
-    serving,
     stored_annotations,
 )
-from tests.e2e.conftest import LiveServer
 
 PARAGRAPHS = [
     "Mara sailed north with Tobias. The crew sang at night.",
     "Tobias wrote a letter to Mara.",
 ]
-
-
-@pytest.fixture
-def server(database_uri) -> Iterator[LiveServer]:
-    """The live app on SQLite, then on PostgreSQL (tests/conftest.py's database_uri)."""
-    with serving(database_uri) as live:
-        yield live
 
 
 # Whether the page would ask "leave this page?" (the handler cancels beforeunload).
