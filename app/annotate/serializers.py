@@ -75,17 +75,21 @@ def _auto_entities(document_id: int, content_hash: str) -> tuple[str, ...]:
     return tuple(entities_for("auto", [], list(document_texts(document_id, content_hash))))
 
 
+def document_dict(document: Document, *, last: int) -> dict[str, Any]:
+    """The document as the page gets it: only the paragraphs 0..last (those reached)."""
+    return {
+        "id": document.external_id,
+        "title": document.title,
+        "total_paragraphs": document.paragraph_count,
+        "paragraphs": [paragraph_dict(p) for p in paragraphs_between(document.id, 0, last)],
+    }
+
+
 def session_state(session: AnnotationSession) -> dict[str, Any]:
     """GET /api/sessions/<token>: the document so far, taxonomy, progress and annotations."""
     document = session.document
-    paragraphs = paragraphs_between(document.id, 0, session.furthest)
     return {
-        "document": {
-            "id": document.external_id,
-            "title": document.title,
-            "total_paragraphs": document.paragraph_count,
-            "paragraphs": [paragraph_dict(p) for p in paragraphs],
-        },
+        "document": document_dict(document, last=session.furthest),
         "taxonomy": current_taxonomy().to_public_dict(),
         "position": session.position,
         "furthest": session.furthest,
@@ -123,14 +127,8 @@ def page_bootstrap(session: AnnotationSession) -> dict[str, Any]:
 
 def preview_bootstrap(document: Document) -> dict[str, Any]:
     """An MTurk HIT preview: the first paragraph, read-only, no session and no API."""
-    first = paragraphs_between(document.id, 0, 0)
     return {
-        "document": {
-            "id": document.external_id,
-            "title": document.title,
-            "total_paragraphs": document.paragraph_count,
-            "paragraphs": [paragraph_dict(p) for p in first],
-        },
+        "document": document_dict(document, last=0),
         "taxonomy": current_taxonomy().to_public_dict(),
         "position": 0,
         "furthest": 0,
