@@ -32,7 +32,9 @@ def _token_key() -> str:
     return "annotate:" + str((request.view_args or {}).get("token", ""))
 
 
-write_limit = limiter.limit(_write_limit, key_func=_token_key)
+# One limit for every write of a session, checked once per request (a blueprint limit is
+# evaluated in before_request only; a route decorator would evaluate limits twice).
+limiter.limit(_write_limit, key_func=_token_key, methods=["POST", "PUT", "DELETE"])(api_bp)
 
 
 @api_bp.after_request
@@ -69,7 +71,6 @@ def get_session(token: str):
 
 
 @api_bp.post("/api/sessions/<token>/annotations")
-@write_limit
 def save(token: str):
     """Store one annotation (idempotent per client id)."""
     session = _writable_session(token)
@@ -82,7 +83,6 @@ def save(token: str):
 
 
 @api_bp.delete("/api/sessions/<token>/annotations/<annotation_id>")
-@write_limit
 def remove(token: str, annotation_id: str):
     """Remove (soft-delete) one annotation; 204 also when it was already removed."""
     session = _writable_session(token)
@@ -91,7 +91,6 @@ def remove(token: str, annotation_id: str):
 
 
 @api_bp.put("/api/sessions/<token>/position")
-@write_limit
 def position(token: str):
     """Move to a paragraph; moving one past the furthest reveals it."""
     session = _writable_session(token)
@@ -105,7 +104,6 @@ def position(token: str):
 
 
 @api_bp.post("/api/sessions/<token>/submit")
-@write_limit
 def submit(token: str):
     """Submit the session; idempotent. Answers the completion code and next address."""
     session = _writable_session(token)
