@@ -20,11 +20,10 @@ from app.request_json import json_object
 from app.security import check_capability_csrf
 
 CSRF_HEADER = "X-CSRFToken"
-DEFAULT_WRITE_LIMIT = "120 per minute"
 
 
 def _write_limit() -> str:
-    return current_app.config.get("ANNOTATE_WRITE_LIMIT") or DEFAULT_WRITE_LIMIT
+    return current_app.config["ANNOTATE_WRITE_LIMIT"]
 
 
 def _token_key() -> str:

@@ -16,7 +16,6 @@ from app.annotate.sessions import (
     is_submitted,
     live_annotations,
     max_comment_length,
-    paragraphs_between,
 )
 from app.models import Annotation, AnnotationSession, Document, Paragraph
 from app.security import capability_csrf_token
@@ -77,11 +76,15 @@ def _auto_entities(document_id: int, content_hash: str) -> tuple[str, ...]:
 
 def document_dict(document: Document, *, last: int) -> dict[str, Any]:
     """The document as the page gets it: only the paragraphs 0..last (those reached)."""
+    texts = document_texts(document.id, document.content_hash)
     return {
         "id": document.external_id,
         "title": document.title,
         "total_paragraphs": document.paragraph_count,
-        "paragraphs": [paragraph_dict(p) for p in paragraphs_between(document.id, 0, last)],
+        "paragraphs": [
+            {"paragraph_id": position, "text": text}
+            for position, text in enumerate(texts[: last + 1])
+        ],
     }
 
 

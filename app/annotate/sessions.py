@@ -123,22 +123,6 @@ def max_comment_length() -> int:
     return min(limits)
 
 
-def paragraphs_between(document_id: int, first: int, last: int) -> list[Paragraph]:
-    """The document's paragraphs first..last (inclusive), in order."""
-    if last < first:
-        return []
-    query = (
-        db.select(Paragraph)
-        .where(
-            Paragraph.document_id == document_id,
-            Paragraph.position >= first,
-            Paragraph.position <= last,
-        )
-        .order_by(Paragraph.position)
-    )
-    return list(db.session.scalars(query))
-
-
 def live_annotations(session: AnnotationSession) -> list[Annotation]:
     """The session's annotations that were not removed, by paragraph and offset."""
     query = (

@@ -23,7 +23,6 @@ from app.models import Researcher, utcnow
 from app.research import bp
 
 PUBLIC_ENDPOINTS = frozenset({"research.login"})
-DEFAULT_LOGIN_RATE_LIMIT = "10 per minute"
 # Compared against when the e-mail is unknown, so a wrong e-mail takes as long as a
 # wrong password and response times do not reveal which accounts exist.
 _DUMMY_HASH = generate_password_hash("not-a-real-password-0000")
@@ -91,7 +90,7 @@ def authenticate(email: str, password: str) -> Researcher | None:
 
 
 def _login_rate_limit() -> str:
-    return current_app.config.get("LOGIN_RATE_LIMIT", DEFAULT_LOGIN_RATE_LIMIT)
+    return current_app.config["LOGIN_RATE_LIMIT"]
 
 
 @bp.route("/login", methods=["GET", "POST"])

@@ -38,7 +38,7 @@ def _token_key() -> str:
 
 
 write_limit = limiter.limit(
-    lambda: current_app.config.get("VALIDATE_WRITE_LIMIT") or "120 per minute",
+    lambda: current_app.config["VALIDATE_WRITE_LIMIT"],
     key_func=_token_key,
 )
 
