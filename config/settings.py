@@ -40,7 +40,9 @@ class Config:
         self.SQLALCHEMY_DATABASE_URI = (
             normalise_database_url(env.get("DATABASE_URL")) or "sqlite:///falte.sqlite3"
         )
-        self.SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True}
+        self.SQLALCHEMY_ENGINE_OPTIONS = {
+            "pool_pre_ping": env.get("DB_POOL_PRE_PING", "0") in ("1", "true", "yes")
+        }
         if self.SQLALCHEMY_DATABASE_URI.startswith("postgresql"):
             self.SQLALCHEMY_ENGINE_OPTIONS.update(
                 pool_size=int(env.get("DB_POOL_SIZE", "5")),

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from flask import current_app, jsonify, request
 
-from app.annotate import api_bp
+from app.annotate import api_bp, writes
 from app.annotate import sessions as domain
 from app.annotate.schemas import AnnotationIn, PositionIn, SubmitIn, parse_body
 from app.annotate.serializers import annotation_dict, paragraph_dict, session_state
+from app.annotate.writes import SessionRef
 from app.api_spec import build_spec
 from app.errors import ApiError
 from app.extensions import limiter
 from app.models import AnnotationSession
+from app.persistence import retry_on_disconnect
 from app.request_json import json_object
 from app.security import check_capability_csrf
 
@@ -48,19 +50,24 @@ def _session(token: str) -> AnnotationSession:
     return session
 
 
-def _writable_session(token: str) -> AnnotationSession:
-    session = domain.session_or_404(token, lean=True)
+def _check_csrf(token: str) -> None:
     if not check_capability_csrf("annotate", token, request.headers.get(CSRF_HEADER)):
         raise ApiError(
             403,
             "csrf_failed",
             f"Missing or wrong {CSRF_HEADER} header. Reload the page and try again.",
         )
-    domain.touch(session)
-    return session
+
+
+def _writable_ref(token: str) -> SessionRef:
+    ref = writes.session_ref_or_404(token)
+    _check_csrf(token)
+    writes.touch(ref)
+    return ref
 
 
 @api_bp.get("/api/sessions/<token>")
+@retry_on_disconnect
 def get_session(token: str):
     """The session's state: paragraphs reached, taxonomy, progress, live annotations."""
     session = _session(token)
@@ -70,11 +77,12 @@ def get_session(token: str):
 
 
 @api_bp.post("/api/sessions/<token>/annotations")
+@retry_on_disconnect
 def save(token: str):
     """Store one annotation (idempotent per client id)."""
-    session = _writable_session(token)
+    ref = _writable_ref(token)
     data = parse_body(AnnotationIn, json_object())
-    result = domain.save_annotation(session, data)
+    result = writes.save_annotation(ref, data)
     body = annotation_dict(result.annotation)
     if result.annotation.deleted_at is not None:
         body["removed"] = True
@@ -82,30 +90,35 @@ def save(token: str):
 
 
 @api_bp.delete("/api/sessions/<token>/annotations/<annotation_id>")
+@retry_on_disconnect
 def remove(token: str, annotation_id: str):
     """Remove (soft-delete) one annotation; 204 also when it was already removed."""
-    session = _writable_session(token)
-    domain.remove_annotation(session, annotation_id)
+    writes.remove_annotation(_writable_ref(token), annotation_id)
     return "", 204
 
 
 @api_bp.put("/api/sessions/<token>/position")
+@retry_on_disconnect
 def position(token: str):
     """Move to a paragraph; moving one past the furthest reveals it."""
-    session = _writable_session(token)
+    ref = writes.session_ref_or_404(token)
+    _check_csrf(token)
     data = parse_body(PositionIn, json_object())
-    revealed = domain.move_position(session, data.paragraph_id)
+    move = writes.move_position(ref, data.paragraph_id)  # records activity too
     return jsonify(
-        position=session.position,
-        furthest=session.furthest,
-        paragraphs=[paragraph_dict(p) for p in revealed],
+        position=move.position,
+        furthest=move.furthest,
+        paragraphs=[paragraph_dict(p) for p in move.revealed],
     )
 
 
 @api_bp.post("/api/sessions/<token>/submit")
+@retry_on_disconnect
 def submit(token: str):
     """Submit the session; idempotent. Answers the completion code and next address."""
-    session = _writable_session(token)
+    session = domain.session_or_404(token, lean=True)
+    _check_csrf(token)
+    domain.touch(session)
     parse_body(SubmitIn, json_object(optional=True))
     return jsonify(domain.submit_session(session).to_dict())
 

@@ -10,6 +10,7 @@ from app.annotate.completion import mturk_target
 from app.annotate.serializers import page_bootstrap, preview_bootstrap
 from app.identity import is_mturk_preview, remember_anonymous, request_identity
 from app.models import AnnotationSession, Document
+from app.persistence import retry_on_disconnect
 from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy
 
@@ -27,6 +28,7 @@ def _no_document(document_id: str):
 
 
 @bp.get("/annotate/<document_id>")
+@retry_on_disconnect
 def start(document_id: str):
     """Start or resume this worker's session on the document, then go to its page."""
     document = domain.find_document(document_id)
@@ -67,6 +69,7 @@ def _session_or_404_page(token: str) -> AnnotationSession | None:
 
 
 @bp.get("/s/<token>")
+@retry_on_disconnect
 def session_page(token: str):
     """The annotator page of one session."""
     session = _session_or_404_page(token)
@@ -86,6 +89,7 @@ def session_page(token: str):
 
 
 @bp.get("/s/<token>/complete")
+@retry_on_disconnect
 def complete(token: str):
     """The completion page: the code to copy, and for MTurk the form posting the HIT."""
     session = _session_or_404_page(token)

@@ -1,4 +1,5 @@
-"""Annotation sessions: start or resume, save and remove annotations, move, submit.
+"""Annotation sessions: look up, start or resume, read, submit (app.annotate.writes has
+the frequent writes: save, remove, move).
 
 Every function here is the whole of one worker action: it checks the rules, changes the
 rows and commits. Errors are ApiErrors with a message the worker can act on. Races are
@@ -8,36 +9,22 @@ read back the row the other request stored.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from typing import Any
 
 from flask import current_app, url_for
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import joinedload
 
 from app.annotate.completion import prolific_completion_url
-from app.annotate.schemas import AnnotationIn, SpanIn, canonical_uuid
 from app.errors import ApiError
 from app.extensions import db
 from app.identity import WorkerIdentity, get_or_create_annotator
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
 from app.persistence import get_or_create
-from app.spans import SpanError, check_annotation
 from app.taxonomy import current_taxonomy
 
 TOUCH_INTERVAL = timedelta(minutes=1)
-
-
-@dataclass(frozen=True)
-class SaveResult:
-    """The stored annotation; `created` is False for a replay of an earlier save."""
-
-    annotation: Annotation
-    created: bool
 
 
 @dataclass(frozen=True)
@@ -85,17 +72,21 @@ def find_document(external_id: str) -> Document | None:
     return db.session.scalars(db.select(Document).filter_by(external_id=external_id)).first()
 
 
-def touch(session: AnnotationSession) -> None:
-    """Record activity; a session marked abandoned comes back to life when used again.
+def touch_due(last_seen_at: datetime | None, status: str) -> bool:
+    """Whether a request should record activity: last_seen_at is written at most once a
+    minute (abandonment is measured in minutes, and skipping the UPDATE keeps requests to
+    a few round trips), and at once when the session was marked abandoned."""
+    if last_seen_at is not None and last_seen_at.tzinfo is None:  # SQLite: naive UTC
+        last_seen_at = last_seen_at.replace(tzinfo=UTC)
+    return (
+        last_seen_at is None or utcnow() - last_seen_at >= TOUCH_INTERVAL or (status == "abandoned")
+    )
 
-    last_seen_at is written at most once a minute: abandonment is measured in minutes,
-    and skipping the UPDATE keeps a save to a few round trips."""
-    now = utcnow()
-    last = session.last_seen_at
-    if last is not None and last.tzinfo is None:  # SQLite returns naive UTC datetimes
-        last = last.replace(tzinfo=UTC)
-    if last is None or now - last >= TOUCH_INTERVAL or session.status == "abandoned":
-        session.last_seen_at = now
+
+def touch(session: AnnotationSession) -> None:
+    """Record activity; a session marked abandoned comes back to life when used again."""
+    if touch_due(session.last_seen_at, session.status):
+        session.last_seen_at = utcnow()
     if session.status == "abandoned":
         session.status = "active"
 
@@ -105,8 +96,9 @@ def is_submitted(session: AnnotationSession) -> bool:
     return session.status == "submitted"
 
 
-def _ensure_writable(session: AnnotationSession) -> None:
-    if is_submitted(session):
+def ensure_writable(status: str) -> None:
+    """A 409 envelope when the session (with this status) was submitted: it is read-only."""
+    if status == "submitted":
         raise ApiError(
             409,
             "session_submitted",
@@ -168,50 +160,7 @@ def _resume(session: AnnotationSession, identity: WorkerIdentity) -> None:
     touch(session)
 
 
-# --- annotations ------------------------------------------------------------------------
-
-
-def _span_key(span: SpanIn | None) -> tuple[int, int, int, str] | None:
-    return None if span is None else (span.paragraph_id, span.start, span.end, span.text)
-
-
-def _stored_key(annotation: Annotation) -> tuple[Any, ...]:
-    paired = None
-    if annotation.paired_paragraph_id is not None:
-        paired = (
-            annotation.paired_paragraph_id,
-            annotation.paired_start,
-            annotation.paired_end,
-            annotation.paired_text,
-        )
-    span = (annotation.paragraph_id, annotation.span_start, annotation.span_end)
-    return (annotation.category, (*span, annotation.span_text), paired, annotation.comment)
-
-
-def _sent_key(data: AnnotationIn) -> tuple[Any, ...]:
-    return (data.category, _span_key(data.span), _span_key(data.paired_span), data.comment)
-
-
-def _find_annotation(session: AnnotationSession, client_id: str) -> Annotation | None:
-    query = db.select(Annotation).filter_by(session_id=session.id, client_id=client_id)
-    return db.session.scalars(query).first()
-
-
-def _replay(existing: Annotation, data: AnnotationIn) -> SaveResult:
-    if _stored_key(existing) != _sent_key(data):
-        raise ApiError.conflict(
-            "An annotation with this id was already saved with different content. "
-            "Reload the page to see what is stored.",
-            field="id",
-        )
-    return SaveResult(existing, created=False)
-
-
-def _texts(session: AnnotationSession, paragraph_ids: Iterable[int]) -> dict[int, str]:
-    """Only the paragraphs the rules need, and only positions the worker has reached."""
-    texts = document_texts(session.document_id, session.document.content_hash)
-    last = min(session.furthest, len(texts) - 1)
-    return {pid: texts[pid] for pid in set(paragraph_ids) if 0 <= pid <= last}
+# --- paragraphs and progress ----------------------------------------------------------
 
 
 @lru_cache(maxsize=128)
@@ -225,129 +174,6 @@ def document_texts(document_id: int, content_hash: str) -> tuple[str, ...]:
         .order_by(Paragraph.position)
     )
     return tuple(db.session.scalars(query))
-
-
-def _check(session: AnnotationSession, data: AnnotationIn) -> None:
-    taxonomy = current_taxonomy()
-    needed = [data.span.paragraph_id]
-    if data.paired_span is not None:
-        needed.append(data.paired_span.paragraph_id)
-    try:
-        check_annotation(
-            category=taxonomy.category(data.category),
-            known_categories=list(taxonomy.keys),
-            category_key=data.category,
-            span=data.span.to_span(),
-            paired_span=data.paired_span.to_span() if data.paired_span else None,
-            comment=data.comment,
-            comment_required=taxonomy.comment.required,
-            comment_label=taxonomy.comment.label,
-            max_comment_length=max_comment_length(),
-            texts=_texts(session, needed),
-            furthest=session.furthest,
-        )
-    except SpanError as error:
-        raise ApiError.unprocessable(error.message, code=error.code, field=error.field) from None
-
-
-def save_annotation(session: AnnotationSession, data: AnnotationIn) -> SaveResult:
-    """Store one Add; a replay of the same id and body returns the stored row (commits).
-
-    The rules are checked first, then one INSERT ... ON CONFLICT DO NOTHING settles
-    replays and concurrent duplicates in the database (the unique constraint on
-    session and client id): a save is a handful of round trips."""
-    _ensure_writable(session)
-    _check(session, data)
-    paired = data.paired_span
-    annotation = Annotation(
-        session_id=session.id,
-        client_id=data.id,
-        paragraph_id=data.span.paragraph_id,
-        span_start=data.span.start,
-        span_end=data.span.end,
-        span_text=data.span.text,
-        category=data.category,
-        paired_paragraph_id=paired.paragraph_id if paired else None,
-        paired_start=paired.start if paired else None,
-        paired_end=paired.end if paired else None,
-        paired_text=paired.text if paired else None,
-        comment=data.comment,
-        created_at=utcnow(),
-    )
-    annotation.id = _insert_unless_present(annotation)
-    if annotation.id is None:
-        existing = _find_annotation(session, data.id)
-        db.session.commit()
-        return _replay(existing, data)
-    db.session.commit()
-    return SaveResult(annotation, created=True)
-
-
-_COPIED = (
-    "session_id", "client_id", "paragraph_id", "span_start", "span_end", "span_text",
-    "category", "paired_paragraph_id", "paired_start", "paired_end", "paired_text",
-    "comment", "created_at",
-)  # fmt: skip
-
-
-def _insert_unless_present(annotation: Annotation) -> int | None:
-    """INSERT the row unless (session, client id) exists; its new id, or None."""
-    statement = _insert_statement(db.session.get_bind().dialect.name)
-    values = {name: getattr(annotation, name) for name in _COPIED}
-    return db.session.execute(statement, values).scalar()
-
-
-@lru_cache(maxsize=4)
-def _insert_statement(dialect: str):
-    """INSERT ... ON CONFLICT DO NOTHING RETURNING id, built once per dialect (a Core
-    statement with bound parameters: building it per save cost more than running it)."""
-    insert = {"postgresql": postgresql_insert, "sqlite": sqlite_insert}[dialect]
-    table = Annotation.__table__
-    return (
-        insert(table)
-        .on_conflict_do_nothing(index_elements=["session_id", "client_id"])
-        .returning(table.c.id)
-    )
-
-
-def remove_annotation(session: AnnotationSession, client_id: str) -> None:
-    """Soft-delete one of this session's annotations (again is fine); commits."""
-    _ensure_writable(session)
-    canonical = canonical_uuid(client_id)
-    annotation = _find_annotation(session, canonical) if canonical else None
-    if annotation is None:
-        raise ApiError.not_found("This session has no annotation with that id.", field="id")
-    if annotation.deleted_at is None:
-        annotation.deleted_at = utcnow()
-    db.session.commit()
-
-
-# --- progress and submit ----------------------------------------------------------------
-
-
-def move_position(session: AnnotationSession, paragraph_id: int) -> list[Paragraph]:
-    """Go to a paragraph (at most one past the furthest); returns newly revealed ones."""
-    _ensure_writable(session)
-    total = session.document.paragraph_count
-    limit = min(session.furthest + 1, total - 1)
-    if not 0 <= paragraph_id <= limit:
-        raise ApiError.unprocessable(
-            f"You can go to paragraphs 0 to {limit} (one past the furthest you have read); "
-            f"{paragraph_id} is not among them.",
-            code="position_out_of_range",
-            field="paragraph_id",
-        )
-    revealed: list[Paragraph] = []
-    if paragraph_id > session.furthest:  # the worker reads on: send the new paragraphs
-        texts = document_texts(session.document_id, session.document.content_hash)
-        revealed = [
-            Paragraph(position=position, text=texts[position])
-            for position in range(session.furthest + 1, paragraph_id + 1)
-        ]
-        session.furthest = paragraph_id
-    session.position = paragraph_id
-    db.session.commit()
-    return revealed
 
 
 def completion_for(session: AnnotationSession) -> Completion:

@@ -7,11 +7,13 @@ from flask import make_response, redirect, render_template, request, url_for
 from app.assignment import bp
 from app.assignment.service import assign
 from app.identity import is_mturk_preview, remember_anonymous, request_identity
+from app.persistence import retry_on_disconnect
 from app.study import instructions_markup
 from app.taxonomy import current_taxonomy
 
 
 @bp.get("/start")
+@retry_on_disconnect
 def start():
     """Resume the worker's session or hand out the document that most needs annotators."""
     taxonomy = current_taxonomy()

@@ -16,6 +16,7 @@ from app.errors import ApiError
 from app.extensions import db, limiter
 from app.identity import is_mturk_preview, remember_anonymous, request_identity
 from app.models import Paragraph, ValidationItem, ValidationRound, ValidationSession
+from app.persistence import retry_on_disconnect
 from app.request_json import json_object
 from app.security import capability_csrf_token, check_capability_csrf
 from app.taxonomy import current_taxonomy
@@ -68,6 +69,7 @@ def _reasons(round_: ValidationRound) -> list[str]:
 
 
 @bp.get("/validate/<round_name>")
+@retry_on_disconnect
 def start(round_name: str):
     """Start or resume this validator's session in the round, then go to its page."""
     round_ = _round_or_404(round_name)
@@ -83,6 +85,7 @@ def start(round_name: str):
 
 
 @bp.get("/v/<token>")
+@retry_on_disconnect
 def session_page(token: str):
     """The validator page: one item at a time, loaded by static/js/validator/."""
     session = _session_or_404(token)
@@ -147,6 +150,7 @@ def _finished(session: ValidationSession, done: int) -> dict[str, Any]:
 
 
 @bp.get("/api/validators/<token>/next")
+@retry_on_disconnect
 def api_next(token: str):
     """The item to judge now (the same one until it is judged), or null when done."""
     session = _session_or_404(token)
@@ -162,6 +166,7 @@ def api_next(token: str):
 
 @bp.post("/api/validators/<token>/judgments")
 @write_limit
+@retry_on_disconnect
 def api_judgments(token: str):
     """Record a judgment: 201 when new, 200 for an identical retry, 409 for a change."""
     session = _session_or_404(token)
