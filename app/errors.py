@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any
 
 from flask import Flask, jsonify, render_template, request
@@ -79,6 +81,9 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(ApiError)
     def handle_api_error(exc: ApiError):
+        # A refused request stores nothing more, and ends the transaction it began (it
+        # may have been an autocommit one: see app.annotate.writes).
+        db.session.rollback()
         if wants_json():
             return exc.to_response()
         return _page(exc.status, exc.message)
@@ -95,6 +100,8 @@ def register(app: Flask) -> None:
             response, status = envelope(exc.code or 500, _http_code_name(exc), message, details)
             if exc.code == 405 and exc.valid_methods:
                 response.headers["Allow"] = ", ".join(exc.valid_methods)
+            if exc.code == 429:
+                response.headers["Retry-After"] = _retry_after()
             return response, status
         return _page(exc.code or 500, exc.description or exc.name)
 
@@ -121,6 +128,15 @@ def register(app: Flask) -> None:
         if wants_json():
             return envelope(500, "internal_error", message)
         return _page(500, message)
+
+
+def _retry_after() -> str:
+    """Seconds until the exceeded rate-limit window resets (at least 1)."""
+    from app.extensions import limiter
+
+    current = limiter.current_limit
+    seconds = current.reset_at - time.time() if current is not None else 1
+    return str(max(1, math.ceil(seconds)))
 
 
 def _page(status: int, message: str):

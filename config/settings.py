@@ -53,7 +53,9 @@ class Config:
         self.MAX_COMMENT_LENGTH = 2000
         self.RATELIMIT_ENABLED = True
         self.RATELIMIT_STORAGE_URI = env.get("RATELIMIT_STORAGE_URI", "memory://")
-        self.RATELIMIT_HEADERS_ENABLED = True
+        # No X-RateLimit-* headers on every response (computing them costs each request a
+        # second look at the counters); a 429 still says Retry-After (app.errors).
+        self.RATELIMIT_HEADERS_ENABLED = False
         # Frame ancestors allowed to embed the worker pages (MTurk shows tasks in an iframe).
         self.FRAME_ANCESTORS = env.get(
             "FRAME_ANCESTORS",

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, case, select, update
@@ -57,7 +58,7 @@ class SessionRef:
 class SaveResult:
     """The stored annotation; `created` is False for a replay of an earlier save."""
 
-    annotation: Annotation
+    annotation: Annotation | SimpleNamespace  # the stored row (annotation_dict's shape)
     created: bool
 
 
@@ -186,27 +187,27 @@ def save_annotation(ref: SessionRef, data: AnnotationIn) -> SaveResult:
     ensure_writable(ref.status)
     _check(ref, data)
     paired = data.paired_span
-    annotation = Annotation(
-        session_id=ref.id,
-        client_id=data.id,
-        paragraph_id=data.span.paragraph_id,
-        span_start=data.span.start,
-        span_end=data.span.end,
-        span_text=data.span.text,
-        category=data.category,
-        paired_paragraph_id=paired.paragraph_id if paired else None,
-        paired_start=paired.start if paired else None,
-        paired_end=paired.end if paired else None,
-        paired_text=paired.text if paired else None,
-        comment=data.comment,
-        created_at=utcnow(),
-    )
+    values = {
+        "session_id": ref.id,
+        "client_id": data.id,
+        "paragraph_id": data.span.paragraph_id,
+        "span_start": data.span.start,
+        "span_end": data.span.end,
+        "span_text": data.span.text,
+        "category": data.category,
+        "paired_paragraph_id": paired.paragraph_id if paired else None,
+        "paired_start": paired.start if paired else None,
+        "paired_end": paired.end if paired else None,
+        "paired_text": paired.text if paired else None,
+        "comment": data.comment,
+        "created_at": utcnow(),
+    }
     connection = _connection()
-    values = {name: getattr(annotation, name) for name in _COPIED}
-    annotation.id = connection.execute(_insert_statement(connection.dialect.name), values).scalar()
-    if annotation.id is not None:
+    new_id = connection.execute(_insert_statement(connection.dialect.name), values).scalar()
+    if new_id is not None:
         db.session.commit()
-        return SaveResult(annotation, created=True)
+        # The row as stored, without building an ORM object for it.
+        return SaveResult(SimpleNamespace(id=new_id, deleted_at=None, **values), created=True)
     existing = _find_annotation(ref, data.id)
     db.session.commit()
     if _stored_key(existing) != _sent_key(data):
@@ -216,13 +217,6 @@ def save_annotation(ref: SessionRef, data: AnnotationIn) -> SaveResult:
             field="id",
         )
     return SaveResult(existing, created=False)
-
-
-_COPIED = (
-    "session_id", "client_id", "paragraph_id", "span_start", "span_end", "span_text",
-    "category", "paired_paragraph_id", "paired_start", "paired_end", "paired_text",
-    "comment", "created_at",
-)  # fmt: skip
 
 
 @lru_cache(maxsize=4)

@@ -153,16 +153,19 @@ def test_login_is_rate_limited(app, client):
 
 def test_saves_are_rate_limited_per_session(app, client, world):
     app.config["ANNOTATE_WRITE_LIMIT"] = "5 per minute"
-    statuses = [
+    responses = [
         client.post(
             f"/api/sessions/{world.owner_token}/annotations",
             json=_annotation(),
             headers=_headers(world.owner_token),
-        ).status_code
+        )
         for _ in range(8)
     ]
+    statuses = [r.status_code for r in responses]
     assert statuses[:5] == [201] * 5
     assert statuses[5:] == [429] * 3
+    # The client is told when the minute's window resets.
+    assert 1 <= int(responses[-1].headers["Retry-After"]) <= 61
     other = client.put(
         f"/api/sessions/{world.other_token}/position",
         json={"paragraph_id": 1},
