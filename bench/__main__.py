@@ -17,7 +17,18 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     # name: (full-size arguments, --quick arguments)
     "save_load": (
         [],
-        ["--annotators", "10", "--adds", "10", "--paced", "20", "--paced-seconds", "5"],
+        [
+            "--annotators",
+            "10",
+            "--adds",
+            "10",
+            "--rounds",
+            "1",
+            "--paced",
+            "20",
+            "--paced-seconds",
+            "5",
+        ],
     ),
     "long_document": ([], ["--paragraphs", "200", "--annotations", "400", "--adds", "5"]),
     "export_bench": ([], ["--annotations", "100000", "--small", "10000"]),

@@ -31,7 +31,7 @@ import psycopg2
 
 from bench.baseline_app import create_table
 from bench.common import libpq_url, scratch_database
-from tests.support.servers import free_port, start_gunicorn, stop
+from tests.support.servers import free_port, start_gunicorn, stop, worker_pids
 
 ROOT = Path(__file__).resolve().parent.parent
 CATEGORIES = ("new-person", "missing-info", "abrupt-transition", "ungrammatical")
@@ -298,28 +298,26 @@ def open_sessions(port: int, count: int) -> list:
     return out
 
 
-def warm_up(port: int, method: str, path: str, rounds: int = 40) -> None:
-    """Let every gunicorn worker import, connect and fill its pool before timing."""
-    body = {
-        "id": "",
-        "category": "x",
-        "span": {"paragraph_id": 0, "start": 0, "end": 1, "text": "x"},
-        "comment": None,
-    }
-
-    def one(i: int) -> None:
-        client = Client(port, Stats())
-        for _ in range(rounds // 8):
-            if method == "POST":
-                body["id"] = str(uuid.uuid4())
-            client.request(method, path, body if method == "POST" else None, expect=(201, 302))
-
-    run_threads(one, 8)
+WARM_UP_CLIENTS = 8  # as many as the server has threads (2 workers x 4)
+WARM_UP_ADDS = 10
 
 
-def describe(name: str, stats: Stats, seconds: float) -> dict:
+def warm_up(app_port: int, base_port: int) -> None:
+    """Before timing, run the measured sequences themselves on both servers (the app's
+    whole annotator sequence, the baseline's inserts, the same number of requests), so
+    that every worker has imported, compiled its templates and statements, and opened
+    its database connections (whose first queries load PostgreSQL's catalog caches)."""
+    requests = requests_per_annotator(WARM_UP_ADDS)
+    run_threads(
+        lambda i: annotator_run(app_port, Stats(), f"warm-{i}", WARM_UP_ADDS), WARM_UP_CLIENTS
+    )
+    run_threads(lambda i: baseline_run(base_port, Stats(), i, requests), WARM_UP_CLIENTS)
+
+
+def describe(name: str, stats: Stats, seconds: float, cpu: dict | None = None) -> dict:
     """Print one run's line and return its figures."""
     figures = {
+        **(cpu or {}),
         "requests": len(stats.latencies),
         "throughput": len(stats.latencies) / seconds,
         "p50": stats.percentile(50) * 1000,
@@ -332,6 +330,11 @@ def describe(name: str, stats: Stats, seconds: float) -> dict:
         f"p50 {figures['p50']:6.1f} ms  p95 {figures['p95']:6.1f} ms  "
         f"p99 {figures['p99']:6.1f} ms  errors {figures['errors']}"
     )
+    if cpu:
+        print(
+            f"{'':15}CPU per request: server {cpu['server_cpu']:.2f} ms, "
+            f"PostgreSQL {cpu['database_cpu']:.2f} ms"
+        )
     if len(stats.by_kind) > 1:
         print(
             "               "
@@ -362,25 +365,78 @@ class Round:
         return self.app["p99"] / self.baseline["p99"]
 
 
-def load_round(number: int, app_port: int, base_port: int, args) -> Round:
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes so far (Linux /proc; 0 elsewhere)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.0
+
+
+def postgres_pids() -> list[int]:
+    """The PostgreSQL server processes (all of them: the loads run one at a time)."""
+    pids = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if (entry / "comm").read_text().strip() == "postgres":
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
+@dataclass
+class CpuMeter:
+    """CPU per request spent by one gunicorn server and by PostgreSQL during a load."""
+
+    master_pid: int
+    figures: dict[str, float] = field(default_factory=dict)
+
+    def measure(self, load) -> float:
+        """Run load() -> (seconds, requests); keep ms of CPU per request; return seconds."""
+        server = [self.master_pid, *worker_pids(self.master_pid)]
+        database = postgres_pids()
+        before = cpu_seconds(server), cpu_seconds(database)
+        seconds, requests = load()
+        after = cpu_seconds(server), cpu_seconds(database)
+        per_request = 1000 / max(requests, 1)
+        self.figures = {
+            "server_cpu": (after[0] - before[0]) * per_request,
+            "database_cpu": (after[1] - before[1]) * per_request,
+        }
+        return seconds
+
+
+def load_round(number: int, app: CpuMeter, base: CpuMeter, ports: tuple[int, int], args) -> Round:
     """The app's annotators, and the baseline with as many requests per client; the
     order alternates between rounds so that drift on a shared machine hits both alike."""
     app_stats, base_stats = Stats(), Stats()
     outcomes: list[Outcome] = []
+    app_port, base_port = ports
 
     def run_app() -> float:
-        results, seconds = run_threads(
-            lambda i: annotator_run(app_port, app_stats, f"r{number}-{i}", args.adds),
-            args.annotators,
-        )
-        outcomes.extend(results)
-        return seconds
+        def load():
+            results, seconds = run_threads(
+                lambda i: annotator_run(app_port, app_stats, f"r{number}-{i}", args.adds),
+                args.annotators,
+            )
+            outcomes.extend(results)
+            return seconds, len(app_stats.latencies)
+
+        return app.measure(load)
 
     def run_baseline(per_client: int) -> float:
-        _, seconds = run_threads(
-            lambda i: baseline_run(base_port, base_stats, i, per_client), args.annotators
-        )
-        return seconds
+        def load():
+            _, seconds = run_threads(
+                lambda i: baseline_run(base_port, base_stats, i, per_client), args.annotators
+            )
+            return seconds, len(base_stats.latencies)
+
+        return base.measure(load)
 
     # The baseline sends what the app's clients sent: a known count per annotator.
     per_client = requests_per_annotator(args.adds)
@@ -392,8 +448,8 @@ def load_round(number: int, app_port: int, base_port: int, args) -> Round:
         app_seconds = run_app()
     label = f"round {number + 1}"
     return Round(
-        describe(f"{label} app", app_stats, app_seconds),
-        describe(f"{label} base", base_stats, base_seconds),
+        describe(f"{label} app", app_stats, app_seconds, app.figures),
+        describe(f"{label} base", base_stats, base_seconds, base.figures),
         outcomes,
     )
 
@@ -429,9 +485,11 @@ def main(argv: list[str] | None = None) -> int:
             start_gunicorn("bench.baseline_app:app", url, base_port),
         ]
         try:
-            warm_up(app_port, "GET", "/annotate/bench-doc?annotator=warm-up")
-            warm_up(base_port, "POST", "/save")
-            rounds = [load_round(n, app_port, base_port, args) for n in range(args.rounds)]
+            warm_up(app_port, base_port)
+            meters = CpuMeter(servers[0].pid), CpuMeter(servers[1].pid)
+            rounds = [
+                load_round(n, *meters, (app_port, base_port), args) for n in range(args.rounds)
+            ]
             outcomes = [o for r in rounds for o in r.outcomes]
             lost, duplicated, wrong = verify(url, outcomes)
             paced_stats = Stats()
@@ -458,6 +516,14 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{r.throughput_ratio:.2f}" for r in rounds)
         + "; p99 ratio "
         + ", ".join(f"{r.p99_ratio:.2f}x" for r in rounds)
+    )
+    app_cpu = statistics.median(r.app["server_cpu"] + r.app["database_cpu"] for r in rounds)
+    base_cpu = statistics.median(
+        r.baseline["server_cpu"] + r.baseline["database_cpu"] for r in rounds
+    )
+    print(
+        f"CPU per request (server + PostgreSQL, median): app {app_cpu:.2f} ms, "
+        f"baseline {base_cpu:.2f} ms ({app_cpu / base_cpu:.1f}x)"
     )
     print(
         f"median throughput ratio app/baseline {throughput_ratio:.2f} (target >= 0.50); "
