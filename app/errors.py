@@ -10,7 +10,7 @@ from flask import Flask, jsonify, render_template, request
 from sqlalchemy.exc import DisconnectionError, OperationalError
 from werkzeug.exceptions import HTTPException
 
-from app.extensions import db
+from app.extensions import db, limiter
 
 
 class ApiError(Exception):
@@ -132,8 +132,6 @@ def register(app: Flask) -> None:
 
 def _retry_after() -> str:
     """Seconds until the exceeded rate-limit window resets (at least 1)."""
-    from app.extensions import limiter
-
     current = limiter.current_limit
     seconds = current.reset_at - time.time() if current is not None else 1
     return str(max(1, math.ceil(seconds)))

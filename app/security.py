@@ -7,6 +7,8 @@ import hmac
 
 from flask import Flask, current_app, request
 
+from app.errors import ApiError
+
 
 def init_app(app: Flask) -> None:
     """Add the security headers to every response."""
@@ -42,3 +44,16 @@ def capability_csrf_token(scope: str, token: str) -> str:
 def check_capability_csrf(scope: str, token: str, sent: str | None) -> bool:
     """True when `sent` is the CSRF token for this scope and capability token."""
     return bool(sent) and hmac.compare_digest(capability_csrf_token(scope, token), sent)
+
+
+CSRF_HEADER = "X-CSRFToken"
+
+
+def require_capability_csrf(scope: str, token: str) -> None:
+    """A 403 envelope unless the request's X-CSRFToken header fits this capability token."""
+    if not check_capability_csrf(scope, token, request.headers.get(CSRF_HEADER)):
+        raise ApiError(
+            403,
+            "csrf_failed",
+            f"Missing or wrong {CSRF_HEADER} header. Reload the page and try again.",
+        )

@@ -14,14 +14,11 @@ from app.annotate.schemas import AnnotationIn, PositionIn, SubmitIn, parse_body
 from app.annotate.serializers import annotation_dict, paragraph_dict, session_state
 from app.annotate.writes import SessionRef
 from app.api_spec import build_spec
-from app.errors import ApiError
 from app.extensions import limiter
 from app.models import AnnotationSession
 from app.persistence import retry_on_disconnect
 from app.request_json import json_object
-from app.security import check_capability_csrf
-
-CSRF_HEADER = "X-CSRFToken"
+from app.security import require_capability_csrf
 
 
 def _write_limit() -> str:
@@ -51,12 +48,7 @@ def _session(token: str) -> AnnotationSession:
 
 
 def _check_csrf(token: str) -> None:
-    if not check_capability_csrf("annotate", token, request.headers.get(CSRF_HEADER)):
-        raise ApiError(
-            403,
-            "csrf_failed",
-            f"Missing or wrong {CSRF_HEADER} header. Reload the page and try again.",
-        )
+    require_capability_csrf("annotate", token)
 
 
 def _writable_ref(token: str) -> SessionRef:

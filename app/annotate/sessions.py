@@ -78,9 +78,9 @@ def touch_due(last_seen_at: datetime | None, status: str) -> bool:
     a few round trips), and at once when the session was marked abandoned."""
     if last_seen_at is not None and last_seen_at.tzinfo is None:  # SQLite: naive UTC
         last_seen_at = last_seen_at.replace(tzinfo=UTC)
-    return (
-        last_seen_at is None or utcnow() - last_seen_at >= TOUCH_INTERVAL or (status == "abandoned")
-    )
+    if last_seen_at is None or status == "abandoned":
+        return True
+    return utcnow() - last_seen_at >= TOUCH_INTERVAL
 
 
 def touch(session: AnnotationSession) -> None:
@@ -96,14 +96,19 @@ def is_submitted(session: AnnotationSession) -> bool:
     return session.status == "submitted"
 
 
+def submitted_error() -> ApiError:
+    """The 409 for a change to a submitted (read-only) session."""
+    return ApiError(
+        409,
+        "session_submitted",
+        "This task has already been submitted; it can no longer be changed.",
+    )
+
+
 def ensure_writable(status: str) -> None:
-    """A 409 envelope when the session (with this status) was submitted: it is read-only."""
+    """A 409 envelope when the session (with this status) was submitted."""
     if status == "submitted":
-        raise ApiError(
-            409,
-            "session_submitted",
-            "This task has already been submitted; it can no longer be changed.",
-        )
+        raise submitted_error()
 
 
 def max_comment_length() -> int:

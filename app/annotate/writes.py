@@ -27,6 +27,7 @@ from app.annotate.sessions import (
     document_texts,
     ensure_writable,
     max_comment_length,
+    submitted_error,
     touch_due,
 )
 from app.errors import ApiError
@@ -296,7 +297,7 @@ def move_position(ref: SessionRef, paragraph_id: int) -> Move:
     moved = _connection().execute(_MOVE, params).rowcount
     db.session.commit()
     if not moved:
-        ensure_writable("submitted")  # submitted in another tab since it was read
+        raise submitted_error()  # submitted in another tab since it was read
     revealed: list[Paragraph] = []
     if paragraph_id > ref.furthest:  # the worker reads on: send the new paragraphs
         texts = document_texts(ref.document_id, ref.content_hash)

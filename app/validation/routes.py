@@ -18,7 +18,7 @@ from app.identity import is_mturk_preview, remember_anonymous, request_identity
 from app.models import Paragraph, ValidationItem, ValidationRound, ValidationSession
 from app.persistence import retry_on_disconnect
 from app.request_json import json_object
-from app.security import capability_csrf_token, check_capability_csrf
+from app.security import capability_csrf_token, require_capability_csrf
 from app.taxonomy import current_taxonomy
 from app.validation import bp
 from app.validation.assignment import (
@@ -31,7 +31,6 @@ from app.validation.assignment import (
 )
 
 CSRF_SCOPE = "validate"
-CSRF_HEADER = "X-CSRFToken"
 
 
 def _token_key() -> str:
@@ -170,12 +169,7 @@ def api_next(token: str):
 def api_judgments(token: str):
     """Record a judgment: 201 when new, 200 for an identical retry, 409 for a change."""
     session = _session_or_404(token)
-    if not check_capability_csrf(CSRF_SCOPE, token, request.headers.get(CSRF_HEADER)):
-        raise ApiError(
-            403,
-            "csrf_failed",
-            f"Missing or wrong {CSRF_HEADER} header. Reload the page and try again.",
-        )
+    require_capability_csrf(CSRF_SCOPE, token)
     data = parse_judgment(json_object(), _reasons(session.round))
     judgment, created = record_judgment(session, data)
     body = {"judgment": judgment_json(judgment), "progress": progress(session)}

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 from flask import template_rendered
 
+from app.annotate import writes
 from app.annotate.sessions import start_or_resume_session
+from app.errors import ApiError
 from app.extensions import db
 from app.identity import ANON_COOKIE, WorkerIdentity
 from app.models import AnnotationSession, Annotator, Document
@@ -368,3 +370,29 @@ def test_writes_refresh_last_seen(client, document):
     before = make_stale(token)
     assert post(client, token, body(), headers=csrf(token)).status_code == 201
     assert as_utc(session_row(token).last_seen_at) > before
+
+
+# --- moves that race with another tab (app.annotate.writes) -------------------------------
+
+
+def test_a_move_read_before_another_tab_submitted_is_refused(client, document):
+    token = start_session(client)
+    ref = writes.session_ref_or_404(token)  # this tab read the session...
+    row = session_row(token)
+    row.status = "submitted"  # ...then another tab submitted it
+    db.session.commit()
+    with pytest.raises(ApiError) as refused:
+        writes.move_position(ref, 1)
+    assert (refused.value.status, refused.value.code) == (409, "session_submitted")
+    assert (session_row(token).position, session_row(token).furthest) == (0, 0)
+
+
+def test_a_stale_move_never_lowers_how_far_the_worker_read(client, document):
+    token = start_session(client)
+    stale = writes.session_ref_or_404(token)  # furthest 0 when read
+    for paragraph_id in (1, 2):  # another tab reads on to the last paragraph
+        assert move(client, token, paragraph_id).status_code == 200
+    moved = writes.move_position(stale, 1)
+    assert moved.revealed[0].text == PARAGRAPHS[1]
+    stored = session_row(token)
+    assert (stored.position, stored.furthest) == (1, 2)
