@@ -4,7 +4,8 @@ import os
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"  # noqa: S104
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-# Threads let one worker overlap database round trips; the app keeps no state in memory.
+# Threads let one worker overlap database round trips; what the app keeps in memory is
+# only caches (safe to lose, per process).
 worker_class = "gthread"
 threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))

@@ -40,7 +40,9 @@ def register_extensions(app: Flask) -> None:
     """Bind the unbound extensions and the taxonomy to this app."""
     from app import security, taxonomy
     from app.extensions import csrf, db, limiter, login_manager, migrate
+    from app.persistence import add_autocommit_bind
 
+    add_autocommit_bind(app)
     db.init_app(app)
     migrate.init_app(app, db, directory=str(_root() / "migrations"))
     csrf.init_app(app)

@@ -101,7 +101,7 @@ def register(app: Flask) -> None:
             if exc.code == 405 and exc.valid_methods:
                 response.headers["Allow"] = ", ".join(exc.valid_methods)
             if exc.code == 429:
-                response.headers["Retry-After"] = _retry_after()
+                response.headers["Retry-After"] = _retry_after(exc)
             return response, status
         return _page(exc.code or 500, exc.description or exc.name)
 
@@ -130,8 +130,12 @@ def register(app: Flask) -> None:
         return _page(500, message)
 
 
-def _retry_after() -> str:
-    """Seconds until the exceeded rate-limit window resets (at least 1)."""
+def _retry_after(exc: HTTPException) -> str:
+    """Seconds until the exceeded rate-limit window resets (at least 1): from the exception
+    (app.rate_limits sets it) or from Flask-Limiter's record of the limit it hit."""
+    retry_after = getattr(exc, "retry_after", None)
+    if isinstance(retry_after, int):
+        return str(max(1, retry_after))
     current = limiter.current_limit
     seconds = current.reset_at - time.time() if current is not None else 1
     return str(max(1, math.ceil(seconds)))

@@ -1,5 +1,6 @@
 """Race-safe get-or-create (the database's unique constraint settles concurrent arrivals),
-and one retry of idempotent views when the database connection turned out to be dead."""
+one retry of idempotent views when the database connection turned out to be dead, and the
+autocommit connection that single-statement writes run on."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
 
+from flask import Flask, g
+from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from app.extensions import db
@@ -48,6 +51,62 @@ def retry_on_disconnect(view: Callable[..., T]) -> Callable[..., T]:
             if not error.connection_invalidated:
                 raise
             db.session.rollback()
+            release_autocommit_connection()
             return view(*args, **kwargs)
 
     return wrapper
+
+
+# --- autocommit connection for single-statement writes ---------------------------------
+
+AUTOCOMMIT_BIND = "autocommit"
+
+
+def add_autocommit_bind(app: Flask) -> None:
+    """On PostgreSQL, a second engine (a Flask-SQLAlchemy bind with no models) whose
+    connections stay in autocommit for their whole life.
+
+    A write that is one statement needs no BEGIN/COMMIT. Switching a pooled connection to
+    autocommit per request (SQLAlchemy's `isolation_level` execution option) costs a
+    round trip of its own with psycopg2 (`SET default_transaction_isolation`, sent when the
+    level is set and again when the pool resets it); a connection that never leaves
+    autocommit costs none. Same URL and pool settings as the main engine. SQLite has no
+    round trips to save: its writes use the request's ORM session."""
+    uri = str(app.config.get("SQLALCHEMY_DATABASE_URI") or "")
+    if not uri.startswith("postgresql"):
+        return
+    options = dict(app.config.get("SQLALCHEMY_ENGINE_OPTIONS") or {})
+    binds = app.config.setdefault("SQLALCHEMY_BINDS", {})
+    binds.setdefault(AUTOCOMMIT_BIND, {**options, "url": uri, "isolation_level": "AUTOCOMMIT"})
+    app.teardown_request(lambda _error: release_autocommit_connection())
+
+
+def autocommit_connection() -> Connection:
+    """The connection for a request's single-statement writes: each statement commits by
+    itself. On PostgreSQL it comes from the autocommit engine, checked out once per request;
+    on SQLite, or when the request's ORM session is already in a transaction (tests that
+    share one session across requests), it is the session's own connection."""
+    if orm_transaction_open():
+        return db.session.connection()
+    engine = db.engines.get(AUTOCOMMIT_BIND)
+    if engine is None:
+        return db.session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+    connection = g.get("_autocommit_connection")
+    if connection is None:
+        connection = g._autocommit_connection = engine.connect()
+    return connection
+
+
+def orm_transaction_open() -> bool:
+    """Whether the request's ORM session exists and is in a transaction. Asking does not
+    create the session (a request that never uses it should not pay for building and
+    closing one)."""
+    return db.session.registry.has() and db.session().in_transaction()
+
+
+def release_autocommit_connection() -> None:
+    """Give the request's autocommit connection back to the pool (at the end of the
+    request, and before a retried view runs again on a fresh one)."""
+    connection = g.pop("_autocommit_connection", None)
+    if connection is not None:
+        connection.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from functools import lru_cache
 
 from flask import Flask, current_app, request
 
@@ -17,22 +18,31 @@ def init_app(app: Flask) -> None:
 
 def _add_security_headers(response):
     config = current_app.config
+    headers = response.headers
+    for name, value in _security_headers(config["FRAME_ANCESTORS"]):
+        if name not in headers:  # a view may set its own
+            headers[name] = value
+    if config.get("HSTS") and request.is_secure and "Strict-Transport-Security" not in headers:
+        headers["Strict-Transport-Security"] = "max-age=31536000; includeSubDomains"
+    return response
+
+
+@lru_cache(maxsize=8)
+def _security_headers(frame_ancestors: str) -> tuple[tuple[str, str], ...]:
+    """The headers every response carries, built once per FRAME_ANCESTORS setting."""
     csp = (
         "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
         "object-src 'none'; base-uri 'self'; "
         "form-action 'self' https://www.mturk.com https://workersandbox.mturk.com; "
-        f"frame-ancestors {config['FRAME_ANCESTORS']}"
+        f"frame-ancestors {frame_ancestors}"
     )
-    response.headers.setdefault("Content-Security-Policy", csp)
-    response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    # Capability tokens live in URLs: never leak them to other origins.
-    response.headers.setdefault("Referrer-Policy", "same-origin")
-    response.headers.setdefault("Cross-Origin-Opener-Policy", "same-origin-allow-popups")
-    if config.get("HSTS") and request.is_secure:
-        response.headers.setdefault(
-            "Strict-Transport-Security", "max-age=31536000; includeSubDomains"
-        )
-    return response
+    return (
+        ("Content-Security-Policy", csp),
+        ("X-Content-Type-Options", "nosniff"),
+        # Capability tokens live in URLs: never leak them to other origins.
+        ("Referrer-Policy", "same-origin"),
+        ("Cross-Origin-Opener-Policy", "same-origin-allow-popups"),
+    )
 
 
 def capability_csrf_token(scope: str, token: str) -> str:

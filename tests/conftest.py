@@ -47,6 +47,13 @@ def make_test_config(database_uri: str, **overrides) -> dict:
     return config
 
 
+def dispose_engines() -> None:
+    """Close the current app's pooled connections, on every engine (the main one and, on
+    PostgreSQL, the autocommit engine of app.persistence)."""
+    for engine in db.engines.values():
+        engine.dispose()
+
+
 def migrate_database(database_uri: str) -> None:
     """Run the Alembic migrations (the real schema path) on a database."""
     from flask_migrate import upgrade
@@ -54,7 +61,7 @@ def migrate_database(database_uri: str) -> None:
     app = create_app(make_test_config(database_uri))
     with app.app_context():
         upgrade()
-        db.engine.dispose()
+        dispose_engines()
 
 
 @pytest.fixture(scope="session")
@@ -130,7 +137,7 @@ def app(database_uri):
     with application.app_context():
         yield application
         db.session.remove()
-        db.engine.dispose()
+        dispose_engines()
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ crowd platforms show the task in third-party iframes where cookies may be blocke
 
 from __future__ import annotations
 
-from flask import current_app, jsonify, request
+from flask import jsonify, request
 
 from app.annotate import api_bp, writes
 from app.annotate import sessions as domain
@@ -17,22 +17,19 @@ from app.api_spec import build_spec
 from app.extensions import limiter
 from app.models import AnnotationSession
 from app.persistence import retry_on_disconnect
+from app.rate_limits import limit_writes
 from app.request_json import json_object
 from app.security import require_capability_csrf
 
 
-def _write_limit() -> str:
-    return current_app.config["ANNOTATE_WRITE_LIMIT"]
+def _token() -> str:
+    return str((request.view_args or {}).get("token", ""))
 
 
-def _token_key() -> str:
-    # Keyed by the capability token, not the IP: many workers may share one NAT address.
-    return "annotate:" + str((request.view_args or {}).get("token", ""))
-
-
-# One limit for every write of a session, checked once per request (a blueprint limit is
-# evaluated in before_request only; a route decorator would evaluate limits twice).
-limiter.limit(_write_limit, key_func=_token_key, methods=["POST", "PUT", "DELETE"])(api_bp)
+# One limit for every write of a session, keyed by the capability token, not the IP (many
+# workers may share one NAT address). Checked directly, not through Flask-Limiter's
+# per-request resolution: see app.rate_limits.
+limit_writes(api_bp, "ANNOTATE_WRITE_LIMIT", "annotate", _token)
 
 
 @api_bp.after_request
@@ -72,9 +69,15 @@ def get_session(token: str):
 @retry_on_disconnect
 def save(token: str):
     """Store one annotation (idempotent per client id)."""
-    ref = _writable_ref(token)
-    data = parse_body(AnnotationIn, json_object())
-    result = writes.save_annotation(ref, data)
+    data = result = None
+    if writes.known_sessions().knows(token):  # served before: try the one-statement save
+        _check_csrf(token)
+        data = parse_body(AnnotationIn, json_object())
+        result = writes.save_known(token, data)
+    if result is None:
+        ref = _writable_ref(token)
+        data = data or parse_body(AnnotationIn, json_object())
+        result = writes.save_annotation(ref, data)
     body = annotation_dict(result.annotation)
     if result.annotation.deleted_at is not None:
         body["removed"] = True

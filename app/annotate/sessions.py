@@ -9,6 +9,7 @@ read back the row the other request stored.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -72,15 +73,22 @@ def find_document(external_id: str) -> Document | None:
     return db.session.scalars(db.select(Document).filter_by(external_id=external_id)).first()
 
 
+def seen_seconds_ago(last_seen_at: datetime | None) -> float:
+    """Seconds since last_seen_at was written (infinite when never)."""
+    if last_seen_at is None:
+        return math.inf
+    if last_seen_at.tzinfo is None:  # SQLite: naive UTC
+        last_seen_at = last_seen_at.replace(tzinfo=UTC)
+    return (utcnow() - last_seen_at).total_seconds()
+
+
 def touch_due(last_seen_at: datetime | None, status: str) -> bool:
     """Whether a request should record activity: last_seen_at is written at most once a
     minute (abandonment is measured in minutes, and skipping the UPDATE keeps requests to
     a few round trips), and at once when the session was marked abandoned."""
-    if last_seen_at is not None and last_seen_at.tzinfo is None:  # SQLite: naive UTC
-        last_seen_at = last_seen_at.replace(tzinfo=UTC)
-    if last_seen_at is None or status == "abandoned":
+    if status == "abandoned":
         return True
-    return utcnow() - last_seen_at >= TOUCH_INTERVAL
+    return seen_seconds_ago(last_seen_at) >= TOUCH_INTERVAL.total_seconds()
 
 
 def touch(session: AnnotationSession) -> None:

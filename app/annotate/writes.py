@@ -2,37 +2,43 @@
 
 A worker saves every few seconds, so these skip the ORM's unit of work: the session's
 columns are read with one Core SELECT into a `SessionRef`, and each change is a single
-statement run in autocommit (one statement needs no transaction of its own, and leaving
-out BEGIN/COMMIT saves a round trip). Races are settled by the statements themselves:
-the unique constraint on (session, client id) for saves, `status <> 'submitted'` and a
-monotonic `furthest` in the WHERE/SET of a move. Every function is safe to run again
-(see app.persistence.retry_on_disconnect).
+statement run in autocommit (one statement needs no transaction of its own; leaving out
+BEGIN/COMMIT saves two round trips, see app.persistence.autocommit_connection). Races are
+settled by the statements themselves: the unique constraint on (session, client id) for
+saves, `status <> 'submitted'` and a monotonic `furthest` in the WHERE/SET of a move.
+Every function is safe to run again (see app.persistence.retry_on_disconnect).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+import sys
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, case, select, update
+from flask import current_app
+from sqlalchemy import Row, bindparam, case, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from app.annotate.schemas import AnnotationIn, SpanIn, canonical_uuid
 from app.annotate.sessions import (
+    TOUCH_INTERVAL,
     document_texts,
     ensure_writable,
     max_comment_length,
+    seen_seconds_ago,
     submitted_error,
     touch_due,
 )
 from app.errors import ApiError
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
+from app.persistence import autocommit_connection, orm_transaction_open
 from app.spans import SpanError, check_annotation
 from app.taxonomy import current_taxonomy
 
@@ -55,11 +61,63 @@ class SessionRef:
     paragraph_count: int
 
 
+@dataclass(frozen=True, slots=True)
+class SessionKey:
+    """What a save needs to know about a session that does not change while it is used:
+    its id and its document (whose text may only change while the document has no
+    annotations: the fast save's INSERT checks the hash)."""
+
+    id: int
+    document_id: int
+    content_hash: str
+
+
+class KnownSessions:
+    """This process's memory of the sessions it served: token -> SessionKey, and when it
+    last recorded activity for each. Lets a save of a known session skip the lookup
+    (see save_known). Bounded: forgotten wholesale past `limit` entries."""
+
+    def __init__(self, limit: int = 50_000) -> None:
+        self.limit = limit
+        self.keys: dict[str, SessionKey] = {}
+        self.touched_at: dict[int, float] = {}  # time.monotonic() of last_seen_at
+
+    def knows(self, token: str) -> bool:
+        return token in self.keys
+
+    def remember(self, token: str, ref: SessionRef) -> None:
+        if len(self.keys) >= self.limit:
+            self.keys.clear()
+            self.touched_at.clear()
+        self.keys[token] = SessionKey(ref.id, ref.document_id, ref.content_hash)
+
+    def touched(self, session_id: int, seconds_ago: float = 0.0) -> None:
+        """Note that the session's last_seen_at was written `seconds_ago`."""
+        self.touched_at[session_id] = time.monotonic() - seconds_ago
+
+    def touch_due(self, session_id: int) -> bool:
+        """True at most once a minute per session (and process) since last_seen_at was
+        last known written; the caller then writes it."""
+        now = time.monotonic()
+        if now - self.touched_at.get(session_id, -math.inf) < TOUCH_INTERVAL.total_seconds():
+            return False
+        self.touched_at[session_id] = now
+        return True
+
+
+def known_sessions() -> KnownSessions:
+    """The app's KnownSessions (one per app, so tests' databases never mix)."""
+    known = current_app.extensions.get("annotate_known_sessions")
+    if known is None:
+        known = current_app.extensions["annotate_known_sessions"] = KnownSessions()
+    return known
+
+
 @dataclass(frozen=True)
 class SaveResult:
     """The stored annotation; `created` is False for a replay of an earlier save."""
 
-    annotation: Annotation | SimpleNamespace  # the stored row (annotation_dict's shape)
+    annotation: Row | SimpleNamespace  # the stored row (annotation_dict's shape)
     created: bool
 
 
@@ -72,14 +130,14 @@ class Move:
     revealed: list[Paragraph]
 
 
-def _connection() -> Connection:
-    """The request's database connection, in autocommit when the request starts with it:
-    each write is one statement. (A session already in a transaction, as when tests share
-    one session across requests, keeps it; the functions below commit at their end, which
-    costs no round trip in autocommit.)"""
-    if db.session().in_transaction():
-        return db.session.connection()
-    return db.session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+_connection = autocommit_connection
+
+
+def _finish() -> None:
+    """End the ORM transaction when a write ran on the session's own connection (SQLite,
+    tests sharing a session); on the autocommit engine each statement already committed."""
+    if orm_transaction_open():
+        db.session.commit()
 
 
 # --- lookup and activity ----------------------------------------------------------------
@@ -116,13 +174,19 @@ def session_ref_or_404(token: str) -> SessionRef:
         row = _connection().execute(_LOOKUP, {"token": token}).first()
     if row is None:
         raise ApiError.not_found("No annotation session has this link. Check the address.")
-    return SessionRef(*row)
+    ref = SessionRef(*row)
+    known_sessions().remember(token, ref)
+    return ref
 
 
 def touch(ref: SessionRef) -> None:
     """Record activity (at most once a minute; see sessions.touch_due)."""
+    known = known_sessions()
     if touch_due(ref.last_seen_at, ref.status):
         _connection().execute(_TOUCH, {"sid": ref.id, "now": utcnow()})
+        known.touched(ref.id)
+    else:
+        known.touched(ref.id, seen_seconds_ago(ref.last_seen_at))
 
 
 # --- save -------------------------------------------------------------------------------
@@ -132,7 +196,7 @@ def _span_key(span: SpanIn | None) -> tuple[int, int, int, str] | None:
     return None if span is None else (span.paragraph_id, span.start, span.end, span.text)
 
 
-def _stored_key(annotation: Annotation) -> tuple[Any, ...]:
+def _stored_key(annotation: Row) -> tuple[Any, ...]:
     paired = None
     if annotation.paired_paragraph_id is not None:
         paired = (
@@ -149,18 +213,17 @@ def _sent_key(data: AnnotationIn) -> tuple[Any, ...]:
     return (data.category, _span_key(data.span), _span_key(data.paired_span), data.comment)
 
 
-def _texts(ref: SessionRef, paragraph_ids: Iterable[int]) -> dict[int, str]:
-    """Only the paragraphs the rules need, and only positions the worker has reached."""
-    texts = document_texts(ref.document_id, ref.content_hash)
-    last = min(ref.furthest, len(texts) - 1)
-    return {pid: texts[pid] for pid in set(paragraph_ids) if 0 <= pid <= last}
+def _needed(data: AnnotationIn) -> list[int]:
+    """The paragraphs an annotation's spans are in."""
+    if data.paired_span is None:
+        return [data.span.paragraph_id]
+    return [data.span.paragraph_id, data.paired_span.paragraph_id]
 
 
-def _check(ref: SessionRef, data: AnnotationIn) -> None:
+def _check(data: AnnotationIn, texts: tuple[str, ...], furthest: int) -> None:
+    """The annotation rules (app.spans) against the paragraphs up to `furthest`."""
     taxonomy = current_taxonomy()
-    needed = [data.span.paragraph_id]
-    if data.paired_span is not None:
-        needed.append(data.paired_span.paragraph_id)
+    last = min(furthest, len(texts) - 1)
     try:
         check_annotation(
             category=taxonomy.category(data.category),
@@ -172,24 +235,19 @@ def _check(ref: SessionRef, data: AnnotationIn) -> None:
             comment_required=taxonomy.comment.required,
             comment_label=taxonomy.comment.label,
             max_comment_length=max_comment_length(),
-            texts=_texts(ref, needed),
-            furthest=ref.furthest,
+            # Only the paragraphs the rules need, and only positions the worker has reached.
+            texts={pid: texts[pid] for pid in set(_needed(data)) if 0 <= pid <= last},
+            furthest=furthest,
         )
     except SpanError as error:
         raise ApiError.unprocessable(error.message, code=error.code, field=error.field) from None
 
 
-def save_annotation(ref: SessionRef, data: AnnotationIn) -> SaveResult:
-    """Store one Add; a replay of the same id and body returns the stored row.
-
-    The rules are checked first, then one INSERT ... ON CONFLICT DO NOTHING settles
-    replays and concurrent duplicates in the database (the unique constraint on session
-    and client id): a new annotation costs one statement."""
-    ensure_writable(ref.status)
-    _check(ref, data)
+def _values(session_id: int, data: AnnotationIn) -> dict[str, Any]:
+    """The annotations row for this Add."""
     paired = data.paired_span
-    values = {
-        "session_id": ref.id,
+    return {
+        "session_id": session_id,
         "client_id": data.id,
         "paragraph_id": data.span.paragraph_id,
         "span_start": data.span.start,
@@ -203,14 +261,29 @@ def save_annotation(ref: SessionRef, data: AnnotationIn) -> SaveResult:
         "comment": data.comment,
         "created_at": utcnow(),
     }
+
+
+def _created(new_id: int, values: dict[str, Any]) -> SaveResult:
+    # The row as stored, without building an ORM object for it.
+    return SaveResult(SimpleNamespace(id=new_id, deleted_at=None, **values), created=True)
+
+
+def save_annotation(ref: SessionRef, data: AnnotationIn) -> SaveResult:
+    """Store one Add; a replay of the same id and body returns the stored row.
+
+    The rules are checked first, then one INSERT ... ON CONFLICT DO NOTHING settles
+    replays and concurrent duplicates in the database (the unique constraint on session
+    and client id): a new annotation costs one statement."""
+    ensure_writable(ref.status)
+    _check(data, document_texts(ref.document_id, ref.content_hash), ref.furthest)
+    values = _values(ref.id, data)
     connection = _connection()
     new_id = connection.execute(_insert_statement(connection.dialect.name), values).scalar()
     if new_id is not None:
-        db.session.commit()
-        # The row as stored, without building an ORM object for it.
-        return SaveResult(SimpleNamespace(id=new_id, deleted_at=None, **values), created=True)
+        _finish()
+        return _created(new_id, values)
     existing = _find_annotation(ref, data.id)
-    db.session.commit()
+    _finish()
     if _stored_key(existing) != _sent_key(data):
         raise ApiError.conflict(
             "An annotation with this id was already saved with different content. "
@@ -231,9 +304,74 @@ def _insert_statement(dialect: str):
     )
 
 
-def _find_annotation(ref: SessionRef, client_id: str) -> Annotation | None:
-    query = db.select(Annotation).filter_by(session_id=ref.id, client_id=client_id)
-    return db.session.scalars(query).first()
+_FIND = select(ANNOTATIONS).where(
+    ANNOTATIONS.c.session_id == bindparam("sid"), ANNOTATIONS.c.client_id == bindparam("cid")
+)
+
+
+_COLUMNS = [column.name for column in ANNOTATIONS.c if column.name not in ("id", "deleted_at")]
+
+# The new row, inserted only if the session is active, has reached the spans' paragraphs
+# and its document still has the text the spans were checked against.
+_GUARDED_ROW = (
+    select(*[bindparam(name, type_=ANNOTATIONS.c[name].type) for name in _COLUMNS])
+    .select_from(SESSIONS.join(DOCUMENTS))
+    .where(
+        SESSIONS.c.id == bindparam("session_id"),
+        SESSIONS.c.status == "active",
+        SESSIONS.c.furthest >= bindparam("reach"),
+        DOCUMENTS.c.content_hash == bindparam("content_hash"),
+    )
+)
+
+
+@lru_cache(maxsize=4)
+def _guarded_insert_statement(dialect: str):
+    """INSERT ... SELECT <the row> FROM the session if writable ... ON CONFLICT DO NOTHING
+    RETURNING id, built once per dialect."""
+    insert = {"postgresql": postgresql_insert, "sqlite": sqlite_insert}[dialect]
+    return (
+        insert(ANNOTATIONS)
+        .from_select(_COLUMNS, _GUARDED_ROW)
+        .on_conflict_do_nothing(index_elements=["session_id", "client_id"])
+        .returning(ANNOTATIONS.c.id)
+    )
+
+
+def save_known(token: str, data: AnnotationIn) -> SaveResult | None:
+    """Store a new Add for a session this process has served before, in one statement:
+    the session's state is checked by the INSERT itself instead of a lookup first.
+
+    None when this path cannot settle the save (an unknown session, a rule broken, the
+    session submitted or abandoned, a paragraph not reached, a replay): the caller then
+    takes the full path (session_ref_or_404, save_annotation), which answers each case
+    as it always has. The caller has checked the CSRF token."""
+    known = known_sessions()
+    key = known.keys.get(token)
+    if key is None:
+        return None
+    try:
+        _check(data, document_texts(key.document_id, key.content_hash), furthest=sys.maxsize)
+    except ApiError:
+        return None
+    values = _values(key.id, data)
+    params = {**values, "reach": max(_needed(data)), "content_hash": key.content_hash}
+    connection = _connection()
+    new_id = connection.execute(_guarded_insert_statement(connection.dialect.name), params)
+    new_id = new_id.scalar()
+    if new_id is None:
+        _finish()
+        return None
+    if known.touch_due(key.id):
+        connection.execute(_TOUCH, {"sid": key.id, "now": utcnow()})
+    _finish()
+    return _created(new_id, values)
+
+
+def _find_annotation(ref: SessionRef, client_id: str) -> Row | None:
+    """The stored row (on the same connection as the write, so that a retried request
+    needs one fresh connection, not two)."""
+    return _connection().execute(_FIND, {"sid": ref.id, "cid": client_id}).first()
 
 
 # --- remove -----------------------------------------------------------------------------
@@ -258,7 +396,7 @@ def remove_annotation(ref: SessionRef, client_id: str) -> None:
         removed = _connection().execute(_REMOVE, params).rowcount
         # Nothing changed: removed before (a replay), or no such annotation.
         found = removed or _find_annotation(ref, canonical) is not None
-        db.session.commit()
+        _finish()
         if found:
             return
     raise ApiError.not_found("This session has no annotation with that id.", field="id")
@@ -295,7 +433,7 @@ def move_position(ref: SessionRef, paragraph_id: int) -> Move:
         )
     params = {"sid": ref.id, "to": paragraph_id, "now": utcnow()}
     moved = _connection().execute(_MOVE, params).rowcount
-    db.session.commit()
+    _finish()
     if not moved:
         raise submitted_error()  # submitted in another tab since it was read
     revealed: list[Paragraph] = []

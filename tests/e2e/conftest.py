@@ -21,8 +21,7 @@ from flask import Flask
 from werkzeug.serving import make_server
 
 from app import create_app
-from app.extensions import db
-from tests.conftest import make_test_config, require_or_skip
+from tests.conftest import dispose_engines, make_test_config, require_or_skip
 
 SYSTEM_CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -119,7 +118,7 @@ def serving(database_uri: str, **overrides) -> Iterator[LiveServer]:
     finally:
         live.stop()
         with live.app.app_context():
-            db.engine.dispose()
+            dispose_engines()
 
 
 @pytest.fixture

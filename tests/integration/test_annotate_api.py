@@ -17,7 +17,7 @@ from app.documents import import_documents
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, utcnow
 from app.security import capability_csrf_token
-from tests.conftest import ROOT, make_test_config
+from tests.conftest import ROOT, dispose_engines, make_test_config
 
 PARAGRAPHS = (
     "Zoë met 🚢 Łukasz at the harbour. Zoë smiled.",
@@ -718,7 +718,7 @@ def test_write_rate_limit_answers_429_envelope(database_uri):
         other = start_session(client, annotator="bob")
         assert move(client, other, 0).status_code == 200  # keyed by token, not by address
         db.session.remove()
-        db.engine.dispose()
+        dispose_engines()
 
 
 def test_comment_required_by_the_booookscore_taxonomy(database_uri):
@@ -738,7 +738,7 @@ def test_comment_required_by_the_booookscore_taxonomy(database_uri):
         state = client.get(f"/api/sessions/{token}").get_json()
         assert state["taxonomy"]["comment"]["required"] is True
         db.session.remove()
-        db.engine.dispose()
+        dispose_engines()
 
 
 def _flask_to_openapi(rule: str) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from flask import template_rendered
+from sqlalchemy import event
 
 from app.annotate import writes
 from app.annotate.sessions import start_or_resume_session
@@ -15,6 +16,7 @@ from app.errors import ApiError
 from app.extensions import db
 from app.identity import ANON_COOKIE, WorkerIdentity
 from app.models import AnnotationSession, Annotator, Document
+from app.persistence import AUTOCOMMIT_BIND
 from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy
 from tests.integration.test_annotate_api import (
@@ -22,11 +24,13 @@ from tests.integration.test_annotate_api import (
     as_utc,
     body,
     csrf,
+    error_of,
     make_document,
     make_stale,
     move,
     post,
     session_row,
+    span,
     start_session,
     submit,
 )
@@ -396,3 +400,112 @@ def test_a_stale_move_never_lowers_how_far_the_worker_read(client, document):
     assert moved.revealed[0].text == PARAGRAPHS[1]
     stored = session_row(token)
     assert (stored.position, stored.furthest) == (1, 2)
+
+
+# --- saves of sessions this process has served (writes.save_known) ------------------------
+
+
+@contextmanager
+def statements(engines_used: list | None = None):
+    """The SQL statements sent on any of the app's engines inside the block (and, in
+    `engines_used`, the engine each went through)."""
+    sent: list[str] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        sent.append(statement)
+        if engines_used is not None:
+            engines_used.append(conn.engine)
+
+    engines = list(db.engines.values())
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield sent
+    finally:
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", record)
+
+
+def test_a_known_sessions_save_is_one_statement(client, document):
+    token = start_session(client)
+    with statements() as first:
+        assert post(client, token, body()).status_code == 201
+    assert any(s.startswith("SELECT annotation_sessions.id") for s in first)  # the lookup
+    db.session.commit()
+    with statements() as second:
+        saved = post(client, token, body(span=span(0, "harbour")))
+    assert saved.status_code == 201
+    assert saved.get_json()["span"] == span(0, "harbour")
+    assert len(second) == 1 and second[0].startswith("INSERT INTO annotations")
+    assert [a.span_text for a in session_row(token).annotations] == ["Łukasz", "harbour"]
+
+
+def test_a_known_session_submitted_elsewhere_refuses_the_save(client, document):
+    token = start_session(client)
+    assert post(client, token, body()).status_code == 201
+    row = session_row(token)
+    row.status = "submitted"  # by another server process, say
+    db.session.commit()
+    refused = post(client, token, body(span=span(0, "harbour")))
+    assert (refused.status_code, error_of(refused)["code"]) == (409, "session_submitted")
+    assert len(session_row(token).annotations) == 1
+
+
+def test_a_known_session_still_needs_the_paragraph_reached(client, document):
+    token = start_session(client)
+    assert post(client, token, body()).status_code == 201
+    refused = post(client, token, body(span=span(1, "dawn")))
+    assert refused.status_code == 422
+    assert error_of(refused)["details"]["field"] == "span.paragraph_id"
+    assert len(session_row(token).annotations) == 1
+
+
+def test_a_known_abandoned_session_saves_and_comes_back(client, document):
+    token = start_session(client)
+    assert post(client, token, body()).status_code == 201
+    row = session_row(token)
+    row.status = "abandoned"
+    db.session.commit()
+    assert post(client, token, body(span=span(0, "harbour"))).status_code == 201
+    assert session_row(token).status == "active"
+
+
+def test_a_known_session_is_checked_against_the_documents_current_text(client, document):
+    token = start_session(client)
+    assert move(client, token, 0).status_code == 200  # the process now knows the session
+    # No annotation yet, so the text may still be replaced.
+    make_document(paragraphs=("Ada met Bea at the pier.", *PARAGRAPHS[1:]))
+    stale = post(client, token, body())  # "Łukasz" at the old offsets
+    assert stale.status_code == 422
+    assert error_of(stale)["code"] == "quote_mismatch"
+    assert session_row(token).annotations == []
+    fresh = {"paragraph_id": 0, "start": 8, "end": 11, "text": "Bea"}
+    assert post(client, token, body(span=fresh)).status_code == 201
+
+
+def test_known_sessions_are_forgotten_wholesale_past_the_limit():
+    known = writes.KnownSessions(limit=2)
+    refs = [writes.SessionRef(i, "active", 0, 0, None, 1, "hash", 3) for i in range(3)]
+    for i, ref in enumerate(refs):
+        known.remember(f"t{i}", ref)
+    assert [known.knows(f"t{i}") for i in range(3)] == [False, False, True]
+    assert known.touch_due(7) and not known.touch_due(7)
+    known.touched(8, seconds_ago=61)
+    assert known.touch_due(8)
+
+
+def test_worker_writes_on_postgresql_run_on_the_autocommit_engine(app, client, document):
+    autocommit = db.engines.get(AUTOCOMMIT_BIND)
+    if db.engine.dialect.name != "postgresql":
+        assert autocommit is None  # SQLite writes use the request's session
+        return
+    token = start_session(client)
+    db.session.commit()  # no transaction left open by the test itself
+    used: list = []
+    with statements(used):
+        assert post(client, token, body()).status_code == 201
+        assert move(client, token, 1).status_code == 200
+    assert used and all(engine is autocommit for engine in used)
+    # Those connections never leave autocommit: no BEGIN, no isolation-level switch.
+    with autocommit.connect() as connection:
+        assert connection.connection.dbapi_connection.autocommit is True

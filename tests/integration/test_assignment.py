@@ -16,7 +16,7 @@ from app.assignment.service import Candidate, choose_document
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
 from config.settings import DEFAULT_TAXONOMY
-from tests.conftest import make_test_config
+from tests.conftest import dispose_engines, make_test_config
 
 GOLD = [{"paragraph_id": 0, "start": 0, "end": 4, "category": "new-person"}]
 
@@ -49,7 +49,7 @@ def make_app(database_uri, tmp_path):
     for application in made:
         with application.app_context():
             db.session.remove()
-            db.engine.dispose()
+            dispose_engines()
 
 
 def add_documents(count: int, checks: int = 0) -> list[int]:

@@ -7,8 +7,7 @@ import pytest
 from app import create_app
 from app.document_formats import DocumentInput
 from app.documents import import_documents
-from app.extensions import db
-from tests.conftest import _truncate_all, make_test_config
+from tests.conftest import _truncate_all, dispose_engines, make_test_config
 
 PARAGRAPH = "Zoë 🚢 sailed from Skarvik at dawn, and the keeper watched the ship until noon."
 
@@ -20,5 +19,5 @@ def pg_url(postgres_url):
     app = create_app(make_test_config(postgres_url))
     with app.app_context():
         import_documents([DocumentInput("fault-doc", "Faults", (PARAGRAPH, "Second paragraph."))])
-        db.engine.dispose()
+        dispose_engines()
     return postgres_url
