@@ -10,7 +10,9 @@ from typing import Any, TypeVar
 
 from flask import Flask, g
 from sqlalchemy import Connection
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import DBAPIError
 
 from app.extensions import db
 
@@ -20,18 +22,30 @@ T = TypeVar("T")
 
 def get_or_create(model: type[Model], defaults: dict[str, Any] | None = None, **unique: Any):
     """(row, created): the row matching the unique key `unique`, inserted with `defaults`
-    if missing. Two requests inserting at once: one wins, the other reads its row back."""
+    if missing. Two requests inserting at once: one wins, the other reads its row back.
+
+    The insert is `INSERT ... ON CONFLICT (unique key) DO NOTHING RETURNING`: a concurrent
+    arrival costs neither a savepoint nor an aborted statement."""
     query = db.select(model).filter_by(**unique)
     row = db.session.scalars(query).first()
     if row is not None:
         return row, False
-    try:
-        with db.session.begin_nested():
-            row = model(**unique, **(defaults or {}))
-            db.session.add(row)
-    except IntegrityError:
-        return db.session.scalars(query).one(), False
-    return row, True
+    statement = (
+        upsert_insert(db.session.get_bind().dialect.name)(model)
+        .values(**unique, **(defaults or {}))
+        .on_conflict_do_nothing(index_elements=list(unique))
+        .returning(model)
+    )
+    row = db.session.scalars(statement).first()
+    if row is not None:
+        return row, True
+    return db.session.scalars(query).one(), False
+
+
+def upsert_insert(dialect: str):
+    """The dialect's `insert` construct, which has `on_conflict_do_nothing` (PostgreSQL and
+    SQLite both say ON CONFLICT)."""
+    return {"postgresql": postgresql_insert, "sqlite": sqlite_insert}[dialect]
 
 
 def retry_on_disconnect(view: Callable[..., T]) -> Callable[..., T]:

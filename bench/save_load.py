@@ -3,8 +3,10 @@ gunicorn on PostgreSQL, against a bare-Flask baseline under the same load.
 
     python -m bench.save_load [--annotators 50] [--adds 40] [--paced 200] [--paced-seconds 20]
 
-Each simulated annotator opens a session, adds --adds annotations while moving through
-the paragraphs, removes a few, goes back one paragraph and submits. The baseline serves
+Each simulated annotator does what the annotator page does in a browser: opens its link
+(the redirect, then the page, whose bootstrap carries the session state), adds --adds
+annotations while moving through the paragraphs, removes a few, goes back one paragraph
+and submits. The baseline serves
 one bare view that inserts the same rows with psycopg2 (bench/baseline_app.py), with the
 same gunicorn settings, and gets the same number of requests from the same clients.
 Afterwards the database is checked: every acknowledged save stored exactly once.
@@ -14,6 +16,7 @@ Then a paced run: --paced annotators each saving about once every 2 s.
 from __future__ import annotations
 
 import argparse
+import html
 import http.client
 import json
 import os
@@ -118,6 +121,13 @@ class Outcome:
     submitted: bool = False
 
 
+def page_state(page: bytes) -> dict | None:
+    """The session state the annotator page carries for its JavaScript (data-bootstrap):
+    the browser starts from it and never asks GET /api/sessions/<token> on load."""
+    match = re.search(rb"data-bootstrap='([^']*)'", page)
+    return json.loads(html.unescape(match.group(1).decode())) if match else None
+
+
 def annotator_run(port: int, stats: Stats, name: str, adds: int) -> Outcome:
     """Open a session, add, move, remove, go back, submit: the worker's real sequence."""
     client = Client(port, stats)
@@ -131,13 +141,12 @@ def annotator_run(port: int, stats: Stats, name: str, adds: int) -> Outcome:
     token = location.rstrip("/").rsplit("/", 1)[-1]
     outcome.token = token
     status, page, _ = client.request("GET", f"/s/{token}")
-    match = re.search(rb'name="csrf-token" content="([^"]+)"', page)
-    if not match:
-        stats.record(0, f"no csrf token on /s/{token}")
+    state = page_state(page)
+    if state is None:
+        stats.record(0, f"no session state on /s/{token}")
         return outcome
-    client.headers["X-CSRFToken"] = match.group(1).decode()
-    status, data, _ = client.request("GET", f"/api/sessions/{token}")
-    texts = {p["paragraph_id"]: p["text"] for p in json.loads(data)["document"]["paragraphs"]}
+    client.headers["X-CSRFToken"] = state["csrf_token"]
+    texts = {p["paragraph_id"]: p["text"] for p in state["document"]["paragraphs"]}
     furthest = 0
     rng = random.Random(name)
     base = f"/api/sessions/{token}"
@@ -291,9 +300,8 @@ def open_sessions(port: int, count: int) -> list:
         )
         token = response.getheader("Location").rsplit("/", 1)[-1]
         _, page, _ = client.request("GET", f"/s/{token}")
-        csrf = re.search(rb'name="csrf-token" content="([^"]+)"', page).group(1).decode()
-        _, data, _ = client.request("GET", f"/api/sessions/{token}")
-        out.append((token, csrf, json.loads(data)["document"]["paragraphs"][0]["text"]))
+        state = page_state(page)
+        out.append((token, state["csrf_token"], state["document"]["paragraphs"][0]["text"]))
         client.conn.close()
     return out
 
@@ -456,7 +464,7 @@ def load_round(number: int, app: CpuMeter, base: CpuMeter, ports: tuple[int, int
 
 def requests_per_annotator(adds: int) -> int:
     """Requests one simulated annotator sends (see annotator_run)."""
-    opening = 3  # /annotate redirect, page, session state
+    opening = 2  # /annotate redirect, page (with the session state)
     moves = PARAGRAPHS - 1 + 1  # read on to the last paragraph, then one back
     return opening + moves + adds + min(3, adds) + 1  # + removes + submit
 

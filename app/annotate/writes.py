@@ -22,8 +22,6 @@ from typing import Any
 
 from flask import current_app
 from sqlalchemy import Row, bindparam, case, select, update
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from app.annotate.schemas import AnnotationIn, SpanIn, canonical_uuid
 from app.annotate.sessions import (
@@ -38,7 +36,7 @@ from app.annotate.sessions import (
 from app.errors import ApiError
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
-from app.persistence import autocommit_connection, orm_transaction_open
+from app.persistence import autocommit_connection, orm_transaction_open, upsert_insert
 from app.spans import SpanError, check_annotation
 from app.taxonomy import current_taxonomy
 
@@ -296,7 +294,7 @@ def save_annotation(ref: SessionRef, data: AnnotationIn) -> SaveResult:
 @lru_cache(maxsize=4)
 def _insert_statement(dialect: str):
     """INSERT ... ON CONFLICT DO NOTHING RETURNING id, built once per dialect."""
-    insert = {"postgresql": postgresql_insert, "sqlite": sqlite_insert}[dialect]
+    insert = upsert_insert(dialect)
     return (
         insert(ANNOTATIONS)
         .on_conflict_do_nothing(index_elements=["session_id", "client_id"])
@@ -329,7 +327,7 @@ _GUARDED_ROW = (
 def _guarded_insert_statement(dialect: str):
     """INSERT ... SELECT <the row> FROM the session if writable ... ON CONFLICT DO NOTHING
     RETURNING id, built once per dialect."""
-    insert = {"postgresql": postgresql_insert, "sqlite": sqlite_insert}[dialect]
+    insert = upsert_insert(dialect)
     return (
         insert(ANNOTATIONS)
         .from_select(_COLUMNS, _GUARDED_ROW)
