@@ -306,7 +306,7 @@ def open_sessions(port: int, count: int) -> list:
     return out
 
 
-WARM_UP_CLIENTS = 8  # as many as the server has threads (2 workers x 4)
+WARM_UP_CLIENTS = 50  # the measured concurrency
 WARM_UP_ADDS = 10
 
 

@@ -68,17 +68,21 @@ class SessionKey:
     id: int
     document_id: int
     content_hash: str
+    paragraph_count: int
 
 
 class KnownSessions:
-    """This process's memory of the sessions it served: token -> SessionKey, and when it
-    last recorded activity for each. Lets a save of a known session skip the lookup
-    (see save_known). Bounded: forgotten wholesale past `limit` entries."""
+    """This process's memory of the sessions it served: token -> SessionKey, when it last
+    recorded activity for each, and the furthest paragraph it last saw each reach (a
+    lower bound: furthest never decreases while the text stays the same). Lets saves and
+    moves of a known session skip the lookup (save_known, move_known). Bounded: forgotten
+    wholesale past `limit` entries."""
 
     def __init__(self, limit: int = 50_000) -> None:
         self.limit = limit
         self.keys: dict[str, SessionKey] = {}
         self.touched_at: dict[int, float] = {}  # time.monotonic() of last_seen_at
+        self.furthest: dict[int, int] = {}
 
     def knows(self, token: str) -> bool:
         return token in self.keys
@@ -87,7 +91,15 @@ class KnownSessions:
         if len(self.keys) >= self.limit:
             self.keys.clear()
             self.touched_at.clear()
-        self.keys[token] = SessionKey(ref.id, ref.document_id, ref.content_hash)
+            self.furthest.clear()
+        self.keys[token] = SessionKey(
+            ref.id, ref.document_id, ref.content_hash, ref.paragraph_count
+        )
+        self.reached(ref.id, ref.furthest)
+
+    def reached(self, session_id: int, furthest: int) -> None:
+        """Note that the session has read at least up to `furthest`."""
+        self.furthest[session_id] = max(furthest, self.furthest.get(session_id, -1))
 
     def touched(self, session_id: int, seconds_ago: float = 0.0) -> None:
         """Note that the session's last_seen_at was written `seconds_ago`."""
@@ -434,6 +446,7 @@ def move_position(ref: SessionRef, paragraph_id: int) -> Move:
     _finish()
     if not moved:
         raise submitted_error()  # submitted in another tab since it was read
+    known_sessions().reached(ref.id, max(ref.furthest, paragraph_id))
     revealed: list[Paragraph] = []
     if paragraph_id > ref.furthest:  # the worker reads on: send the new paragraphs
         texts = document_texts(ref.document_id, ref.content_hash)
@@ -442,3 +455,51 @@ def move_position(ref: SessionRef, paragraph_id: int) -> Move:
             for position in range(ref.furthest + 1, paragraph_id + 1)
         ]
     return Move(paragraph_id, max(ref.furthest, paragraph_id), revealed)
+
+
+# Moves of a known session: the UPDATE checks what the lookup would have (not submitted,
+# at most one past the furthest, the document's text unchanged) and says how far the
+# worker has now read.
+_GUARDED_MOVE = _MOVE.where(
+    SESSIONS.c.furthest + 1 >= bindparam("to"),
+    SESSIONS.c.document_id.in_(
+        select(DOCUMENTS.c.id).where(
+            DOCUMENTS.c.id == bindparam("doc"),
+            DOCUMENTS.c.content_hash == bindparam("text_hash"),
+        )
+    ),
+).returning(SESSIONS.c.furthest)
+
+
+def move_known(token: str, paragraph_id: int) -> Move | None:
+    """Move a session this process has served before, in one statement.
+
+    None when this path cannot settle the move (an unknown session, a paragraph out of
+    range, the session submitted, the text replaced): the caller then takes the full
+    path (session_ref_or_404, move_position). The paragraphs sent are those after the
+    furthest this process knew the session had reached: exactly the revealed one when
+    this process saw the worker's last move; when another process or tab read further
+    meanwhile, also those (which the page adds once, like any other). The caller has
+    checked the CSRF token."""
+    known = known_sessions()
+    key = known.keys.get(token)
+    if key is None or not 0 <= paragraph_id < key.paragraph_count:
+        return None
+    params = {
+        "sid": key.id,
+        "to": paragraph_id,
+        "now": utcnow(),
+        "doc": key.document_id,
+        "text_hash": key.content_hash,
+    }
+    furthest = _connection().execute(_GUARDED_MOVE, params).scalar()
+    _finish()
+    if furthest is None:
+        return None
+    known_before = known.furthest.get(key.id, -1)
+    known.reached(key.id, furthest)
+    known.touched(key.id)
+    texts = document_texts(key.document_id, key.content_hash)
+    first = max(known_before, paragraph_id - 1) + 1
+    revealed = [Paragraph(position=p, text=texts[p]) for p in range(first, furthest + 1)]
+    return Move(paragraph_id, furthest, revealed)

@@ -509,3 +509,67 @@ def test_worker_writes_on_postgresql_run_on_the_autocommit_engine(app, client, d
     # Those connections never leave autocommit: no BEGIN, no isolation-level switch.
     with autocommit.connect() as connection:
         assert connection.connection.dbapi_connection.autocommit is True
+
+
+def _known(client, token: str) -> None:
+    """Make this process know the session (a first write takes the full path)."""
+    assert move(client, token, 0).status_code == 200
+    db.session.commit()
+
+
+def test_a_known_sessions_move_is_one_statement_and_reveals_the_paragraph(client, document):
+    token = start_session(client)
+    _known(client, token)
+    with statements() as sent:
+        moved = move(client, token, 1)
+    assert len(sent) == 1 and sent[0].startswith("UPDATE annotation_sessions")
+    assert moved.get_json() == {
+        "position": 1,
+        "furthest": 1,
+        "paragraphs": [{"paragraph_id": 1, "text": PARAGRAPHS[1]}],
+    }
+    back = move(client, token, 0).get_json()
+    assert (back["position"], back["furthest"], back["paragraphs"]) == (0, 1, [])
+    again = move(client, token, 1).get_json()
+    assert (again["furthest"], again["paragraphs"]) == (1, [])
+    stored = session_row(token)
+    assert (stored.position, stored.furthest) == (1, 1)
+
+
+def test_a_known_sessions_move_sends_what_another_tab_read_meanwhile(client, document):
+    token = start_session(client)
+    _known(client, token)
+    row = session_row(token)
+    row.furthest = 2  # another tab, served by another process, read to the end
+    db.session.commit()
+    moved = move(client, token, 1).get_json()
+    assert moved["furthest"] == 2
+    assert [p["paragraph_id"] for p in moved["paragraphs"]] == [1, 2]
+    assert moved["paragraphs"][1]["text"] == PARAGRAPHS[2]
+
+
+@pytest.mark.parametrize(
+    ("change", "target", "status", "code"),
+    [
+        ({"status": "submitted"}, 1, 409, "session_submitted"),
+        ({}, 2, 422, "position_out_of_range"),
+    ],
+)
+def test_a_known_sessions_move_is_refused_as_before(client, document, change, target, status, code):
+    token = start_session(client)
+    _known(client, token)
+    row = session_row(token)
+    for name, value in change.items():
+        setattr(row, name, value)
+    db.session.commit()
+    refused = move(client, token, target)
+    assert (refused.status_code, error_of(refused)["code"]) == (status, code)
+    assert (session_row(token).position, session_row(token).furthest) == (0, 0)
+
+
+def test_a_known_sessions_move_reveals_the_documents_current_text(client, document):
+    token = start_session(client)
+    _known(client, token)
+    make_document(paragraphs=(PARAGRAPHS[0], "A new second paragraph.", PARAGRAPHS[2]))
+    moved = move(client, token, 1).get_json()
+    assert moved["paragraphs"] == [{"paragraph_id": 1, "text": "A new second paragraph."}]
