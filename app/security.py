@@ -6,14 +6,28 @@ import hashlib
 import hmac
 from functools import lru_cache
 
-from flask import Flask, current_app, request
+from flask import Flask, Request, current_app, request
+from flask.sessions import SecureCookieSessionInterface, SessionMixin
 
 from app.errors import ApiError
 
 
 def init_app(app: Flask) -> None:
-    """Add the security headers to every response."""
+    """Add the security headers to every response; no cookie session for the JSON APIs."""
     app.after_request(_add_security_headers)
+    app.session_interface = CookielessApiSessionInterface()
+
+
+class CookielessApiSessionInterface(SecureCookieSessionInterface):
+    """Flask's signed-cookie session, except under /api/: the worker and validator APIs
+    work by capability token and must not depend on a cookie (a crowd platform's iframe
+    may block it), so their requests get Flask's null session (reads find nothing, a
+    write raises) and no Set-Cookie; nor do they pay for verifying one."""
+
+    def open_session(self, app: Flask, request: Request) -> SessionMixin | None:
+        if request.path.startswith("/api/"):
+            return self.make_null_session(app)
+        return super().open_session(app, request)
 
 
 def _add_security_headers(response):

@@ -763,3 +763,21 @@ def test_openapi_document_is_valid_and_covers_every_api_route(app, client):
     post_op = spec["paths"]["/api/sessions/{token}/annotations"]["post"]
     assert any(p["$ref"].endswith("/CsrfHeader") for p in post_op["parameters"])
     assert "ErrorEnvelope" in spec["components"]["schemas"]
+
+
+def test_the_api_neither_reads_nor_sets_the_cookie_session(app, client, token):
+    # A browser that also holds a researcher's (or any) session cookie sends it along.
+    with client.session_transaction() as cookie_session:
+        cookie_session["_user_id"] = "1"
+    responses = [
+        client.get(f"/api/sessions/{token}"),
+        post(client, token, body()),
+        move(client, token, 0),
+    ]
+    assert [r.status_code for r in responses] == [200, 201, 200]
+    for response in responses:
+        assert "Set-Cookie" not in response.headers
+        assert "Cookie" not in response.headers.get("Vary", "")
+    # Pages still have their session (Flask-WTF and Flask-Login keep state in it).
+    page = client.get("/research/login")
+    assert page.status_code == 200
