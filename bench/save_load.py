@@ -1,7 +1,8 @@
 """Save/load benchmark: concurrent simulated annotators through the real JSON API, served by
 gunicorn on PostgreSQL, against a bare-Flask baseline under the same load.
 
-    python -m bench.save_load [--annotators 50] [--adds 40] [--paced 200] [--paced-seconds 20]
+    python -m bench.save_load [--annotators 50] [--adds 40] [--rounds 5] [--paced 200]
+                              [--paced-seconds 20]
 
 Each simulated annotator does what the annotator page does in a browser: opens its link
 (the redirect, then the page, whose bootstrap carries the session state), adds --adds
@@ -475,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--annotators", type=int, default=50)
     parser.add_argument("--adds", type=int, default=40)
-    parser.add_argument("--rounds", type=int, default=3, help="alternating app/baseline rounds")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating app/baseline rounds")
     parser.add_argument("--paced", type=int, default=200)
     parser.add_argument("--paced-seconds", type=float, default=20)
     args = parser.parse_args(argv)
