@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 import runpy
 from pathlib import Path
@@ -26,6 +27,16 @@ def test_gunicorn_config_reads_port_and_concurrency(monkeypatch):
     settings = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
     assert settings["bind"].endswith(":5123")
     assert settings["workers"] == 3
+
+
+def test_gunicorn_workers_freeze_their_start_up_objects():
+    settings = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    assert gc.get_freeze_count() == 0
+    try:
+        settings["post_worker_init"](None)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
 
 
 def test_compose_has_postgres_with_volume_and_healthcheck():
