@@ -1,12 +1,15 @@
-"""The worker's frequent writes: save, remove and move, each one or two statements.
+"""The worker's frequent writes: save, remove and move, each one statement or two.
 
-A worker saves every few seconds, so these skip the ORM's unit of work: the session's
-columns are read with one Core SELECT into a `SessionRef`, and each change is a single
-statement run in autocommit (one statement needs no transaction of its own; leaving out
-BEGIN/COMMIT saves two round trips, see app.persistence.autocommit_connection). Races are
-settled by the statements themselves: the unique constraint on (session, client id) for
-saves, `status <> 'submitted'` and a monotonic `furthest` in the WHERE/SET of a move.
-Every function is safe to run again (see app.persistence.retry_on_disconnect).
+A worker saves every few seconds, so these skip the ORM's unit of work. The full path
+reads the session's columns with one Core SELECT into a `SessionRef`, then makes each
+change in a single statement run in autocommit (one statement needs no transaction of
+its own; see app.persistence.autocommit_connection). A process that has served the
+session before (KnownSessions) skips the SELECT for saves and moves: the INSERT or
+UPDATE itself checks what the lookup would have (save_known, move_known), and anything
+out of the ordinary goes the full path. Races are settled by the statements themselves:
+the unique constraint on (session, client id) for saves, `status <> 'submitted'` and a
+monotonic `furthest` in the WHERE/SET of a move. Every function is safe to run again
+(see app.persistence.retry_on_disconnect).
 """
 
 from __future__ import annotations
