@@ -64,9 +64,9 @@ class SessionRef:
 
 @dataclass(frozen=True, slots=True)
 class SessionKey:
-    """What a save needs to know about a session that does not change while it is used:
-    its id and its document (whose text may only change while the document has no
-    annotations: the fast save's INSERT checks the hash)."""
+    """What a save or a move needs to know about a session that does not change while it
+    is used: its id and its document (whose text may only change while the document has
+    no annotations: save_known's INSERT and move_known's UPDATE check the hash)."""
 
     id: int
     document_id: int
@@ -317,11 +317,6 @@ def _insert_statement(dialect: str):
     )
 
 
-_FIND = select(ANNOTATIONS).where(
-    ANNOTATIONS.c.session_id == bindparam("sid"), ANNOTATIONS.c.client_id == bindparam("cid")
-)
-
-
 _COLUMNS = [column.name for column in ANNOTATIONS.c if column.name not in ("id", "deleted_at")]
 
 # The new row, inserted only if the session is active, has reached the spans' paragraphs
@@ -370,8 +365,8 @@ def save_known(token: str, data: AnnotationIn) -> SaveResult | None:
     values = _values(key.id, data)
     params = {**values, "reach": max(_needed(data)), "content_hash": key.content_hash}
     connection = _connection()
-    new_id = connection.execute(_guarded_insert_statement(connection.dialect.name), params)
-    new_id = new_id.scalar()
+    statement = _guarded_insert_statement(connection.dialect.name)
+    new_id = connection.execute(statement, params).scalar()
     if new_id is None:
         _finish()
         return None
@@ -379,6 +374,11 @@ def save_known(token: str, data: AnnotationIn) -> SaveResult | None:
         connection.execute(_TOUCH, {"sid": key.id, "now": utcnow()})
     _finish()
     return _created(new_id, values)
+
+
+_FIND = select(ANNOTATIONS).where(
+    ANNOTATIONS.c.session_id == bindparam("sid"), ANNOTATIONS.c.client_id == bindparam("cid")
+)
 
 
 def _find_annotation(ref: SessionRef, client_id: str) -> Row | None:
