@@ -6,6 +6,9 @@ crowd platforms show the task in third-party iframes where cookies may be blocke
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from flask import jsonify, request
 
 from app.annotate import api_bp, writes
@@ -20,6 +23,9 @@ from app.persistence import retry_on_disconnect
 from app.rate_limits import limit_writes
 from app.request_json import json_object
 from app.security import require_capability_csrf
+
+Body = TypeVar("Body")
+Result = TypeVar("Result")
 
 
 def _token() -> str:
@@ -48,11 +54,34 @@ def _check_csrf(token: str) -> None:
     require_capability_csrf("annotate", token)
 
 
-def _writable_ref(token: str) -> SessionRef:
+def _writable_ref(token: str, *, touch: bool = True) -> SessionRef:
     ref = writes.session_ref_or_404(token)
     _check_csrf(token)
-    writes.touch(ref)
+    if touch:
+        writes.touch(ref)
     return ref
+
+
+def _known_first(
+    token: str,
+    schema: type[Body],
+    known: Callable[[str, Body], Result | None],
+    full: Callable[[SessionRef, Body], Result],
+    *,
+    touch: bool = True,
+) -> Result:
+    """A write that a process which has served the session before tries in one statement
+    (`known`, which answers None when it cannot settle the write); otherwise the full
+    path: lookup (404), CSRF, activity, then `full`. The body is parsed once."""
+    data = None
+    if writes.known_sessions().knows(token):
+        _check_csrf(token)
+        data = parse_body(schema, json_object())
+        result = known(token, data)
+        if result is not None:
+            return result
+    ref = _writable_ref(token, touch=touch)
+    return full(ref, data or parse_body(schema, json_object()))
 
 
 @api_bp.get("/api/sessions/<token>")
@@ -69,15 +98,7 @@ def get_session(token: str):
 @retry_on_disconnect
 def save(token: str):
     """Store one annotation (idempotent per client id)."""
-    data = result = None
-    if writes.known_sessions().knows(token):  # served before: try the one-statement save
-        _check_csrf(token)
-        data = parse_body(AnnotationIn, json_object())
-        result = writes.save_known(token, data)
-    if result is None:
-        ref = _writable_ref(token)
-        data = data or parse_body(AnnotationIn, json_object())
-        result = writes.save_annotation(ref, data)
+    result = _known_first(token, AnnotationIn, writes.save_known, writes.save_annotation)
     body = annotation_dict(result.annotation)
     if result.annotation.deleted_at is not None:
         body["removed"] = True
@@ -96,16 +117,13 @@ def remove(token: str, annotation_id: str):
 @retry_on_disconnect
 def position(token: str):
     """Move to a paragraph; moving one past the furthest reveals it."""
-    data = move = None
-    if writes.known_sessions().knows(token):  # served before: try the one-statement move
-        _check_csrf(token)
-        data = parse_body(PositionIn, json_object())
-        move = writes.move_known(token, data.paragraph_id)
-    if move is None:
-        ref = writes.session_ref_or_404(token)
-        _check_csrf(token)
-        data = data or parse_body(PositionIn, json_object())
-        move = writes.move_position(ref, data.paragraph_id)  # records activity too
+    move = _known_first(
+        token,
+        PositionIn,
+        lambda token, data: writes.move_known(token, data.paragraph_id),
+        lambda ref, data: writes.move_position(ref, data.paragraph_id),
+        touch=False,  # a move records activity itself
+    )
     return jsonify(
         position=move.position,
         furthest=move.furthest,
