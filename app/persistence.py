@@ -66,6 +66,10 @@ def retry_on_disconnect(view: Callable[..., T]) -> Callable[..., T]:
                 raise
             db.session.rollback()
             release_autocommit_connection()
+            # The server restarted: the other engine's pooled connections are dead too
+            # (the failing one's pool was invalidated already).
+            for engine in db.engines.values():
+                engine.dispose(close=False)
             return view(*args, **kwargs)
 
     return wrapper
@@ -116,6 +120,14 @@ def orm_transaction_open() -> bool:
     create the session (a request that never uses it should not pay for building and
     closing one)."""
     return db.session.registry.has() and db.session().in_transaction()
+
+
+def end_orm_transaction() -> None:
+    """After statements on autocommit_connection(): commit when they ran on the ORM
+    session's own connection (SQLite, tests sharing a session); on the autocommit engine
+    each statement already committed."""
+    if orm_transaction_open():
+        db.session.commit()
 
 
 def release_autocommit_connection() -> None:

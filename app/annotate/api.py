@@ -11,14 +11,14 @@ from typing import TypeVar
 
 from flask import jsonify, request
 
-from app.annotate import api_bp, writes
+from app.annotate import api_bp, reads, writes
 from app.annotate import sessions as domain
 from app.annotate.schemas import AnnotationIn, PositionIn, SubmitIn, parse_body
 from app.annotate.serializers import annotation_dict, paragraph_dict, session_state
 from app.annotate.writes import SessionRef
 from app.api_spec import build_spec
+from app.errors import ApiError
 from app.extensions import limiter
-from app.models import AnnotationSession
 from app.persistence import retry_on_disconnect
 from app.rate_limits import limit_writes
 from app.request_json import json_object
@@ -42,12 +42,6 @@ limit_writes(api_bp, "ANNOTATE_WRITE_LIMIT", "annotate", _token)
 def _no_store(response):
     response.headers["Cache-Control"] = "no-store"
     return response
-
-
-def _session(token: str) -> AnnotationSession:
-    session = domain.session_or_404(token)
-    domain.touch(session)
-    return session
 
 
 def _check_csrf(token: str) -> None:
@@ -88,10 +82,10 @@ def _known_first(
 @retry_on_disconnect
 def get_session(token: str):
     """The session's state: paragraphs reached, taxonomy, progress, live annotations."""
-    session = _session(token)
-    state = session_state(session)
-    domain.db.session.commit()
-    return jsonify(state)
+    session = reads.read_session(token)
+    if session is None:
+        raise ApiError.not_found(domain.NO_SESSION)
+    return jsonify(session_state(session, reads.live_annotations(session.id)))
 
 
 @api_bp.post("/api/sessions/<token>/annotations")

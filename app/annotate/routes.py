@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import make_response, redirect, render_template, request, url_for
 
-from app.annotate import bp
+from app.annotate import bp, reads, writes
 from app.annotate import sessions as domain
 from app.annotate.completion import mturk_target
 from app.annotate.serializers import page_bootstrap, preview_bootstrap
@@ -30,15 +30,23 @@ def _no_document(document_id: str):
 @bp.get("/annotate/<document_id>")
 @retry_on_disconnect
 def start(document_id: str):
-    """Start or resume this worker's session on the document, then go to its page."""
-    document = domain.find_document(document_id)
-    if document is None:
+    """Start or resume this worker's session on the document, then go to its page.
+
+    A worker's first session on a document is one statement (writes.start_new_session,
+    PostgreSQL); a returning worker, or another database, takes the ORM path."""
+    key = writes.find_document_key(document_id)
+    if key is None:
         return _no_document(document_id)
     if is_mturk_preview(request.args):
-        return _preview(document)
+        return _preview(key.id, document_id)
     identity, anonymous = request_identity(request.args, request.cookies)
-    session = domain.start_or_resume_session(document, identity)
-    response = redirect(url_for("annotate.session_page", token=session.token), code=302)
+    token = writes.start_new_session(key, identity)
+    if token is None:
+        document = domain.db.session.get(Document, key.id)
+        if document is None:  # deleted a moment ago
+            return _no_document(document_id)
+        token = domain.start_or_resume_session(document, identity).token
+    response = redirect(url_for("annotate.session_page", token=token), code=302)
     return remember_anonymous(response, identity) if anonymous else response
 
 
@@ -48,8 +56,11 @@ def falte_start(document_id: str):
     return start(document_id)
 
 
-def _preview(document: Document):
+def _preview(key: int, document_id: str):
     """An MTurk HIT preview: the task read-only, and no session is created."""
+    document = domain.db.session.get(Document, key)
+    if document is None:
+        return _no_document(document_id)
     return render_template(
         "annotate/session.html",
         bootstrap=preview_bootstrap(document),
@@ -72,11 +83,10 @@ def _session_or_404_page(token: str) -> AnnotationSession | None:
 @retry_on_disconnect
 def session_page(token: str):
     """The annotator page of one session."""
-    session = _session_or_404_page(token)
+    session = reads.read_session(token)
     if session is None:
         return _not_found_page()
-    bootstrap = page_bootstrap(session)
-    domain.db.session.commit()
+    bootstrap = page_bootstrap(session, reads.live_annotations(session.id))
     return render_template(
         "annotate/session.html",
         bootstrap=bootstrap,

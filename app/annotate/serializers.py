@@ -7,17 +7,18 @@ from functools import lru_cache
 from typing import Any
 
 from flask import url_for
+from sqlalchemy import Row
 
 from app.annotate.completion import mturk_target
 from app.annotate.entities import entities_for
+from app.annotate.reads import SessionView
 from app.annotate.sessions import (
     completion_for,
     document_texts,
     is_submitted,
-    live_annotations,
     max_comment_length,
 )
-from app.models import Annotation, AnnotationSession, Document, Paragraph
+from app.models import Annotation, Document, Paragraph
 from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy
 
@@ -88,8 +89,9 @@ def document_dict(document: Document, *, last: int) -> dict[str, Any]:
     }
 
 
-def session_state(session: AnnotationSession) -> dict[str, Any]:
-    """GET /api/sessions/<token>: the document so far, taxonomy, progress and annotations."""
+def session_state(session: SessionView, annotations: list[Row]) -> dict[str, Any]:
+    """GET /api/sessions/<token>: the document so far, taxonomy, progress and the live
+    annotations (reads.live_annotations)."""
     document = session.document
     return {
         "document": document_dict(document, last=session.furthest),
@@ -97,7 +99,7 @@ def session_state(session: AnnotationSession) -> dict[str, Any]:
         "position": session.position,
         "furthest": session.furthest,
         "status": "submitted" if is_submitted(session) else "active",
-        "annotations": [annotation_dict(a) for a in live_annotations(session)],
+        "annotations": [annotation_dict(a) for a in annotations],
         "entities": document_entities(document),
     }
 
@@ -112,11 +114,11 @@ def api_urls(token: str) -> dict[str, str]:
     }
 
 
-def page_bootstrap(session: AnnotationSession) -> dict[str, Any]:
+def page_bootstrap(session: SessionView, annotations: list[Row]) -> dict[str, Any]:
     """Everything the annotator page's JavaScript starts from (rendered with |tojson)."""
     submitted = is_submitted(session)
     return {
-        **session_state(session),
+        **session_state(session, annotations),
         "token": session.token,
         "csrf_token": capability_csrf_token("annotate", session.token),
         "read_only": submitted,

@@ -21,11 +21,12 @@ from app.annotate.completion import prolific_completion_url
 from app.errors import ApiError
 from app.extensions import db
 from app.identity import WorkerIdentity, get_or_create_annotator
-from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
+from app.models import AnnotationSession, Document, Paragraph, utcnow
 from app.persistence import get_or_create
 from app.taxonomy import current_taxonomy
 
 TOUCH_INTERVAL = timedelta(minutes=1)
+NO_SESSION = "No annotation session has this link. Check the address."
 
 
 @dataclass(frozen=True)
@@ -62,15 +63,8 @@ def session_or_404(token: str, *, lean: bool = False) -> AnnotationSession:
     """The session for this token; a 404 envelope when there is none."""
     session = find_session(token, lean=lean)
     if session is None:
-        raise ApiError.not_found("No annotation session has this link. Check the address.")
+        raise ApiError.not_found(NO_SESSION)
     return session
-
-
-def find_document(external_id: str) -> Document | None:
-    """The document with this external id, or None."""
-    if not external_id or len(external_id) > 200:
-        return None
-    return db.session.scalars(db.select(Document).filter_by(external_id=external_id)).first()
 
 
 def seen_seconds_ago(last_seen_at: datetime | None) -> float:
@@ -126,18 +120,6 @@ def max_comment_length() -> int:
     if isinstance(configured, int) and configured > 0:
         limits.append(configured)
     return min(limits)
-
-
-def live_annotations(session: AnnotationSession) -> list[Annotation]:
-    """The session's annotations that were not removed, by paragraph and offset."""
-    query = (
-        db.select(Annotation)
-        .where(Annotation.session_id == session.id, Annotation.deleted_at.is_(None))
-        .order_by(
-            Annotation.paragraph_id, Annotation.span_start, Annotation.span_end, Annotation.id
-        )
-    )
-    return list(db.session.scalars(query))
 
 
 # --- start / resume ---------------------------------------------------------------------

@@ -24,10 +24,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import Row, bindparam, case, select, update
+from sqlalchemy import Row, bindparam, case, literal_column, select, union_all, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 
 from app.annotate.schemas import AnnotationIn, SpanIn, canonical_uuid
 from app.annotate.sessions import (
+    NO_SESSION,
     TOUCH_INTERVAL,
     document_texts,
     ensure_writable,
@@ -37,13 +39,28 @@ from app.annotate.sessions import (
     touch_due,
 )
 from app.errors import ApiError
-from app.extensions import db
-from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
-from app.persistence import autocommit_connection, orm_transaction_open, upsert_insert
+from app.identity import WorkerIdentity
+from app.models import (
+    Annotation,
+    AnnotationSession,
+    Annotator,
+    Document,
+    Paragraph,
+    new_completion_code,
+    new_token,
+    utcnow,
+)
+from app.persistence import (
+    autocommit_connection,
+    end_orm_transaction,
+    orm_transaction_open,
+    upsert_insert,
+)
 from app.spans import SpanError, check_annotation
 from app.taxonomy import current_taxonomy
 
 SESSIONS = AnnotationSession.__table__
+ANNOTATORS = Annotator.__table__
 DOCUMENTS = Document.__table__
 ANNOTATIONS = Annotation.__table__
 
@@ -90,15 +107,13 @@ class KnownSessions:
     def knows(self, token: str) -> bool:
         return token in self.keys
 
-    def remember(self, token: str, ref: SessionRef) -> None:
+    def remember(self, token: str, key: SessionKey, furthest: int) -> None:
         if len(self.keys) >= self.limit:
             self.keys.clear()
             self.touched_at.clear()
             self.furthest.clear()
-        self.keys[token] = SessionKey(
-            ref.id, ref.document_id, ref.content_hash, ref.paragraph_count
-        )
-        self.reached(ref.id, ref.furthest)
+        self.keys[token] = key
+        self.reached(key.id, furthest)
 
     def reached(self, session_id: int, furthest: int) -> None:
         """Note that the session has read at least up to `furthest`."""
@@ -144,13 +159,7 @@ class Move:
 
 
 _connection = autocommit_connection
-
-
-def _finish() -> None:
-    """End the ORM transaction when a write ran on the session's own connection (SQLite,
-    tests sharing a session); on the autocommit engine each statement already committed."""
-    if orm_transaction_open():
-        db.session.commit()
+_finish = end_orm_transaction
 
 
 # --- lookup and activity ----------------------------------------------------------------
@@ -173,7 +182,7 @@ _LOOKUP = (
 # Activity: a session marked abandoned comes back to life when used again.
 _REVIVED_STATUS = case((SESSIONS.c.status == "abandoned", "active"), else_=SESSIONS.c.status)
 
-_TOUCH = (
+TOUCH = (
     update(SESSIONS)
     .where(SESSIONS.c.id == bindparam("sid"))
     .values(last_seen_at=bindparam("now"), status=_REVIVED_STATUS)
@@ -186,9 +195,10 @@ def session_ref_or_404(token: str) -> SessionRef:
     if token and len(token) <= 64:
         row = _connection().execute(_LOOKUP, {"token": token}).first()
     if row is None:
-        raise ApiError.not_found("No annotation session has this link. Check the address.")
+        raise ApiError.not_found(NO_SESSION)
     ref = SessionRef(*row)
-    known_sessions().remember(token, ref)
+    key = SessionKey(ref.id, ref.document_id, ref.content_hash, ref.paragraph_count)
+    known_sessions().remember(token, key, ref.furthest)
     return ref
 
 
@@ -196,7 +206,7 @@ def touch(ref: SessionRef) -> None:
     """Record activity (at most once a minute; see sessions.touch_due)."""
     known = known_sessions()
     if touch_due(ref.last_seen_at, ref.status):
-        _connection().execute(_TOUCH, {"sid": ref.id, "now": utcnow()})
+        _connection().execute(TOUCH, {"sid": ref.id, "now": utcnow()})
         known.touched(ref.id)
     else:
         known.touched(ref.id, seen_seconds_ago(ref.last_seen_at))
@@ -371,7 +381,7 @@ def save_known(token: str, data: AnnotationIn) -> SaveResult | None:
         _finish()
         return None
     if known.touch_due(key.id):
-        connection.execute(_TOUCH, {"sid": key.id, "now": utcnow()})
+        connection.execute(TOUCH, {"sid": key.id, "now": utcnow()})
     _finish()
     return _created(new_id, values)
 
@@ -506,3 +516,114 @@ def move_known(token: str, paragraph_id: int) -> Move | None:
     first = max(known_before, paragraph_id - 1) + 1
     revealed = [Paragraph(position=p, text=texts[p]) for p in range(first, furthest + 1)]
     return Move(paragraph_id, furthest, revealed)
+
+
+# --- open -------------------------------------------------------------------------------
+
+# A worker's first session on a document, in one statement (PostgreSQL): the annotator row
+# (inserted if new, else the existing one: both sub-statements see the same snapshot, so
+# exactly one of them yields the id) and the session, unless the worker already has one.
+_NEW_ANNOTATOR = (
+    postgresql_insert(ANNOTATORS)
+    .values(
+        platform=bindparam("platform"),
+        external_id=bindparam("external_id"),
+        created_at=bindparam("now"),
+    )
+    .on_conflict_do_nothing(index_elements=["platform", "external_id"])
+    .returning(ANNOTATORS.c.id)
+    .cte("new_annotator")
+)
+_WORKER = union_all(
+    select(_NEW_ANNOTATOR.c.id),
+    select(ANNOTATORS.c.id).where(
+        ANNOTATORS.c.platform == bindparam("platform"),
+        ANNOTATORS.c.external_id == bindparam("external_id"),
+    ),
+).cte("worker")
+_SESSION_VALUES = {
+    **{
+        name: bindparam(name, type_=SESSIONS.c[name].type)
+        for name in (
+            "token",
+            "document_id",
+            "taxonomy_version",
+            "platform",
+            "platform_params",
+            "completion_code",
+            "is_attention_check",
+        )
+    },
+    "annotator_id": _WORKER.c.id,
+    "status": literal_column("'active'"),
+    "position": literal_column("0"),
+    "furthest": literal_column("0"),
+    "started_at": bindparam("now", type_=SESSIONS.c.started_at.type),
+    "last_seen_at": bindparam("now", type_=SESSIONS.c.last_seen_at.type),
+}
+_NEW_SESSION = (
+    postgresql_insert(SESSIONS)
+    .from_select(list(_SESSION_VALUES), select(*_SESSION_VALUES.values()).limit(1))
+    .on_conflict_do_nothing(index_elements=["document_id", "annotator_id"])
+    .returning(SESSIONS.c.id)
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentKey:
+    """What opening a document needs of it."""
+
+    id: int
+    content_hash: str
+    paragraph_count: int
+    is_attention_check: bool
+
+
+_DOCUMENT_KEY = select(
+    DOCUMENTS.c.id,
+    DOCUMENTS.c.content_hash,
+    DOCUMENTS.c.paragraph_count,
+    DOCUMENTS.c.gold.is_not(None),  # an attention check (Document.is_attention_check)
+).where(DOCUMENTS.c.external_id == bindparam("external_id"))
+
+
+def find_document_key(external_id: str) -> DocumentKey | None:
+    """The document with this external id, read without an ORM transaction; None when
+    there is none."""
+    if not external_id or len(external_id) > 200:
+        return None
+    row = _connection().execute(_DOCUMENT_KEY, {"external_id": external_id}).first()
+    return None if row is None else DocumentKey(*row)
+
+
+def start_new_session(document: DocumentKey, identity: WorkerIdentity) -> str | None:
+    """The token of the worker's new session on the document, created (with the worker's
+    annotator row when new) in one statement on PostgreSQL.
+
+    None when the worker already has a session there, when two first opens race, and on
+    other databases: the caller then takes sessions.start_or_resume_session. The new
+    session is known to this process (KnownSessions): the worker's first saves and
+    moves take the one-statement paths."""
+    connection = _connection()
+    if connection.dialect.name != "postgresql" or orm_transaction_open():
+        return None
+    token = new_token()
+    params = {
+        "platform": identity.platform,
+        "external_id": identity.external_id,
+        "now": utcnow(),
+        "token": token,
+        "document_id": document.id,
+        "taxonomy_version": current_taxonomy().version,
+        "platform_params": dict(identity.params),
+        "completion_code": new_completion_code(),
+        "is_attention_check": document.is_attention_check,
+    }
+    session_id = connection.execute(_NEW_SESSION, params).scalar()
+    if session_id is None:
+        return None
+    key = SessionKey(session_id, document.id, document.content_hash, document.paragraph_count)
+    known = known_sessions()
+    known.remember(token, key, furthest=0)
+    known.touched(session_id)
+    return token

@@ -428,6 +428,7 @@ def statements(engines_used: list | None = None):
 
 def test_a_known_sessions_save_is_one_statement(client, document):
     token = start_session(client)
+    writes.known_sessions().keys.clear()  # opened through another process
     with statements() as first:
         assert post(client, token, body()).status_code == 201
     assert any(s.startswith("SELECT annotation_sessions.id") for s in first)  # the lookup
@@ -483,11 +484,54 @@ def test_a_known_session_is_checked_against_the_documents_current_text(client, d
     assert post(client, token, body(span=fresh)).status_code == 201
 
 
+def test_a_workers_first_open_is_one_statement_after_the_document(client, document):
+    postgresql = db.engine.dialect.name == "postgresql"
+    db.session.commit()
+    with statements() as sent:
+        token = start_session(client, PROLIFIC_PID="p-9", STUDY_ID="st", SESSION_ID="se")
+    if postgresql:  # elsewhere the ORM path (start_or_resume_session) opens it
+        assert len(sent) == 2, sent
+        assert sent[0].startswith("SELECT documents.id")
+        assert sent[1].startswith("WITH new_annotator AS")
+    row = session_row(token)
+    assert (row.annotator.label, row.platform) == ("prolific:p-9", "prolific")
+    assert row.platform_params == {"study_id": "st", "session_id": "se"}
+    assert (row.status, row.position, row.furthest, row.submitted_at) == ("active", 0, 0, None)
+    assert row.taxonomy_version == current_taxonomy().version
+    assert row.is_attention_check is False
+    assert len(row.completion_code) == 26 and row.completion_code.isalnum()
+    assert abs(as_utc(row.last_seen_at) - as_utc(row.started_at)).total_seconds() < 1
+    # The process knows the session it opened: the first save is one statement too.
+    db.session.commit()
+    with statements() as saved:
+        assert post(client, token, body()).status_code == 201
+    if postgresql:  # besides the document's text, read once per process
+        saved = [s for s in saved if not s.startswith("SELECT paragraphs.text")]
+        assert len(saved) == 1 and saved[0].startswith("INSERT INTO annotations"), saved
+    # Opening it again resumes it (the other path): same session, latest parameters.
+    assert start_session(client, PROLIFIC_PID="p-9", STUDY_ID="st", SESSION_ID="s2") == token
+    assert session_row(token).platform_params == {"study_id": "st", "session_id": "s2"}
+    assert sessions_count() == 1
+
+
+def test_a_returning_worker_opens_another_document_in_one_statement(client, document):
+    make_document("doc-2")
+    first = start_session(client, annotator="dora")
+    db.session.commit()
+    with statements() as sent:
+        second = start_session(client, "doc-2", annotator="dora")
+    if db.engine.dialect.name == "postgresql":
+        assert len(sent) == 2, sent  # the worker's existing annotator row is reused
+    assert first != second
+    assert session_row(first).annotator_id == session_row(second).annotator_id
+    assert db.session.scalar(db.select(db.func.count(Annotator.id))) == 1
+    assert session_row(second).document.external_id == "doc-2"
+
+
 def test_known_sessions_are_forgotten_wholesale_past_the_limit():
     known = writes.KnownSessions(limit=2)
-    refs = [writes.SessionRef(i, "active", 0, 0, None, 1, "hash", 3) for i in range(3)]
-    for i, ref in enumerate(refs):
-        known.remember(f"t{i}", ref)
+    for i in range(3):
+        known.remember(f"t{i}", writes.SessionKey(i, 1, "hash", 3), furthest=0)
     assert [known.knows(f"t{i}") for i in range(3)] == [False, False, True]
     assert known.touch_due(7) and not known.touch_due(7)
     known.touched(8, seconds_ago=61)

@@ -1,0 +1,121 @@
+"""The annotator page's reads (GET /s/<token>, GET /api/sessions/<token>) without the
+ORM's unit of work or a transaction: two SELECTs (the session with its document, then its
+live annotations) on the request's autocommit connection, and the activity UPDATE when
+one is due (at most once a minute). Every worker opens the page at the start of a task,
+so this is the cost of a study's opening burst (see README "Performance").
+
+The views returned have the attributes the serializers and the page's template read.
+Reading the session here makes the process know it (writes.KnownSessions): the worker's
+following saves and moves take their one-statement paths.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Row, bindparam, select
+
+from app.annotate.sessions import seen_seconds_ago, touch_due
+from app.annotate.writes import ANNOTATIONS, DOCUMENTS, SESSIONS, TOUCH, SessionKey, known_sessions
+from app.models import utcnow
+from app.persistence import autocommit_connection, end_orm_transaction
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentView:
+    """The document columns the page shows (no gold answers, no metadata)."""
+
+    id: int
+    external_id: str
+    title: str | None
+    entities: list[str] | None
+    content_hash: str
+    paragraph_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionView:
+    """A session as the page and GET /api/sessions/<token> show it."""
+
+    id: int
+    token: str
+    status: str
+    position: int
+    furthest: int
+    platform: str
+    platform_params: dict[str, Any] | None
+    completion_code: str
+    document: DocumentView
+
+
+_SESSION = (
+    select(
+        SESSIONS.c.id,
+        SESSIONS.c.token,
+        SESSIONS.c.status,
+        SESSIONS.c.position,
+        SESSIONS.c.furthest,
+        SESSIONS.c.platform,
+        SESSIONS.c.platform_params,
+        SESSIONS.c.completion_code,
+        SESSIONS.c.last_seen_at,
+        DOCUMENTS.c.id,
+        DOCUMENTS.c.external_id,
+        DOCUMENTS.c.title,
+        DOCUMENTS.c.entities,
+        DOCUMENTS.c.content_hash,
+        DOCUMENTS.c.paragraph_count,
+    )
+    .join_from(SESSIONS, DOCUMENTS)
+    .where(SESSIONS.c.token == bindparam("token"))
+)
+
+_LIVE_ANNOTATIONS = (
+    select(ANNOTATIONS)
+    .where(ANNOTATIONS.c.session_id == bindparam("sid"), ANNOTATIONS.c.deleted_at.is_(None))
+    .order_by(
+        ANNOTATIONS.c.paragraph_id,
+        ANNOTATIONS.c.span_start,
+        ANNOTATIONS.c.span_end,
+        ANNOTATIONS.c.id,
+    )
+)
+
+
+def read_session(token: str) -> SessionView | None:
+    """The session this capability token opens, activity recorded (a session marked
+    abandoned comes back to life); None when there is none."""
+    if not token or len(token) > 64:
+        return None
+    connection = autocommit_connection()
+    row = connection.execute(_SESSION, {"token": token}).first()
+    if row is None:
+        end_orm_transaction()
+        return None
+    *columns, last_seen_at, doc_id, external_id, title, entities, text_hash, count = row
+    status = columns[2]
+    if touch_due(last_seen_at, status):
+        connection.execute(TOUCH, {"sid": columns[0], "now": utcnow()})
+        status = "active" if status == "abandoned" else status
+        seen_ago = 0.0
+    else:
+        seen_ago = seen_seconds_ago(last_seen_at)
+    end_orm_transaction()
+    session = SessionView(
+        *columns[:2],
+        status,
+        *columns[3:],
+        document=DocumentView(doc_id, external_id, title, entities, text_hash, count),
+    )
+    known = known_sessions()
+    known.remember(token, SessionKey(session.id, doc_id, text_hash, count), session.furthest)
+    known.touched(session.id, seen_ago)
+    return session
+
+
+def live_annotations(session_id: int) -> list[Row]:
+    """The session's annotations that were not removed, by paragraph and offset."""
+    rows = autocommit_connection().execute(_LIVE_ANNOTATIONS, {"sid": session_id}).all()
+    end_orm_transaction()
+    return rows
