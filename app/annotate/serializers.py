@@ -11,7 +11,7 @@ from sqlalchemy import Row
 
 from app.annotate.completion import mturk_target
 from app.annotate.entities import entities_for
-from app.annotate.reads import SessionView
+from app.annotate.reads import DocumentView, SessionView
 from app.annotate.sessions import (
     completion_for,
     document_texts,
@@ -35,7 +35,7 @@ def paragraph_dict(paragraph: Paragraph) -> dict[str, Any]:
     return {"paragraph_id": paragraph.position, "text": paragraph.text}
 
 
-def annotation_dict(annotation: Annotation) -> dict[str, Any]:
+def annotation_dict(annotation: Annotation | Row) -> dict[str, Any]:
     """The stored annotation as the API returns it."""
     paired = None
     if annotation.paired_paragraph_id is not None:
@@ -60,7 +60,7 @@ def annotation_dict(annotation: Annotation) -> dict[str, Any]:
     }
 
 
-def document_entities(document: Document) -> list[str]:
+def document_entities(document: Document | DocumentView) -> list[str]:
     """Coreference cue strings for this document under the taxonomy's `entities` mode."""
     mode = current_taxonomy().entities
     own = list(document.entities or [])
@@ -75,7 +75,7 @@ def _auto_entities(document_id: int, content_hash: str) -> tuple[str, ...]:
     return tuple(entities_for("auto", [], list(document_texts(document_id, content_hash))))
 
 
-def document_dict(document: Document, *, last: int) -> dict[str, Any]:
+def document_dict(document: Document | DocumentView, *, last: int) -> dict[str, Any]:
     """The document as the page gets it: only the paragraphs 0..last (those reached)."""
     texts = document_texts(document.id, document.content_hash)
     return {

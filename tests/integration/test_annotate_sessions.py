@@ -277,6 +277,38 @@ def test_session_page_context(app, client, document):
     assert f'name="csrf-token" content="{context["csrf_token_value"]}"'.encode() in response.data
 
 
+@pytest.mark.parametrize("path", ["/s/{token}", "/api/sessions/{token}"])
+def test_reading_a_session_records_activity_without_a_transaction(client, document, path):
+    token = start_session(client)
+    assert post(client, token, body()).status_code == 201
+    writes.known_sessions().keys.clear()  # as in a process that never served it
+    row = session_row(token)
+    row.status = "abandoned"
+    before = make_stale(token)
+    with statements() as sent:
+        assert client.get(path.format(token=token)).status_code == 200
+    db.session.expire_all()
+    stored = session_row(token)
+    assert stored.status == "active"  # an abandoned session comes back when read
+    assert as_utc(stored.last_seen_at) > before
+    if db.engine.dialect.name == "postgresql":
+        kinds = [" ".join(s.split()[:3]) for s in sent]
+        assert kinds == [
+            "SELECT annotation_sessions.id, annotation_sessions.token,",
+            "UPDATE annotation_sessions SET",
+            "SELECT annotations.id, annotations.session_id,",
+        ], sent  # no BEGIN or COMMIT: each statement commits by itself
+        # The read made this process know the session: a save is now one statement.
+        with statements() as saved:
+            assert post(client, token, body(span=span(0, "harbour"))).status_code == 201
+        assert len(saved) == 1 and saved[0].startswith("INSERT INTO annotations"), saved
+    # Read again within the minute: no activity write.
+    db.session.commit()
+    with statements() as again:
+        assert client.get(path.format(token=token)).status_code == 200
+    assert not any(s.startswith("UPDATE") for s in again)
+
+
 @pytest.mark.parametrize(
     "submit_to",
     ["https://evil.example", "http://www.mturk.com", "https://www.mturk.com.evil.example", ""],
