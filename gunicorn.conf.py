@@ -18,7 +18,13 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 
 
 def post_worker_init(worker):
-    """Once the app is loaded, move everything it allocated at start-up (modules, app,
-    SQLAlchemy metadata, taxonomy) out of the garbage collector's sight: it lives as long
-    as the worker, and full collections no longer walk it (about 2% of a worker's CPU)."""
+    """Once the app is loaded: compile its templates, so that the first workers to open a
+    task after a deploy or restart do not wait for it (~40 ms a page, ~200 ms under
+    load); then move everything allocated at start-up (modules, app, SQLAlchemy metadata,
+    taxonomy, templates) out of the garbage collector's sight: it lives as long as the
+    worker, and full collections no longer walk it (about 2% of a worker's CPU)."""
+    jinja_env = getattr(getattr(worker, "wsgi", None), "jinja_env", None)
+    if jinja_env is not None and jinja_env.loader is not None:
+        for name in jinja_env.list_templates(extensions=["html"]):
+            jinja_env.get_template(name)
     gc.freeze()

@@ -6,8 +6,12 @@ import gc
 import re
 import runpy
 from pathlib import Path
+from types import SimpleNamespace
 
 import yaml
+
+from app import create_app
+from tests.conftest import make_test_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,14 +33,20 @@ def test_gunicorn_config_reads_port_and_concurrency(monkeypatch):
     assert settings["workers"] == 3
 
 
-def test_gunicorn_workers_freeze_their_start_up_objects():
+def test_gunicorn_workers_compile_templates_then_freeze_their_start_up_objects(tmp_path):
     settings = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    app = create_app(make_test_config(f"sqlite:///{tmp_path / 'app.db'}"))
     assert gc.get_freeze_count() == 0
+    assert len(app.jinja_env.cache) == 0
     try:
-        settings["post_worker_init"](None)
+        settings["post_worker_init"](SimpleNamespace(wsgi=app))
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+    compiled = {template.name for template in app.jinja_env.cache.values()}
+    assert {"annotate/session.html", "base.html", "validation/session.html"} <= compiled
+    settings["post_worker_init"](SimpleNamespace(wsgi=object()))  # not a Flask app: fine
+    gc.unfreeze()
 
 
 def test_compose_has_postgres_with_volume_and_healthcheck():
