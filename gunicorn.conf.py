@@ -28,3 +28,5 @@ def post_worker_init(worker):
         for name in jinja_env.list_templates(extensions=["html"]):
             jinja_env.get_template(name)
     gc.freeze()
+    if hasattr(worker, "log"):
+        worker.log.info("Worker ready (pid: %s)", os.getpid())

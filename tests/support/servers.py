@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,7 +24,9 @@ def free_port() -> int:
 def start_gunicorn(
     app_spec: str, database_url: str, port: int, **env_overrides: str
 ) -> subprocess.Popen:
-    """gunicorn with the project's gunicorn.conf.py on 127.0.0.1:port; waits until it listens."""
+    """gunicorn with the project's gunicorn.conf.py on 127.0.0.1:port; returns once every
+    worker has loaded the app (its "Worker ready" line in the error log): a load started
+    earlier would all land on the first worker up."""
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
@@ -32,6 +35,9 @@ def start_gunicorn(
         "APP_ENV": "development",
         **env_overrides,
     }
+    workers = int(env.get("WEB_CONCURRENCY", "2"))
+    handle, error_log = tempfile.mkstemp(prefix="gunicorn-", suffix=".log")
+    os.close(handle)
     process = subprocess.Popen(
         [
             sys.executable,
@@ -41,6 +47,8 @@ def start_gunicorn(
             "gunicorn.conf.py",
             "--access-logfile",
             "/dev/null",
+            "--error-logfile",
+            error_log,
             app_spec,
         ],
         cwd=ROOT,
@@ -48,21 +56,27 @@ def start_gunicorn(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    process.error_log = error_log  # type: ignore[attr-defined]
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"gunicorn {app_spec} exited with {process.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return process
-        except OSError:
-            time.sleep(0.2)
-    process.kill()
-    raise RuntimeError(f"gunicorn {app_spec} did not start on port {port}")
+        if Path(error_log).read_text().count("Worker ready") >= workers:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                return process
+            except OSError:
+                pass
+        time.sleep(0.1)
+    stop(process)
+    raise RuntimeError(
+        f"gunicorn {app_spec} did not start {workers} workers on port {port}:\n"
+        + Path(error_log).read_text()[-2000:]
+    )
 
 
 def stop(process: subprocess.Popen) -> None:
-    """SIGTERM, then SIGKILL if it lingers."""
+    """SIGTERM, then SIGKILL if it lingers; its error log removed."""
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
     try:
@@ -70,6 +84,9 @@ def stop(process: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+    error_log = getattr(process, "error_log", None)
+    if error_log:
+        Path(error_log).unlink(missing_ok=True)
 
 
 def worker_pids(master_pid: int) -> list[int]:

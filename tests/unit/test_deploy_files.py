@@ -33,14 +33,17 @@ def test_gunicorn_config_reads_port_and_concurrency(monkeypatch):
     assert settings["workers"] == 3
 
 
-def test_gunicorn_workers_compile_templates_then_freeze_their_start_up_objects(tmp_path):
+def test_gunicorn_workers_compile_templates_freeze_and_say_ready(tmp_path):
     settings = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
     app = create_app(make_test_config(f"sqlite:///{tmp_path / 'app.db'}"))
     assert gc.get_freeze_count() == 0
     assert len(app.jinja_env.cache) == 0
     try:
-        settings["post_worker_init"](SimpleNamespace(wsgi=app))
+        logged: list[tuple] = []
+        log = SimpleNamespace(info=lambda *args: logged.append(args))
+        settings["post_worker_init"](SimpleNamespace(wsgi=app, log=log))
         assert gc.get_freeze_count() > 0
+        assert logged and logged[0][0].startswith("Worker ready")  # servers.py waits for it
     finally:
         gc.unfreeze()
     compiled = {template.name for template in app.jinja_env.cache.values()}
