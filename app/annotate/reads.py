@@ -60,7 +60,7 @@ _SESSION = (
         SESSIONS.c.platform_params,
         SESSIONS.c.completion_code,
         SESSIONS.c.last_seen_at,
-        DOCUMENTS.c.id,
+        SESSIONS.c.document_id,
         DOCUMENTS.c.external_id,
         DOCUMENTS.c.title,
         DOCUMENTS.c.entities,
@@ -93,23 +93,36 @@ def read_session(token: str) -> SessionView | None:
     if row is None:
         end_orm_transaction()
         return None
-    *columns, last_seen_at, doc_id, external_id, title, entities, text_hash, count = row
-    status = columns[2]
-    if touch_due(last_seen_at, status):
-        connection.execute(TOUCH, {"sid": columns[0], "now": utcnow()})
-        status = "active" if status == "abandoned" else status
+    status = row.status
+    if touch_due(row.last_seen_at, status):
+        connection.execute(TOUCH, {"sid": row.id, "now": utcnow()})
+        status = "active" if status == "abandoned" else status  # as TOUCH sets it
         seen_ago = 0.0
     else:
-        seen_ago = seen_seconds_ago(last_seen_at)
+        seen_ago = seen_seconds_ago(row.last_seen_at)
     end_orm_transaction()
+    document = DocumentView(
+        row.document_id,
+        row.external_id,
+        row.title,
+        row.entities,
+        row.content_hash,
+        row.paragraph_count,
+    )
     session = SessionView(
-        *columns[:2],
+        row.id,
+        row.token,
         status,
-        *columns[3:],
-        document=DocumentView(doc_id, external_id, title, entities, text_hash, count),
+        row.position,
+        row.furthest,
+        row.platform,
+        row.platform_params,
+        row.completion_code,
+        document,
     )
     known = known_sessions()
-    known.remember(token, SessionKey(session.id, doc_id, text_hash, count), session.furthest)
+    key = SessionKey(session.id, document.id, document.content_hash, document.paragraph_count)
+    known.remember(token, key, session.furthest)
     known.touched(session.id, seen_ago)
     return session
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import make_response, redirect, render_template, request, url_for
 
-from app.annotate import bp, reads, writes
+from app.annotate import bp, opening, reads
 from app.annotate import sessions as domain
 from app.annotate.completion import mturk_target
 from app.annotate.serializers import page_bootstrap, preview_bootstrap
@@ -32,15 +32,15 @@ def _no_document(document_id: str):
 def start(document_id: str):
     """Start or resume this worker's session on the document, then go to its page.
 
-    A worker's first session on a document is one statement (writes.start_new_session,
+    A worker's first session on a document is one statement (opening.start_new_session,
     PostgreSQL); a returning worker, or another database, takes the ORM path."""
-    key = writes.find_document_key(document_id)
+    key = opening.find_document_key(document_id)
     if key is None:
         return _no_document(document_id)
     if is_mturk_preview(request.args):
         return _preview(key.id, document_id)
     identity, anonymous = request_identity(request.args, request.cookies)
-    token = writes.start_new_session(key, identity)
+    token = opening.start_new_session(key, identity)
     if token is None:
         document = domain.db.session.get(Document, key.id)
         if document is None:  # deleted a moment ago

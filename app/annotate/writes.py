@@ -24,8 +24,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import Row, bindparam, case, literal_column, select, union_all, update
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy import Row, bindparam, case, select, update
 
 from app.annotate.schemas import AnnotationIn, SpanIn, canonical_uuid
 from app.annotate.sessions import (
@@ -39,28 +38,22 @@ from app.annotate.sessions import (
     touch_due,
 )
 from app.errors import ApiError
-from app.identity import WorkerIdentity
 from app.models import (
     Annotation,
     AnnotationSession,
-    Annotator,
     Document,
     Paragraph,
-    new_completion_code,
-    new_token,
     utcnow,
 )
 from app.persistence import (
     autocommit_connection,
     end_orm_transaction,
-    orm_transaction_open,
     upsert_insert,
 )
 from app.spans import SpanError, check_annotation
 from app.taxonomy import current_taxonomy
 
 SESSIONS = AnnotationSession.__table__
-ANNOTATORS = Annotator.__table__
 DOCUMENTS = Document.__table__
 ANNOTATIONS = Annotation.__table__
 
@@ -516,114 +509,3 @@ def move_known(token: str, paragraph_id: int) -> Move | None:
     first = max(known_before, paragraph_id - 1) + 1
     revealed = [Paragraph(position=p, text=texts[p]) for p in range(first, furthest + 1)]
     return Move(paragraph_id, furthest, revealed)
-
-
-# --- open -------------------------------------------------------------------------------
-
-# A worker's first session on a document, in one statement (PostgreSQL): the annotator row
-# (inserted if new, else the existing one: both sub-statements see the same snapshot, so
-# exactly one of them yields the id) and the session, unless the worker already has one.
-_NEW_ANNOTATOR = (
-    postgresql_insert(ANNOTATORS)
-    .values(
-        platform=bindparam("platform"),
-        external_id=bindparam("external_id"),
-        created_at=bindparam("now"),
-    )
-    .on_conflict_do_nothing(index_elements=["platform", "external_id"])
-    .returning(ANNOTATORS.c.id)
-    .cte("new_annotator")
-)
-_WORKER = union_all(
-    select(_NEW_ANNOTATOR.c.id),
-    select(ANNOTATORS.c.id).where(
-        ANNOTATORS.c.platform == bindparam("platform"),
-        ANNOTATORS.c.external_id == bindparam("external_id"),
-    ),
-).cte("worker")
-_SESSION_VALUES = {
-    **{
-        name: bindparam(name, type_=SESSIONS.c[name].type)
-        for name in (
-            "token",
-            "document_id",
-            "taxonomy_version",
-            "platform",
-            "platform_params",
-            "completion_code",
-            "is_attention_check",
-        )
-    },
-    "annotator_id": _WORKER.c.id,
-    "status": literal_column("'active'"),
-    "position": literal_column("0"),
-    "furthest": literal_column("0"),
-    "started_at": bindparam("now", type_=SESSIONS.c.started_at.type),
-    "last_seen_at": bindparam("now", type_=SESSIONS.c.last_seen_at.type),
-}
-_NEW_SESSION = (
-    postgresql_insert(SESSIONS)
-    .from_select(list(_SESSION_VALUES), select(*_SESSION_VALUES.values()).limit(1))
-    .on_conflict_do_nothing(index_elements=["document_id", "annotator_id"])
-    .returning(SESSIONS.c.id)
-)
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentKey:
-    """What opening a document needs of it."""
-
-    id: int
-    content_hash: str
-    paragraph_count: int
-    is_attention_check: bool
-
-
-_DOCUMENT_KEY = select(
-    DOCUMENTS.c.id,
-    DOCUMENTS.c.content_hash,
-    DOCUMENTS.c.paragraph_count,
-    DOCUMENTS.c.gold.is_not(None),  # an attention check (Document.is_attention_check)
-).where(DOCUMENTS.c.external_id == bindparam("external_id"))
-
-
-def find_document_key(external_id: str) -> DocumentKey | None:
-    """The document with this external id, read without an ORM transaction; None when
-    there is none."""
-    if not external_id or len(external_id) > 200:
-        return None
-    row = _connection().execute(_DOCUMENT_KEY, {"external_id": external_id}).first()
-    return None if row is None else DocumentKey(*row)
-
-
-def start_new_session(document: DocumentKey, identity: WorkerIdentity) -> str | None:
-    """The token of the worker's new session on the document, created (with the worker's
-    annotator row when new) in one statement on PostgreSQL.
-
-    None when the worker already has a session there, when two first opens race, and on
-    other databases: the caller then takes sessions.start_or_resume_session. The new
-    session is known to this process (KnownSessions): the worker's first saves and
-    moves take the one-statement paths."""
-    connection = _connection()
-    if connection.dialect.name != "postgresql" or orm_transaction_open():
-        return None
-    token = new_token()
-    params = {
-        "platform": identity.platform,
-        "external_id": identity.external_id,
-        "now": utcnow(),
-        "token": token,
-        "document_id": document.id,
-        "taxonomy_version": current_taxonomy().version,
-        "platform_params": dict(identity.params),
-        "completion_code": new_completion_code(),
-        "is_attention_check": document.is_attention_check,
-    }
-    session_id = connection.execute(_NEW_SESSION, params).scalar()
-    if session_id is None:
-        return None
-    key = SessionKey(session_id, document.id, document.content_hash, document.paragraph_count)
-    known = known_sessions()
-    known.remember(token, key, furthest=0)
-    known.touched(session_id)
-    return token
