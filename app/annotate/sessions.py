@@ -1,10 +1,11 @@
-"""Annotation sessions: look up, start or resume, read, submit (app.annotate.writes has
-the frequent writes: save, remove, move).
+"""Annotation sessions through the ORM: look up, start or resume, submit, and the rules
+the faster paths share (app.annotate.writes: save, remove, move; app.annotate.reads: the
+page's reads; app.annotate.opening: a worker's first open).
 
 Every function here is the whole of one worker action: it checks the rules, changes the
 rows and commits. Errors are ApiErrors with a message the worker can act on. Races are
-settled by the database's unique constraints: insert in a savepoint, and on a conflict
-read back the row the other request stored.
+settled by the database's unique constraints: `INSERT ... ON CONFLICT DO NOTHING`, and on
+a conflict read back the row the other request stored.
 """
 
 from __future__ import annotations
