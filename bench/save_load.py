@@ -364,6 +364,7 @@ class Round:
     app: dict
     baseline: dict
     outcomes: list[Outcome]
+    latencies: tuple[list[float], list[float]] = ([], [])  # app's, baseline's (seconds)
 
     @property
     def throughput_ratio(self) -> float:
@@ -460,6 +461,7 @@ def load_round(number: int, app: CpuMeter, base: CpuMeter, ports: tuple[int, int
         describe(f"{label} app", app_stats, app_seconds, app.figures),
         describe(f"{label} base", base_stats, base_seconds, base.figures),
         outcomes,
+        (app_stats.latencies, base_stats.latencies),
     )
 
 
@@ -525,6 +527,12 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{r.throughput_ratio:.2f}" for r in rounds)
         + "; p99 ratio "
         + ", ".join(f"{r.p99_ratio:.2f}x" for r in rounds)
+    )
+    pooled = [percentile([x for r in rounds for x in r.latencies[k]], 99) * 1000 for k in (0, 1)]
+    print(
+        f"p99 of all rounds' requests together: app {pooled[0]:.1f} ms, baseline "
+        f"{pooled[1]:.1f} ms ({pooled[0] / pooled[1]:.2f}x; for information: the target is "
+        "judged on the median of the rounds' ratios)"
     )
     app_cpu = statistics.median(r.app["server_cpu"] + r.app["database_cpu"] for r in rounds)
     base_cpu = statistics.median(
