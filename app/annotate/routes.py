@@ -56,9 +56,9 @@ def falte_start(document_id: str):
     return start(document_id)
 
 
-def _preview(key: int, document_id: str):
+def _preview(document_pk: int, document_id: str):
     """An MTurk HIT preview: the task read-only, and no session is created."""
-    document = domain.db.session.get(Document, key)
+    document = domain.db.session.get(Document, document_pk)
     if document is None:
         return _no_document(document_id)
     return render_template(
