@@ -50,13 +50,17 @@ class JudgmentInput:
 
 
 def start_session(round_: ValidationRound, identity: WorkerIdentity) -> ValidationSession:
-    """The validator's session in this round, created on first arrival (race-safe)."""
-    session, _ = get_or_create(
+    """The validator's session in this round, created on first arrival (race-safe). A
+    returning MTurk validator may bring a new assignmentId: the latest parameters win
+    (the HIT submitted at the end is the current assignment)."""
+    session, created = get_or_create(
         ValidationSession,
         defaults={"platform": identity.platform, "platform_params": dict(identity.params)},
         round_id=round_.id,
         annotator_id=get_or_create_annotator(identity).id,
     )
+    if not created and identity.params:
+        session.platform_params = {**(session.platform_params or {}), **identity.params}
     db.session.commit()
     return session
 

@@ -12,6 +12,7 @@ from typing import Any
 from flask import current_app, jsonify, redirect, render_template, request, url_for
 from sqlalchemy import select
 
+from app.annotate.completion import mturk_target
 from app.errors import ApiError
 from app.extensions import db, limiter
 from app.identity import is_mturk_preview, remember_anonymous, request_identity
@@ -139,13 +140,19 @@ def item_json(item: ValidationItem) -> dict[str, Any]:
 def _finished(session: ValidationSession, done: int) -> dict[str, Any]:
     # A completion code is earned by judging at least one item: a validator who arrives
     # when every item is taken is told so, not paid for nothing.
+    # An MTurk validator's HIT is submitted by posting the assignment back to MTurk
+    # (ExternalQuestion), as the annotator's completion page does: `mturk` says where.
     if not done:
-        return {"completion_code": None, "completion_url": None}
+        return {"completion_code": None, "completion_url": None, "mturk": None}
     url_template = current_taxonomy().study.completion_url
     url = None
     if url_template and session.platform == "prolific":
         url = url_template.replace("{code}", session.completion_code)
-    return {"completion_code": session.completion_code, "completion_url": url}
+    return {
+        "completion_code": session.completion_code,
+        "completion_url": url,
+        "mturk": mturk_target(session.platform, session.platform_params or {}),
+    }
 
 
 @bp.get("/api/validators/<token>/next")

@@ -161,3 +161,35 @@ def test_a_paired_item_highlights_both_spans(page: Page, live_server, tmp_path):
     expect(page.get_by_text("Said twice?")).to_be_visible()
     expect(page.get_by_text("Repetition", exact=True)).to_be_visible()
     page.screenshot(path="/tmp/validator-paired.png", full_page=True)
+
+
+def test_an_mturk_validator_submits_the_hit_to_mturk(page: Page, live_server, tmp_path):
+    """ExternalQuestion HITs are submitted by the page: the done panel posts the current
+    assignment (the latest assignmentId, after the validator came back) to MTurk."""
+    seed_round(live_server, tmp_path)
+    mturk = "workerId=W7&hitId=H1&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com"
+    page.goto(f"{live_server.url}/validate/blind-1?{mturk}&assignmentId=A1")
+    page.get_by_role("button", name="Agree", exact=True).click()
+    page.goto(f"{live_server.url}/validate/blind-1?{mturk}&assignmentId=A2")  # HIT re-accepted
+    progress = page.locator(".js-progress")
+    expect(progress).to_have_text("Item 2 of 3")
+    for expected in ("Item 2 of 3", "Item 3 of 3"):
+        expect(progress).to_have_text(expected)
+        page.get_by_role("button", name="Agree", exact=True).click()
+    button = page.get_by_role("button", name="Send your work to MTurk")
+    expect(button).to_be_visible()
+    form = page.locator("form", has=button)
+    expect(form).to_have_attribute("action", "https://workersandbox.mturk.com/mturk/externalSubmit")
+    expect(form.locator("input[name=assignmentId]")).to_have_value("A2")
+    code = page.locator(".js-code").text_content()
+    expect(form.locator("input[name=completion_code]")).to_have_value(code)
+
+
+def test_other_validators_get_no_mturk_form(page: Page, live_server, tmp_path):
+    seed_round(live_server, tmp_path)
+    page.goto(f"{live_server.url}/validate/blind-1?annotator=val-4")
+    for _ in range(3):
+        page.get_by_role("button", name="Agree", exact=True).click()
+        page.wait_for_timeout(50)
+    expect(page.locator(".js-code")).not_to_be_empty()
+    expect(page.get_by_role("button", name="Send your work to MTurk")).to_have_count(0)

@@ -115,6 +115,36 @@ def test_a_validator_judges_every_item_once_then_gets_a_code(client, round_r):
     }
 
 
+def test_an_mturk_validators_finish_says_where_to_submit_the_hit(app, client, runner, tmp_path):
+    make_documents()
+    _create(runner, tmp_path, _items(3), name="m", per_item=3)
+    round_r = "m"
+    mturk = {"workerId": "W7", "hitId": "H1", "turkSubmitTo": "https://www.mturk.com"}
+    token = start_validator(client, round_r, assignmentId="A1", **mturk)
+    assert start_validator(client, round_r, assignmentId="A2", **mturk) == token  # re-accepted
+    while (answer := next_item(client, token))["item"] is not None:
+        assert judge(client, token, answer["item"]["id"], "agree").status_code == 201
+    assert answer["mturk"] == {
+        "submit_to": "https://www.mturk.com/mturk/externalSubmit",
+        "assignment_id": "A2",  # the current assignment
+    }
+    other = start_validator(client, round_r, annotator="v9")
+    while (answer := next_item(client, other))["item"] is not None:
+        judge(client, other, answer["item"]["id"], "agree")
+    assert answer["completion_code"] and answer["mturk"] is None
+    forged = start_validator(
+        client,
+        round_r,
+        workerId="W8",
+        assignmentId="A3",
+        hitId="H1",
+        turkSubmitTo="https://evil.example",
+    )
+    while (answer := next_item(client, forged))["item"] is not None:
+        judge(client, forged, answer["item"]["id"], "agree")
+    assert answer["mturk"] is None  # only MTurk's own origins receive the form
+
+
 def test_judgments_are_idempotent_and_final(client, round_r):
     token = start_validator(client, round_r)
     item_id = next_item(client, token)["item"]["id"]

@@ -5,6 +5,8 @@
  * @module annotator/completion
  */
 
+import { mturkForm } from '../lib/mturk.mjs';
+
 /**
  * Fill the completion panel (built with DOM calls: the code and URL are data).
  * @param {HTMLElement} $panel the `.js-completion` section
@@ -28,36 +30,6 @@ export function completionContent($panel, completion, mturk) {
   } else {
     $next.textContent = 'Keep this code: you may need it to be paid. You can close this page.';
   }
-}
-
-/**
- * A form that posts the assignment to MTurk (its documented externalSubmit endpoint).
- * @param {{submit_to: string, assignment_id: string}} mturk
- * @param {string} code
- * @returns {HTMLFormElement}
- */
-function mturkForm(mturk, code) {
-  const $form = document.createElement('form');
-  $form.method = 'post';
-  const base = mturk.submit_to.replace(/\/+$/, '');
-  $form.action = base.endsWith('/mturk/externalSubmit') ? base : `${base}/mturk/externalSubmit`;
-  $form.target = '_top';
-  for (const [name, value] of [
-    ['assignmentId', mturk.assignment_id],
-    ['completion_code', code],
-  ]) {
-    const $input = document.createElement('input');
-    $input.type = 'hidden';
-    $input.name = name;
-    $input.value = value;
-    $form.append($input);
-  }
-  const $button = document.createElement('button');
-  $button.type = 'submit';
-  $button.className = 'button button--primary';
-  $button.textContent = 'Send your work to MTurk';
-  $form.append($button);
-  return $form;
 }
 
 /**

@@ -12,6 +12,7 @@
 
 import { ApiError, SyncQueue, requestJson } from '../lib/api.mjs';
 import { renderParagraph } from '../lib/highlight.mjs';
+import { mturkForm } from '../lib/mturk.mjs';
 
 const SPAN_COLOR = '#ffe08a';
 const PAIRED_COLOR = '#bcd7f5';
@@ -307,7 +308,7 @@ export default class Validator {
     this.setText(valueSelector, text ?? '');
   }
 
-  /** @param {{progress: {done: number, total: number}, completion_code: string | null, completion_url: string | null}} answer */
+  /** @param {{progress: {done: number, total: number}, completion_code: string | null, completion_url: string | null, mturk?: {submit_to: string, assignment_id: string} | null}} answer */
   showDone(answer) {
     this.item = null;
     this.$work.hidden = true;
@@ -328,6 +329,10 @@ export default class Validator {
     const $next = this.find('.js-done-next');
     $next.hidden = !answer.completion_url;
     if (answer.completion_url) this.find('.js-done-link').setAttribute('href', answer.completion_url);
+    const $mturk = this.find('.js-done-mturk');
+    $mturk.querySelector('form')?.remove();
+    $mturk.hidden = !(earned && answer.mturk);
+    if (earned && answer.mturk) $mturk.append(mturkForm(answer.mturk, answer.completion_code ?? ''));
     this.setStatus('');
   }
 

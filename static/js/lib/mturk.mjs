@@ -1,0 +1,38 @@
+/**
+ * Submitting an MTurk ExternalQuestion HIT: the page posts the assignment back to MTurk's
+ * documented externalSubmit endpoint (used by the annotator's and the validator's
+ * completion panels).
+ *
+ * @module lib/mturk
+ */
+
+/**
+ * A form that posts the assignment and the completion code to MTurk (built with DOM
+ * calls: every value is data).
+ * @param {{submit_to: string, assignment_id: string}} mturk
+ * @param {string} code
+ * @returns {HTMLFormElement}
+ */
+export function mturkForm(mturk, code) {
+  const $form = document.createElement('form');
+  $form.method = 'post';
+  const base = mturk.submit_to.replace(/\/+$/, '');
+  $form.action = base.endsWith('/mturk/externalSubmit') ? base : `${base}/mturk/externalSubmit`;
+  $form.target = '_top';
+  for (const [name, value] of [
+    ['assignmentId', mturk.assignment_id],
+    ['completion_code', code],
+  ]) {
+    const $input = document.createElement('input');
+    $input.type = 'hidden';
+    $input.name = name;
+    $input.value = value;
+    $form.append($input);
+  }
+  const $button = document.createElement('button');
+  $button.type = 'submit';
+  $button.className = 'button button--primary';
+  $button.textContent = 'Send your work to MTurk';
+  $form.append($button);
+  return $form;
+}
