@@ -120,3 +120,39 @@ def test_rejected_change_is_reported_and_taken_back(page: Page, server):
     expect(page.locator(".js-annotation-row")).to_have_count(0)
     expect(page.locator('[data-paragraph="0"] mark.hl')).to_have_count(0)
     assert stored_annotations(server) == []
+
+
+def test_changes_left_unsent_when_the_task_was_submitted_elsewhere_are_reported(
+    page: Page, server
+):
+    """A change that waited in this browser while the task was submitted elsewhere (another
+    browser) can no longer be saved: the page says so once, and forgets it."""
+    seed_document(server, "north", PARAGRAPHS)
+    open_task(page, server, "north")
+    url = page.url
+    page.route("**/api/sessions/*/annotations**", lambda route: route.abort("connectionrefused"))
+    add_annotation(page, 0, 4, "1", "too late")
+    expect(page.get_by_role("status")).to_have_text("Offline — 1 change waiting")
+    page.close(run_before_unload=False)
+
+    elsewhere = page.context.browser.new_context()  # another browser reads on and submits
+    other = elsewhere.new_page()
+    other.goto(url)
+    next_button = other.get_by_role("button", name="No more errors. Go to next paragraph")
+    next_button.click()
+    expect(other.locator(".js-progress")).to_have_text("Paragraph 2 of 2")
+    other.get_by_role("button", name="Submit").click()
+    expect(other.locator(".js-completion-code")).not_to_be_empty()
+    elsewhere.close()
+
+    again = page.context.new_page()
+    again.goto(url)
+    expect(again.get_by_role("status")).to_have_text(
+        "Could not save: this task was submitted before 1 change made in this browser "
+        "reached the server."
+    )
+    queues = "Object.keys(localStorage).filter(k => k.startsWith('falte:queue:'))"
+    assert again.evaluate(queues) == []
+    assert stored_annotations(server) == []
+    again.reload()
+    expect(again.get_by_role("status")).to_have_text("")  # said once

@@ -5,7 +5,7 @@
  * @module annotator/store
  */
 
-import { SyncQueue } from '../lib/api.mjs';
+import { SyncQueue, takeStoredOperations } from '../lib/api.mjs';
 
 /**
  * @typedef {import('./table.mjs').Annotation} Annotation
@@ -37,7 +37,10 @@ export class AnnotationStore extends EventTarget {
       writable && api.annotations && token
         ? new SyncQueue({ storageKey: `falte:queue:${token}`, csrfToken: csrfToken ?? '' })
         : null;
-    if (!this.queue) return;
+    if (!this.queue) {
+      if (token && !writable) this.noteUnsent(takeStoredOperations(`falte:queue:${token}`));
+      return;
+    }
     this.replayPending();
     this.onChange = () => this.dispatchEvent(new Event('change'));
     this.onAcknowledged = () => {
@@ -48,6 +51,19 @@ export class AnnotationStore extends EventTarget {
     this.queue.addEventListener('change', this.onChange);
     this.queue.addEventListener('acknowledged', this.onAcknowledged);
     this.queue.addEventListener('rejected', this.onRejected);
+  }
+
+  /**
+   * Changes left in storage for a session that was submitted before they were sent (in
+   * another tab, or this one closed while offline): they can no longer be saved, so say so.
+   * @param {Array<{kind: string}>} operations
+   */
+  noteUnsent(operations) {
+    const changes = operations.filter((operation) => operation.kind === 'add' || operation.kind === 'remove').length;
+    if (changes) {
+      const what = changes === 1 ? '1 change' : `${changes} changes`;
+      this.failure = `this task was submitted before ${what} made in this browser reached the server.`;
+    }
   }
 
   /** Apply the changes still waiting in storage (from before a reload), so nothing is hidden. */

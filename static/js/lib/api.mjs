@@ -244,6 +244,25 @@ export class SyncQueue extends EventTarget {
   }
 }
 
+/**
+ * Take out of storage the writes a queue left there, without sending them: for a session
+ * that can no longer change (submitted, maybe in another tab, before they were sent), so
+ * that the page can say what could not be saved instead of keeping them forever.
+ * @param {string} storageKey
+ * @param {Storage | null} [storage]
+ * @returns {Operation[]}
+ */
+export function takeStoredOperations(storageKey, storage = safeLocalStorage()) {
+  try {
+    const raw = storage?.getItem(storageKey);
+    storage?.removeItem(storageKey);
+    const parsed = raw ? JSON.parse(raw) : [];
+    return Array.isArray(parsed) ? parsed : [];
+  } catch {
+    return [];
+  }
+}
+
 /** @returns {Storage | null} */
 function safeLocalStorage() {
   try {
