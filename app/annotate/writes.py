@@ -339,7 +339,7 @@ _GUARDED_ROW = (
         SESSIONS.c.id == bindparam("session_id"),
         SESSIONS.c.status == "active",
         SESSIONS.c.furthest >= bindparam("reach"),
-        _TEXT_HASH == bindparam("content_hash"),
+        bindparam("content_hash") == _TEXT_HASH,
     )
 )
 
@@ -476,7 +476,7 @@ def move_position(ref: SessionRef, paragraph_id: int) -> Move:
 # worker has now read.
 _GUARDED_MOVE = _MOVE.where(
     SESSIONS.c.furthest + 1 >= bindparam("to"),
-    _TEXT_HASH == bindparam("text_hash"),
+    bindparam("text_hash") == _TEXT_HASH,
 ).returning(SESSIONS.c.furthest)
 
 
