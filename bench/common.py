@@ -55,6 +55,8 @@ def drop_database(url: str) -> None:
             text(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                 "WHERE datname = :n AND pid <> pg_backend_pid()"
+                # Not autovacuum (a superuser process): DROP DATABASE stops it itself.
+                " AND backend_type = 'client backend'"
             ),
             {"n": name},
         )

@@ -100,6 +100,8 @@ def postgres_url() -> Iterator[str]:
             text(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                 "WHERE datname = :name AND pid <> pg_backend_pid()"
+                # Not autovacuum (a superuser process): DROP DATABASE stops it itself.
+                " AND backend_type = 'client backend'"
             ),
             {"name": name},
         )

@@ -122,9 +122,7 @@ def test_rejected_change_is_reported_and_taken_back(page: Page, server):
     assert stored_annotations(server) == []
 
 
-def test_changes_left_unsent_when_the_task_was_submitted_elsewhere_are_reported(
-    page: Page, server
-):
+def test_changes_left_unsent_when_the_task_was_submitted_elsewhere_are_reported(page: Page, server):
     """A change that waited in this browser while the task was submitted elsewhere (another
     browser) can no longer be saved: the page says so once, and forgets it."""
     seed_document(server, "north", PARAGRAPHS)

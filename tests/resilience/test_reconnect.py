@@ -27,6 +27,7 @@ def terminate_other_backends(database_url: str) -> int:
         cur.execute(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
             " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            " AND backend_type = 'client backend'"  # the app's, not autovacuum's
         )
         (killed,) = cur.fetchone()
     conn.close()
