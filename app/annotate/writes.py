@@ -4,12 +4,12 @@ A worker saves every few seconds, so these skip the ORM's unit of work. The full
 reads the session's columns with one Core SELECT into a `SessionRef`, then makes each
 change in a single statement run in autocommit (one statement needs no transaction of
 its own; see app.persistence.autocommit_connection). A process that has served the
-session before (KnownSessions) skips the SELECT for saves and moves: the INSERT or
-UPDATE itself checks what the lookup would have (save_known, move_known), and anything
-out of the ordinary goes the full path. Races are settled by the statements themselves:
-the unique constraint on (session, client id) for saves, `status <> 'submitted'` and a
-monotonic `furthest` in the WHERE/SET of a move. Every function is safe to run again
-(see app.persistence.retry_on_disconnect).
+session before (KnownSessions) skips the SELECT for saves, removes and moves: the INSERT
+or UPDATE itself checks what the lookup would have (save_known, remove_known,
+move_known), and anything out of the ordinary goes the full path. Races are settled by
+the statements themselves: the unique constraint on (session, client id) for saves,
+`status <> 'submitted'` and a monotonic `furthest` in the WHERE/SET of a move. Every
+function is safe to run again (see app.persistence.retry_on_disconnect).
 """
 
 from __future__ import annotations
@@ -424,6 +424,34 @@ def remove_annotation(ref: SessionRef, client_id: str) -> None:
         if found:
             return
     raise ApiError.not_found("This session has no annotation with that id.", field="id")
+
+
+# A remove for a known session: the UPDATE itself checks that the session is active.
+_GUARDED_REMOVE = _REMOVE.where(
+    select(SESSIONS.c.id)
+    .where(SESSIONS.c.id == bindparam("sid"), SESSIONS.c.status == "active")
+    .exists()
+)
+
+
+def remove_known(token: str, client_id: str) -> bool:
+    """Remove an annotation of a session this process has served before, in one
+    statement. False when this path cannot settle it (an unknown session, a bad id, the
+    session not active, a replay, no such annotation): the caller then takes the full
+    path (session_ref_or_404, remove_annotation), which answers each case as before.
+    The caller has checked the CSRF token."""
+    known = known_sessions()
+    key = known.keys.get(token)
+    canonical = canonical_uuid(client_id)
+    if key is None or not canonical:
+        return False
+    params = {"sid": key.id, "cid": canonical, "now": utcnow()}
+    connection = _connection()
+    removed = connection.execute(_GUARDED_REMOVE, params).rowcount
+    if removed and known.touch_due(key.id):
+        connection.execute(TOUCH, {"sid": key.id, "now": utcnow()})
+    _finish()
+    return bool(removed)
 
 
 # --- move -------------------------------------------------------------------------------

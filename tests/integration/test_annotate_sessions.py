@@ -649,3 +649,44 @@ def test_a_known_sessions_move_reveals_the_documents_current_text(client, docume
     make_document(paragraphs=(PARAGRAPHS[0], "A new second paragraph.", PARAGRAPHS[2]))
     moved = move(client, token, 1).get_json()
     assert moved["paragraphs"] == [{"paragraph_id": 1, "text": "A new second paragraph."}]
+
+
+# --- removes of sessions this process has served (writes.remove_known) --------------------
+
+
+def _remove(client, token: str, annotation_id: str):
+    return client.delete(f"/api/sessions/{token}/annotations/{annotation_id}", headers=csrf(token))
+
+
+def test_a_known_sessions_remove_is_one_statement_and_replays_as_before(client, document):
+    token = start_session(client)
+    saved = body()
+    assert post(client, token, saved).status_code == 201
+    db.session.commit()
+    with statements() as sent:
+        assert _remove(client, token, saved["id"]).status_code == 204
+    assert len(sent) == 1 and sent[0].startswith("UPDATE annotations"), sent
+    assert session_row(token).annotations[0].deleted_at is not None
+    db.session.commit()
+    assert _remove(client, token, saved["id"]).status_code == 204  # a replay: full path
+    unknown = _remove(client, token, "00000000-0000-4000-8000-000000000000")
+    assert (unknown.status_code, error_of(unknown)["code"]) == (404, "not_found")
+    assert _remove(client, token, "not-a-uuid").status_code == 404
+
+
+@pytest.mark.parametrize("status", ["submitted", "abandoned"])
+def test_a_known_sessions_remove_checks_the_session_state(client, document, status):
+    token = start_session(client)
+    saved = body()
+    assert post(client, token, saved).status_code == 201
+    row = session_row(token)
+    row.status = status  # in another tab or process
+    db.session.commit()
+    answer = _remove(client, token, saved["id"])
+    if status == "submitted":
+        assert (answer.status_code, error_of(answer)["code"]) == (409, "session_submitted")
+        assert session_row(token).annotations[0].deleted_at is None
+    else:  # the full path revives an abandoned session, as any write does
+        assert answer.status_code == 204
+        assert session_row(token).status == "active"
+        assert session_row(token).annotations[0].deleted_at is not None
