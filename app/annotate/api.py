@@ -133,6 +133,12 @@ def position(token: str):
 @retry_on_disconnect
 def submit(token: str):
     """Submit the session; idempotent. Answers the completion code and next address."""
+    if writes.known_sessions().knows(token):
+        _check_csrf(token)
+        parse_body(SubmitIn, json_object(optional=True))
+        completion = writes.submit_known(token)
+        if completion is not None:
+            return jsonify(completion.to_dict())
     session = domain.session_or_404(token, lean=True)
     _check_csrf(token)
     domain.touch(session)

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from typing import Any
 
 from flask import current_app, url_for
 from sqlalchemy.orm import joinedload
@@ -172,8 +173,9 @@ def document_texts(document_id: int, content_hash: str) -> tuple[str, ...]:
     return tuple(db.session.scalars(query))
 
 
-def completion_for(session: AnnotationSession) -> Completion:
-    """The completion code and the address to go to after Submit."""
+def completion_for(session: AnnotationSession | Any) -> Completion:
+    """The completion code and the address to go to after Submit (of anything with the
+    session's token, platform and completion_code: a session, a row, a view)."""
     redirect_url = None
     if session.platform == "prolific":
         template = current_app.config.get("COMPLETION_URL") or (

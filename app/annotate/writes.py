@@ -30,6 +30,8 @@ from app.annotate.schemas import AnnotationIn, SpanIn, canonical_uuid
 from app.annotate.sessions import (
     NO_SESSION,
     TOUCH_INTERVAL,
+    Completion,
+    completion_for,
     document_texts,
     ensure_writable,
     max_comment_length,
@@ -539,3 +541,40 @@ def move_known(token: str, paragraph_id: int) -> Move | None:
     first = max(known_before, paragraph_id - 1) + 1
     revealed = [Paragraph(position=p, text=texts[p]) for p in range(first, furthest + 1)]
     return Move(paragraph_id, furthest, revealed)
+
+
+# --- submit -----------------------------------------------------------------------------
+
+# Submit for a known session: not yet submitted, every paragraph reached, the text the
+# worker read still the document's.
+_GUARDED_SUBMIT = (
+    update(SESSIONS)
+    .where(
+        SESSIONS.c.id == bindparam("sid"),
+        SESSIONS.c.status != "submitted",
+        SESSIONS.c.furthest >= bindparam("last"),
+        bindparam("text_hash") == _TEXT_HASH,
+    )
+    .values(status="submitted", submitted_at=bindparam("now"), last_seen_at=bindparam("now"))
+    .returning(SESSIONS.c.token, SESSIONS.c.platform, SESSIONS.c.completion_code)
+)
+
+
+def submit_known(token: str) -> Completion | None:
+    """Submit a session this process has served before, in one statement. None when this
+    path cannot settle it (an unknown session, not every paragraph reached, already
+    submitted: a second Submit answers the same, the text replaced): the caller then takes
+    the full path (sessions.submit_session), which answers each case as before. The caller
+    has checked the CSRF token and the body."""
+    key = known_sessions().keys.get(token)
+    if key is None:
+        return None
+    params = {
+        "sid": key.id,
+        "last": key.paragraph_count - 1,
+        "text_hash": key.content_hash,
+        "now": utcnow(),
+    }
+    row = _connection().execute(_GUARDED_SUBMIT, params).first()
+    _finish()
+    return None if row is None else completion_for(row)

@@ -690,3 +690,28 @@ def test_a_known_sessions_remove_checks_the_session_state(client, document, stat
         assert answer.status_code == 204
         assert session_row(token).status == "active"
         assert session_row(token).annotations[0].deleted_at is not None
+
+
+def test_a_known_sessions_submit_is_one_statement_and_answers_as_before(app, client, document):
+    app.config["COMPLETION_URL"] = "https://app.prolific.com/submissions/complete?cc={code}"
+    token = start_session(client, PROLIFIC_PID="p-1", STUDY_ID="s", SESSION_ID="x")
+    assert post(client, token, body()).status_code == 201  # the process knows the session
+    early = submit(client, token)
+    assert (early.status_code, error_of(early)["code"]) == (422, "not_finished")
+    assert session_row(token).status == "active"
+    for paragraph_id in (1, 2):
+        assert move(client, token, paragraph_id).status_code == 200
+    db.session.commit()
+    with statements() as sent:
+        first = submit(client, token)
+    assert first.status_code == 200
+    assert len(sent) == 1 and sent[0].startswith("UPDATE annotation_sessions"), sent
+    row = session_row(token)
+    assert (row.status, row.submitted_at is not None) == ("submitted", True)
+    assert first.get_json() == {
+        "completion_code": row.completion_code,
+        "redirect_url": f"https://app.prolific.com/submissions/complete?cc={row.completion_code}",
+    }
+    db.session.commit()
+    assert submit(client, token).get_json() == first.get_json()  # again: the full path
+    assert (post(client, token, body(span=span(0, "harbour"))).status_code) == 409
