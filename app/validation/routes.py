@@ -12,7 +12,7 @@ from typing import Any
 from flask import current_app, jsonify, redirect, render_template, request, url_for
 from sqlalchemy import select
 
-from app.annotate.completion import mturk_target
+from app.annotate.completion import mturk_target, prolific_completion_url
 from app.errors import ApiError
 from app.extensions import db, limiter
 from app.identity import is_mturk_preview, remember_anonymous, request_identity
@@ -144,10 +144,12 @@ def _finished(session: ValidationSession, done: int) -> dict[str, Any]:
     # (ExternalQuestion), as the annotator's completion page does: `mturk` says where.
     if not done:
         return {"completion_code": None, "completion_url": None, "mturk": None}
-    url_template = current_taxonomy().study.completion_url
     url = None
-    if url_template and session.platform == "prolific":
-        url = url_template.replace("{code}", session.completion_code)
+    if session.platform == "prolific":  # the study's completion URL, as for annotators
+        template = current_app.config.get("COMPLETION_URL") or (
+            current_taxonomy().study.completion_url
+        )
+        url = prolific_completion_url(template, session.completion_code)
     return {
         "completion_code": session.completion_code,
         "completion_url": url,

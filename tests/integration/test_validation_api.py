@@ -145,6 +145,15 @@ def test_an_mturk_validators_finish_says_where_to_submit_the_hit(app, client, ru
     assert answer["mturk"] is None  # only MTurk's own origins receive the form
 
 
+def test_a_prolific_validator_is_sent_to_the_studys_completion_url(app, client, round_r):
+    app.config["COMPLETION_URL"] = "https://app.prolific.com/submissions/complete?cc={code}"
+    token = start_validator(client, round_r, PROLIFIC_PID="p-7", STUDY_ID="s", SESSION_ID="x")
+    while (answer := next_item(client, token))["item"] is not None:
+        assert judge(client, token, answer["item"]["id"], "agree").status_code == 201
+    code = answer["completion_code"]
+    assert answer["completion_url"] == f"https://app.prolific.com/submissions/complete?cc={code}"
+
+
 def test_judgments_are_idempotent_and_final(client, round_r):
     token = start_validator(client, round_r)
     item_id = next_item(client, token)["item"]["id"]
