@@ -56,6 +56,15 @@ def _writable_ref(token: str, *, touch: bool = True) -> SessionRef:
     return ref
 
 
+def _known(token: str) -> bool:
+    """Whether this process has served the session (its writes may then take the
+    one-statement paths); the CSRF header is checked first, as on the full path."""
+    if not writes.known_sessions().knows(token):
+        return False
+    _check_csrf(token)
+    return True
+
+
 def _known_first(
     token: str,
     schema: type[Body],
@@ -68,8 +77,7 @@ def _known_first(
     (`known`, which answers None when it cannot settle the write); otherwise the full
     path: lookup (404), CSRF, activity, then `full`. The body is parsed once."""
     data = None
-    if writes.known_sessions().knows(token):
-        _check_csrf(token)
+    if _known(token):
         data = parse_body(schema, json_object())
         result = known(token, data)
         if result is not None:
@@ -103,10 +111,8 @@ def save(token: str):
 @retry_on_disconnect
 def remove(token: str, annotation_id: str):
     """Remove (soft-delete) one annotation; 204 also when it was already removed."""
-    if writes.known_sessions().knows(token):
-        _check_csrf(token)
-        if writes.remove_known(token, annotation_id):
-            return "", 204
+    if _known(token) and writes.remove_known(token, annotation_id):
+        return "", 204
     writes.remove_annotation(_writable_ref(token), annotation_id)
     return "", 204
 
@@ -133,8 +139,7 @@ def position(token: str):
 @retry_on_disconnect
 def submit(token: str):
     """Submit the session; idempotent. Answers the completion code and next address."""
-    if writes.known_sessions().knows(token):
-        _check_csrf(token)
+    if _known(token):
         parse_body(SubmitIn, json_object(optional=True))
         completion = writes.submit_known(token)
         if completion is not None:

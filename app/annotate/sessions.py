@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -25,6 +25,7 @@ from app.extensions import db
 from app.identity import WorkerIdentity, get_or_create_annotator
 from app.models import AnnotationSession, Document, Paragraph, utcnow
 from app.persistence import get_or_create
+from app.study import as_utc, study_settings
 from app.taxonomy import current_taxonomy
 
 TOUCH_INTERVAL = timedelta(minutes=1)
@@ -73,9 +74,7 @@ def seen_seconds_ago(last_seen_at: datetime | None) -> float:
     """Seconds since last_seen_at was written (infinite when never)."""
     if last_seen_at is None:
         return math.inf
-    if last_seen_at.tzinfo is None:  # SQLite: naive UTC
-        last_seen_at = last_seen_at.replace(tzinfo=UTC)
-    return (utcnow() - last_seen_at).total_seconds()
+    return (utcnow() - as_utc(last_seen_at)).total_seconds()
 
 
 def touch_due(last_seen_at: datetime | None, status: str) -> bool:
@@ -178,10 +177,9 @@ def completion_for(session: AnnotationSession | Any) -> Completion:
     session's token, platform and completion_code: a session, a row, a view)."""
     redirect_url = None
     if session.platform == "prolific":
-        template = current_app.config.get("COMPLETION_URL") or (
-            current_taxonomy().study.completion_url
+        redirect_url = prolific_completion_url(
+            study_settings().completion_url, session.completion_code
         )
-        redirect_url = prolific_completion_url(template, session.completion_code)
     if redirect_url is None:
         redirect_url = url_for("annotate.complete", token=session.token)
     return Completion(session.completion_code, redirect_url)

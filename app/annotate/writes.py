@@ -76,9 +76,9 @@ class SessionRef:
 
 @dataclass(frozen=True, slots=True)
 class SessionKey:
-    """What a save or a move needs to know about a session that does not change while it
-    is used: its id and its document (whose text may only change while the document has
-    no annotations: save_known's INSERT and move_known's UPDATE check the hash)."""
+    """What a write needs to know about a session that does not change while it is used:
+    its id and its document (whose text may only change while the document has no
+    annotations: the one-statement writes check the hash)."""
 
     id: int
     document_id: int
@@ -89,8 +89,9 @@ class SessionKey:
 class KnownSessions:
     """This process's memory of the sessions it served: token -> SessionKey, when it last
     recorded activity for each, and the furthest paragraph it last saw each reach (a
-    lower bound: furthest never decreases while the text stays the same). Lets saves and
-    moves of a known session skip the lookup (save_known, move_known). Bounded: forgotten
+    lower bound: furthest never decreases while the text stays the same). Filled when a
+    session is opened, read or looked up; lets the writes of a known session skip the
+    lookup (save_known, remove_known, move_known, submit_known). Bounded: forgotten
     wholesale past `limit` entries."""
 
     def __init__(self, limit: int = 50_000) -> None:
@@ -195,6 +196,13 @@ def session_ref_or_404(token: str) -> SessionRef:
     key = SessionKey(ref.id, ref.document_id, ref.content_hash, ref.paragraph_count)
     known_sessions().remember(token, key, ref.furthest)
     return ref
+
+
+def _touch_known(connection, session_id: int) -> None:
+    """After a write of a known session: record activity when this process has not
+    written it for a minute."""
+    if known_sessions().touch_due(session_id):
+        connection.execute(TOUCH, {"sid": session_id, "now": utcnow()})
 
 
 def touch(ref: SessionRef) -> None:
@@ -324,8 +332,6 @@ def _insert_statement(dialect: str):
 
 _COLUMNS = [column.name for column in ANNOTATIONS.c if column.name not in ("id", "deleted_at")]
 
-# The new row, inserted only if the session is active, has reached the spans' paragraphs
-# and its document still has the text the spans were checked against.
 # The document's current text hash, as a scalar subquery of the session row (PostgreSQL
 # plans it in half the time of a join: ~0.05 ms of every save and move).
 _TEXT_HASH = (
@@ -334,6 +340,8 @@ _TEXT_HASH = (
     .scalar_subquery()
 )
 
+# The new row, inserted only if the session is active, has reached the spans' paragraphs
+# and its document still has the text the spans were checked against.
 _GUARDED_ROW = (
     select(*[bindparam(name, type_=ANNOTATIONS.c[name].type) for name in _COLUMNS])
     .select_from(SESSIONS)
@@ -383,8 +391,7 @@ def save_known(token: str, data: AnnotationIn) -> SaveResult | None:
     if new_id is None:
         _finish()
         return None
-    if known.touch_due(key.id):
-        connection.execute(TOUCH, {"sid": key.id, "now": utcnow()})
+    _touch_known(connection, key.id)
     _finish()
     return _created(new_id, values)
 
@@ -442,16 +449,15 @@ def remove_known(token: str, client_id: str) -> bool:
     session not active, a replay, no such annotation): the caller then takes the full
     path (session_ref_or_404, remove_annotation), which answers each case as before.
     The caller has checked the CSRF token."""
-    known = known_sessions()
-    key = known.keys.get(token)
+    key = known_sessions().keys.get(token)
     canonical = canonical_uuid(client_id)
     if key is None or not canonical:
         return False
     params = {"sid": key.id, "cid": canonical, "now": utcnow()}
     connection = _connection()
     removed = connection.execute(_GUARDED_REMOVE, params).rowcount
-    if removed and known.touch_due(key.id):
-        connection.execute(TOUCH, {"sid": key.id, "now": utcnow()})
+    if removed:
+        _touch_known(connection, key.id)
     _finish()
     return bool(removed)
 

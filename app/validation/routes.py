@@ -20,6 +20,7 @@ from app.models import Paragraph, ValidationItem, ValidationRound, ValidationSes
 from app.persistence import retry_on_disconnect
 from app.request_json import json_object
 from app.security import capability_csrf_token, require_capability_csrf
+from app.study import study_settings
 from app.taxonomy import current_taxonomy
 from app.validation import bp
 from app.validation.assignment import (
@@ -146,10 +147,7 @@ def _finished(session: ValidationSession, done: int) -> dict[str, Any]:
         return {"completion_code": None, "completion_url": None, "mturk": None}
     url = None
     if session.platform == "prolific":  # the study's completion URL, as for annotators
-        template = current_app.config.get("COMPLETION_URL") or (
-            current_taxonomy().study.completion_url
-        )
-        url = prolific_completion_url(template, session.completion_code)
+        url = prolific_completion_url(study_settings().completion_url, session.completion_code)
     return {
         "completion_code": session.completion_code,
         "completion_url": url,

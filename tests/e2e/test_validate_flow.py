@@ -188,8 +188,9 @@ def test_an_mturk_validator_submits_the_hit_to_mturk(page: Page, live_server, tm
 def test_other_validators_get_no_mturk_form(page: Page, live_server, tmp_path):
     seed_round(live_server, tmp_path)
     page.goto(f"{live_server.url}/validate/blind-1?annotator=val-4")
-    for _ in range(3):
+    progress = page.locator(".js-progress")
+    for expected in ("Item 1 of 3", "Item 2 of 3", "Item 3 of 3"):
+        expect(progress).to_have_text(expected)
         page.get_by_role("button", name="Agree", exact=True).click()
-        page.wait_for_timeout(50)
     expect(page.locator(".js-code")).not_to_be_empty()
     expect(page.get_by_role("button", name="Send your work to MTurk")).to_have_count(0)
