@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import math
-import time
 from typing import Any
 
 from flask import Flask, jsonify, render_template, request
 from sqlalchemy.exc import DisconnectionError, OperationalError
 from werkzeug.exceptions import HTTPException
 
-from app.extensions import db, limiter
+from app.extensions import db
 
 
 class ApiError(Exception):
@@ -103,6 +101,9 @@ def register(app: Flask) -> None:
             if exc.code == 429:
                 response.headers["Retry-After"] = _retry_after(exc)
             return response, status
+        if exc.code == 429:
+            page, status = _page(429, "Too many attempts; wait a minute and try again.")
+            return page, status, {"Retry-After": _retry_after(exc)}
         return _page(exc.code or 500, exc.description or exc.name)
 
     @app.errorhandler(OperationalError)
@@ -131,14 +132,10 @@ def register(app: Flask) -> None:
 
 
 def _retry_after(exc: HTTPException) -> str:
-    """Seconds until the exceeded rate-limit window resets (at least 1): from the exception
-    (app.rate_limits sets it) or from Flask-Limiter's record of the limit it hit."""
+    """Seconds until the exceeded rate-limit window resets (at least 1), as
+    app.rate_limits put it on the exception."""
     retry_after = getattr(exc, "retry_after", None)
-    if isinstance(retry_after, int):
-        return str(max(1, retry_after))
-    current = limiter.current_limit
-    seconds = current.reset_at - time.time() if current is not None else 1
-    return str(max(1, math.ceil(seconds)))
+    return str(max(1, retry_after if isinstance(retry_after, int) else 1))
 
 
 def _page(status: int, message: str):

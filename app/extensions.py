@@ -1,13 +1,13 @@
 """Flask extensions, created unbound here and bound in create_app()."""
 
-from flask_limiter import Limiter
-from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf.csrf import CSRFProtect
 from sqlalchemy import MetaData
 from sqlalchemy.orm import DeclarativeBase
+
+from app.rate_limits import RateLimiter
 
 # Named constraints make Alembic migrations portable between SQLite and PostgreSQL.
 NAMING_CONVENTION = {
@@ -30,4 +30,4 @@ db = SQLAlchemy(model_class=Base, session_options={"expire_on_commit": False})
 migrate = Migrate(compare_type=True, render_as_batch=True)
 csrf = CSRFProtect()
 login_manager = LoginManager()
-limiter = Limiter(key_func=get_remote_address)
+limiter = RateLimiter()

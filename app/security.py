@@ -8,14 +8,21 @@ from functools import lru_cache
 
 from flask import Flask, Request, current_app, request
 from flask.sessions import SecureCookieSessionInterface, SessionMixin
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from app.errors import ApiError
 
 
 def init_app(app: Flask) -> None:
-    """Add the security headers to every response; no cookie session for the JSON APIs."""
+    """Add the security headers to every response; no cookie session for the JSON APIs;
+    behind TRUSTED_PROXIES proxies (Heroku's router: 1), the client's address is the one
+    they put in X-Forwarded-For (the login's rate limit counts per address). With none
+    (the default) the header is ignored: a client could write anything in it."""
     app.after_request(_add_security_headers)
     app.session_interface = CookielessApiSessionInterface()
+    proxies = int(app.config.get("TRUSTED_PROXIES") or 0)
+    if proxies > 0:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies)
 
 
 class CookielessApiSessionInterface(SecureCookieSessionInterface):

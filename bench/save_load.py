@@ -342,7 +342,8 @@ def describe(name: str, stats: Stats, seconds: float, cpu: dict | None = None) -
     if cpu:
         print(
             f"{'':15}CPU per request: server {cpu['server_cpu']:.2f} ms, "
-            f"PostgreSQL {cpu['database_cpu']:.2f} ms"
+            f"PostgreSQL {cpu['database_cpu']:.2f} ms, load generator {cpu['client_cpu']:.2f} ms;"
+            f" cores busy {cpu['cores_busy']:.2f} of {os.cpu_count()}"
         )
     if len(stats.by_kind) > 1:
         print(
@@ -410,13 +411,16 @@ class CpuMeter:
         """Run load() -> (seconds, requests); keep ms of CPU per request; return seconds."""
         server = [self.master_pid, *worker_pids(self.master_pid)]
         database = postgres_pids()
-        before = cpu_seconds(server), cpu_seconds(database)
+        before = cpu_seconds(server), cpu_seconds(database), time.process_time()
         seconds, requests = load()
-        after = cpu_seconds(server), cpu_seconds(database)
+        after = cpu_seconds(server), cpu_seconds(database), time.process_time()
         per_request = 1000 / max(requests, 1)
         self.figures = {
             "server_cpu": (after[0] - before[0]) * per_request,
             "database_cpu": (after[1] - before[1]) * per_request,
+            "client_cpu": (after[2] - before[2]) * per_request,
+            # CPU of all three over wall time: 2.0 is both cores busy.
+            "cores_busy": sum(a - b for a, b in zip(after, before, strict=True)) / seconds,
         }
         return seconds
 

@@ -51,11 +51,13 @@ class Config:
         self.TAXONOMY_PATH = env.get("TAXONOMY_PATH") or str(DEFAULT_TAXONOMY)
         self.MAX_CONTENT_LENGTH = int(env.get("MAX_CONTENT_LENGTH", str(64 * 1024)))
         self.MAX_COMMENT_LENGTH = 2000
+        # Rate limits (app.rate_limits): on, counted in memory per process unless
+        # RATELIMIT_STORAGE_URI names a shared store (redis://...).
         self.RATELIMIT_ENABLED = True
         self.RATELIMIT_STORAGE_URI = env.get("RATELIMIT_STORAGE_URI", "memory://")
-        # No X-RateLimit-* headers on every response (computing them costs each request a
-        # second look at the counters); a 429 still says Retry-After (app.errors).
-        self.RATELIMIT_HEADERS_ENABLED = False
+        # Proxies in front of the app that append the client's address to X-Forwarded-For
+        # (Heroku's router: 1); 0 ignores the header.
+        self.TRUSTED_PROXIES = int(env.get("TRUSTED_PROXIES", "0"))
         # Frame ancestors allowed to embed the worker pages (MTurk shows tasks in an iframe).
         self.FRAME_ANCESTORS = env.get(
             "FRAME_ANCESTORS",
@@ -71,7 +73,8 @@ class Config:
         self.ABANDON_AFTER_MINUTES = int(abandon) if abandon else None
         # Workers whose recall on attention-check gold spans is below this are flagged.
         self.ATTENTION_CHECK_MIN_RECALL = float(env.get("ATTENTION_CHECK_MIN_RECALL", "0.5"))
-        # Rate limits (Flask-Limiter syntax), per capability token or per IP for logins.
+        # The limits ("120 per minute"; several: "10/minute; 100/hour"), per capability
+        # token, or per client address for logins.
         self.ANNOTATE_WRITE_LIMIT = env.get("ANNOTATE_WRITE_LIMIT", "120 per minute")
         self.VALIDATE_WRITE_LIMIT = env.get("VALIDATE_WRITE_LIMIT", "120 per minute")
         self.LOGIN_RATE_LIMIT = env.get("LOGIN_RATE_LIMIT", "10 per minute")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from flask import jsonify, request
+from flask import jsonify
 
 from app.annotate import api_bp, reads, writes
 from app.annotate import sessions as domain
@@ -18,9 +18,8 @@ from app.annotate.serializers import annotation_dict, paragraph_dict, session_st
 from app.annotate.writes import SessionRef
 from app.api_spec import build_spec
 from app.errors import ApiError
-from app.extensions import limiter
 from app.persistence import retry_on_disconnect
-from app.rate_limits import limit_writes
+from app.rate_limits import limit_blueprint, url_token
 from app.request_json import json_object
 from app.security import require_capability_csrf
 
@@ -28,14 +27,9 @@ Body = TypeVar("Body")
 Result = TypeVar("Result")
 
 
-def _token() -> str:
-    return str((request.view_args or {}).get("token", ""))
-
-
 # One limit for every write of a session, keyed by the capability token, not the IP (many
-# workers may share one NAT address). Checked directly, not through Flask-Limiter's
-# per-request resolution: see app.rate_limits.
-limit_writes(api_bp, "ANNOTATE_WRITE_LIMIT", "annotate", _token)
+# workers may share one NAT address).
+limit_blueprint(api_bp, "ANNOTATE_WRITE_LIMIT", "annotate", url_token)
 
 
 @api_bp.after_request
@@ -152,7 +146,6 @@ def submit(token: str):
 
 
 @api_bp.get("/api/openapi.json")
-@limiter.exempt
 def openapi():
     """The OpenAPI 3.1 description of the JSON APIs, merged from app/api_spec/*.yaml."""
     return jsonify(build_spec())

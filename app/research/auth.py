@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import current_app, flash, redirect, render_template, request, url_for
+from flask import flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_user, logout_user
 from flask_wtf import FlaskForm
 from werkzeug.security import check_password_hash, generate_password_hash
@@ -18,8 +18,9 @@ from wtforms import BooleanField, EmailField, PasswordField
 from wtforms.validators import DataRequired, Length
 
 from app.errors import envelope, wants_json
-from app.extensions import db, limiter, login_manager
+from app.extensions import db, login_manager
 from app.models import Researcher, utcnow
+from app.rate_limits import client_address, rate_limited
 from app.research import bp
 
 PUBLIC_ENDPOINTS = frozenset({"research.login"})
@@ -89,12 +90,8 @@ def authenticate(email: str, password: str) -> Researcher | None:
     return researcher if check_password_hash(researcher.password_hash, password) else None
 
 
-def _login_rate_limit() -> str:
-    return current_app.config["LOGIN_RATE_LIMIT"]
-
-
 @bp.route("/login", methods=["GET", "POST"])
-@limiter.limit(_login_rate_limit, methods=["POST"])
+@rate_limited("LOGIN_RATE_LIMIT", "login", client_address, methods={"POST"})
 def login():
     """The login form; on success go to `next` (a local path) or the dashboard."""
     form = LoginForm()

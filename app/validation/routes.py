@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app, jsonify, redirect, render_template, request, url_for
+from flask import jsonify, redirect, render_template, request, url_for
 from sqlalchemy import select
 
 from app.annotate.completion import mturk_target, prolific_completion_url
 from app.errors import ApiError
-from app.extensions import db, limiter
+from app.extensions import db
 from app.identity import is_mturk_preview, remember_anonymous, request_identity
 from app.models import Paragraph, ValidationItem, ValidationRound, ValidationSession
 from app.persistence import retry_on_disconnect
+from app.rate_limits import rate_limited, url_token
 from app.request_json import json_object
 from app.security import capability_csrf_token, require_capability_csrf
 from app.study import study_settings
@@ -35,14 +36,7 @@ from app.validation.assignment import (
 CSRF_SCOPE = "validate"
 
 
-def _token_key() -> str:
-    return "validate:" + str((request.view_args or {}).get("token", ""))
-
-
-write_limit = limiter.limit(
-    lambda: current_app.config["VALIDATE_WRITE_LIMIT"],
-    key_func=_token_key,
-)
+write_limit = rate_limited("VALIDATE_WRITE_LIMIT", "validate", url_token)
 
 
 @bp.after_request

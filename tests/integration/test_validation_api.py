@@ -207,6 +207,22 @@ def test_writes_need_the_csrf_header_and_json(client, round_r):
     assert response.status_code == 400
 
 
+def test_judgments_are_rate_limited_per_validator(app, client, round_r):
+    app.config["VALIDATE_WRITE_LIMIT"] = "2 per minute"
+    token = start_validator(client, round_r)
+    other = start_validator(client, round_r, annotator="v2")
+    item_id = next_item(client, token)["item"]["id"]
+    statuses = [judge(client, token, item_id).status_code for _ in range(3)]
+    assert statuses == [201, 200, 429]
+    refused = judge(client, token, item_id)
+    assert refused.get_json()["error"]["code"] == "too_many_requests"
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    # Reading is not limited; another validator has a limit of their own.
+    assert client.get(f"/api/validators/{token}/next").status_code == 200
+    other_item = next_item(client, other)["item"]["id"]
+    assert judge(client, other, other_item).status_code == 201
+
+
 def test_each_item_gets_k_distinct_validators_least_judged_first(app, runner, client, tmp_path):
     make_documents()
     _create(runner, tmp_path, _items(3), name="k2", per_item=2)

@@ -9,8 +9,10 @@ import uuid
 import pytest
 from sqlalchemy import inspect
 
+from app import create_app
 from app.extensions import db
 from app.security import capability_csrf_token
+from tests.conftest import dispose_engines, make_test_config
 from tests.security.conftest import route_family, rules, url_for_rule
 
 INJECTIONS = ["' OR '1'='1", "1; DROP TABLE annotations; --", '" OR ""="', "%27%20OR%201=1--"]
@@ -146,9 +148,55 @@ def test_login_is_rate_limited(app, client):
     page = client.get("/research/login").get_data(as_text=True)
     csrf = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
     form = {"email": "a@b.c", "password": "wrong-password", "csrf_token": csrf}
-    statuses = [client.post("/research/login", data=form).status_code for _ in range(30)]
-    assert 429 in statuses
-    assert statuses[0] != 429
+    responses = [client.post("/research/login", data=form) for _ in range(12)]
+    statuses = [r.status_code for r in responses]
+    # LOGIN_RATE_LIMIT is 10 per minute per client address.
+    assert statuses == [401] * 10 + [429] * 2  # wrong password, then refused
+    assert 1 <= int(responses[-1].headers["Retry-After"]) <= 60
+    assert "Too many attempts" in responses[-1].get_data(as_text=True)
+    assert client.get("/research/login").status_code == 200  # the form itself still shows
+
+
+def _failed_logins(client, addresses):
+    page = client.get("/research/login").get_data(as_text=True)
+    csrf = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
+    form = {"email": "a@b.c", "password": "wrong-password", "csrf_token": csrf}
+    return [
+        client.post("/research/login", data=form, headers={"X-Forwarded-For": a}).status_code
+        for a in addresses
+    ]
+
+
+@pytest.mark.parametrize(
+    ("proxies", "expected"),
+    [
+        (1, [401, 401, 429, 401]),  # behind one proxy: its X-Forwarded-For names the client
+        (0, [401, 401, 429, 429]),  # no proxy: the header is the client's word, ignored
+    ],
+)
+def test_login_limit_counts_per_client_address(database_uri, proxies, expected):
+    app = create_app(
+        make_test_config(database_uri, TRUSTED_PROXIES=proxies, LOGIN_RATE_LIMIT="2 per minute")
+    )
+    with app.app_context():
+        addresses = ["203.0.113.1"] * 3 + ["203.0.113.2"]
+        assert _failed_logins(app.test_client(), addresses) == expected
+        db.session.remove()
+        dispose_engines()
+
+
+def test_rate_limits_can_be_turned_off(app, client, world):
+    app.config["ANNOTATE_WRITE_LIMIT"] = "1 per minute"
+    app.config["RATELIMIT_ENABLED"] = False
+    statuses = [
+        client.post(
+            f"/api/sessions/{world.owner_token}/annotations",
+            json=_annotation(),
+            headers=_headers(world.owner_token),
+        ).status_code
+        for _ in range(3)
+    ]
+    assert statuses == [201, 201, 201]
 
 
 def test_saves_are_rate_limited_per_session(app, client, world):

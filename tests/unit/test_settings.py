@@ -80,6 +80,11 @@ def test_rate_limit_storage_can_be_shared_redis(monkeypatch):
     monkeypatch.setenv("RATELIMIT_STORAGE_URI", "redis://127.0.0.1:6390/0")
     app = create_app({"APP_ENV": "development", "SQLALCHEMY_DATABASE_URI": "sqlite://"})
     assert app.config["RATELIMIT_STORAGE_URI"] == "redis://127.0.0.1:6390/0"
-    from limits.storage import RedisStorage, storage_from_string
+    from limits.storage import MemoryStorage, RedisStorage
 
-    assert isinstance(storage_from_string(app.config["RATELIMIT_STORAGE_URI"]), RedisStorage)
+    from app.rate_limits import EXTENSION
+
+    assert isinstance(app.extensions[EXTENSION].storage, RedisStorage)
+    monkeypatch.delenv("RATELIMIT_STORAGE_URI")
+    default = create_app({"APP_ENV": "development", "SQLALCHEMY_DATABASE_URI": "sqlite://"})
+    assert isinstance(default.extensions[EXTENSION].storage, MemoryStorage)
