@@ -20,14 +20,13 @@ from app.annotate.sessions import (
 )
 from app.models import Annotation, Document, Paragraph
 from app.security import capability_csrf_token
+from app.study import as_utc
 from app.taxonomy import current_taxonomy
 
 
 def iso_utc(moment: datetime) -> str:
-    """ISO-8601 in UTC; SQLite hands back naive datetimes, which are UTC here."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat()
+    """ISO-8601 in UTC (app.study.as_utc: SQLite's naive datetimes are UTC)."""
+    return as_utc(moment).astimezone(UTC).isoformat()
 
 
 def paragraph_dict(paragraph: Paragraph) -> dict[str, Any]:
