@@ -102,8 +102,10 @@ def register(app: Flask) -> None:
                 response.headers["Retry-After"] = _retry_after(exc)
             return response, status
         if exc.code == 429:
-            page, status = _page(429, "Too many attempts; wait a minute and try again.")
-            return page, status, {"Retry-After": _retry_after(exc)}
+            seconds = _retry_after(exc)
+            message = f"Too many attempts; try again in {seconds} seconds."
+            page, status = _page(429, message)
+            return page, status, {"Retry-After": seconds}
         return _page(exc.code or 500, exc.description or exc.name)
 
     @app.errorhandler(OperationalError)

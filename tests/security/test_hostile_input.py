@@ -152,8 +152,11 @@ def test_login_is_rate_limited(app, client):
     statuses = [r.status_code for r in responses]
     # LOGIN_RATE_LIMIT is 10 per minute per client address.
     assert statuses == [401] * 10 + [429] * 2  # wrong password, then refused
-    assert 1 <= int(responses[-1].headers["Retry-After"]) <= 60
-    assert "Too many attempts" in responses[-1].get_data(as_text=True)
+    seconds = responses[-1].headers["Retry-After"]
+    assert 1 <= int(seconds) <= 60
+    assert f"Too many attempts; try again in {seconds} seconds." in responses[-1].get_data(
+        as_text=True
+    )
     assert client.get("/research/login").status_code == 200  # the form itself still shows
 
 
