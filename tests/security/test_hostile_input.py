@@ -144,11 +144,18 @@ def test_security_headers_on_every_page(app, world, researcher):
             assert "no-store" in response.headers.get("Cache-Control", ""), rule
 
 
-def test_login_is_rate_limited(app, client):
+def _failed_logins(client, addresses):
+    """POST a wrong password once per address (sent as X-Forwarded-For); the responses."""
     page = client.get("/research/login").get_data(as_text=True)
     csrf = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
     form = {"email": "a@b.c", "password": "wrong-password", "csrf_token": csrf}
-    responses = [client.post("/research/login", data=form) for _ in range(12)]
+    return [
+        client.post("/research/login", data=form, headers={"X-Forwarded-For": a}) for a in addresses
+    ]
+
+
+def test_login_is_rate_limited(app, client):
+    responses = _failed_logins(client, ["203.0.113.1"] * 12)
     statuses = [r.status_code for r in responses]
     # LOGIN_RATE_LIMIT is 10 per minute per client address.
     assert statuses == [401] * 10 + [429] * 2  # wrong password, then refused
@@ -158,16 +165,6 @@ def test_login_is_rate_limited(app, client):
         as_text=True
     )
     assert client.get("/research/login").status_code == 200  # the form itself still shows
-
-
-def _failed_logins(client, addresses):
-    page = client.get("/research/login").get_data(as_text=True)
-    csrf = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
-    form = {"email": "a@b.c", "password": "wrong-password", "csrf_token": csrf}
-    return [
-        client.post("/research/login", data=form, headers={"X-Forwarded-For": a}).status_code
-        for a in addresses
-    ]
 
 
 @pytest.mark.parametrize(
@@ -183,7 +180,8 @@ def test_login_limit_counts_per_client_address(database_uri, proxies, expected):
     )
     with app.app_context():
         addresses = ["203.0.113.1"] * 3 + ["203.0.113.2"]
-        assert _failed_logins(app.test_client(), addresses) == expected
+        responses = _failed_logins(app.test_client(), addresses)
+        assert [r.status_code for r in responses] == expected
         db.session.remove()
         dispose_engines()
 
