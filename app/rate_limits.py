@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import math
 import time
-from urllib.parse import urlsplit, urlunsplit
 from collections.abc import Callable, Collection
 from functools import lru_cache, wraps
 from typing import ParamSpec, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from flask import Blueprint, Flask, current_app, request
 from limits import RateLimitItem, parse_many

@@ -6,6 +6,7 @@ what the proxy is for (and what makes the first test able to fail)."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -46,10 +47,8 @@ class SlowLogins:
     def _drip(self) -> None:
         while not self.stopped.wait(1.0):
             for conn in self.sockets:
-                try:
+                with contextlib.suppress(OSError):
                     conn.send(b"e")
-                except OSError:
-                    pass
 
     def still_open(self) -> int:
         """How many connections got no answer and were not closed (still being read)."""
