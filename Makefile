@@ -30,6 +30,7 @@ run: $(VENV)/.installed ## Set up and serve the demo on http://127.0.0.1:5000 (S
 
 test: $(VENV)/.installed-dev ## Set up and run every test: unit, integration (SQLite + PostgreSQL), browser
 	PYTHON=$(PY) ./scripts/ensure-browser.sh
+	./scripts/ensure-services.sh
 	./scripts/with-postgres.sh $(PY) -m pytest
 
 test-unit: $(VENV)/.installed-dev ## Only the unit tests (no database, no browser)
