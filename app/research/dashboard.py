@@ -392,6 +392,5 @@ def _annotators(
         if session.status == "submitted" and session.document_id in gold:
             row.gold += metrics.gold_recall(gold[session.document_id], session.spans)
     for row in rows.values():
-        recall = row.gold.recall_any
-        row.flagged = recall is not None and recall < settings.min_gold_recall
+        row.flagged = metrics.attention_flagged(row.gold, settings.min_gold_recall)
     return sorted(rows.values(), key=lambda r: (not r.flagged, r.label))
