@@ -67,6 +67,17 @@ class CompletionTarget:
     source: str  # FROM_CONFIG | FROM_COMPLETION | FROM_COMPLETION_URL | FROM_NOWHERE
 
     @property
+    def prolific_code(self) -> str | None:
+        """The fixed Prolific completion code this outcome sends, if it sends one."""
+        if (
+            not self.url
+            or self.sends_session_code
+            or not self.url.startswith(PROLIFIC_COMPLETE_URL)
+        ):
+            return None
+        return self.url.removeprefix(PROLIFIC_COMPLETE_URL) or None
+
+    @property
     def sends_session_code(self) -> bool:
         """True when the worker's own per-session code goes into the URL (manual review
         on Prolific), False for a fixed URL."""

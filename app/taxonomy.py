@@ -23,6 +23,7 @@ from app.outcomes import (
     ATTENTION_CHECK_MODES,
     CODE_PLACEHOLDER,
     OUTCOMES,
+    CompletionTarget,
     completion_targets,
     prolific_code_url,
 )
@@ -105,6 +106,11 @@ class StudySettings:
     attention_checks: str = "flag"  # flag | fail (fail: missed checks -> failed_checks)
     abandon_after_minutes: int = 120
     attention_check_share: float = 0.0
+
+    @property
+    def completion_targets(self) -> tuple[CompletionTarget, ...]:
+        """Where each outcome sends a worker by this file alone (no COMPLETION_URL)."""
+        return completion_targets(dict(self.completion), self.completion_url)
 
 
 @dataclass(frozen=True)
@@ -407,7 +413,7 @@ def summarise(taxonomy: Taxonomy) -> str:
         "completion per outcome ({code} = the session's own code):",
         *(
             f"  {target.outcome:<16} {target.url or '(none: the app shows its own code)'}"
-            for target in completion_targets(dict(study.completion), study.completion_url)
+            for target in study.completion_targets
         ),
         f"validation: partial agreement counts as "
         f"{'valid' if validation.partial_counts_as_valid else 'invalid'}; reasons:",
