@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from flask_migrate import downgrade, upgrade
 from sqlalchemy import event
 
 from app.annotate import writes
@@ -237,3 +238,16 @@ def test_under_fail_an_ordinary_document_is_still_submitted_in_one_statement(
         else:  # the one statement declines a check document: its annotations decide
             assert len(sent) > 1 and "gold IS NULL" in sent[0]
         assert stored(token).outcome == ("completed" if document == "doc-1" else "failed_checks")
+
+
+def test_the_migration_gives_earlier_submitted_sessions_the_outcome_completed(
+    app, client, documents
+):
+    submitted, _ = finish(client, "doc-1", mark_gold=False, known=True)
+    still_open = start(client, "check-1", annotator="still-reading")
+    db.session.execute(db.update(AnnotationSession).values(outcome=None))
+    db.session.commit()
+    db.session.close()
+    downgrade(revision="c01d82fceacd")
+    upgrade()
+    assert (stored(submitted).outcome, stored(still_open).outcome) == ("completed", None)

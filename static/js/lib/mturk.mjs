@@ -21,6 +21,9 @@ export function mturkForm(mturk, code, outcome = 'completed') {
   const base = mturk.submit_to.replace(/\/+$/, '');
   $form.action = base.endsWith('/mturk/externalSubmit') ? base : `${base}/mturk/externalSubmit`;
   $form.target = '_top';
+  // The page's own root may handle every submit inside it (the annotator's Add form
+  // does, and cancels it): this post is MTurk's, so it must not reach that handler.
+  $form.addEventListener('submit', (event) => event.stopPropagation());
   for (const [name, value] of [
     ['assignmentId', mturk.assignment_id],
     ['completion_code', code],
