@@ -1,7 +1,8 @@
 """How a worker's part in a study ends (the outcome) and where each outcome sends them.
 
-Pure rules, no app: the taxonomy validates against OUTCOMES, Submit asks `session_outcome`,
-and every completion page and API answer builds its address with `completion_address`.
+Pure rules, no app: the taxonomy checks its `study.completion` values with
+`completion_target` (and `completion_url`), Submit asks `session_outcome`, and every
+completion page and API answer builds its address with `completion_address`.
 
 Prolific fixes completion codes per study and per outcome (a code such as "completed" or
 "screened out", each with its own action), so a worker is sent to
@@ -14,14 +15,18 @@ verify codes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 OUTCOMES = ("completed", "failed_training", "failed_checks", "no_consent")
 ATTENTION_CHECK_MODES = ("flag", "fail")  # flag: shown on the dashboard; fail: also the outcome
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
 CODE_PLACEHOLDER = "{code}"  # replaced by the session's own completion code
+# Prolific completion codes go unencoded into `cc=`: letters, digits, '-' and '_' only.
+COMPLETION_CODE_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 # Where an outcome's address came from, as /research/study shows it.
 FROM_CONFIG = "COMPLETION_URL (environment)"
@@ -121,3 +126,50 @@ def completion_address(template: str | None, code: str) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return None
     return address
+
+
+# --- the taxonomy's values (app.taxonomy reports each ValueError at its line) -----------
+
+
+def _url(value: str, schemes: tuple[str, ...], message: str) -> str:
+    """A URL with one of these schemes and a host, `{code}` its only braces, no spaces."""
+    if any(ch.isspace() or not ch.isprintable() for ch in value):
+        raise ValueError(f"{message}, without spaces, got {value!r}")
+    filled = value.replace(CODE_PLACEHOLDER, "CODE")
+    if "{" in filled or "}" in filled:
+        raise ValueError(f"{message}, with no braces other than {CODE_PLACEHOLDER}, got {value!r}")
+    try:
+        parts = urlsplit(filled)
+        scheme, host = parts.scheme, parts.hostname
+    except ValueError:  # an unclosed IPv6 bracket, say
+        scheme, host = "", None
+    if scheme not in schemes or not host:
+        raise ValueError(f"{message}, got {value!r}")
+    return value
+
+
+def completion_url(value: Any) -> str:
+    """The first-wave `study.completion_url`: an http(s) URL, `{code}` optional."""
+    message = "must be an http(s) URL ({code} is replaced by the session's own code)"
+    if not isinstance(value, str):
+        raise ValueError(f"{message}, got {value!r}")
+    return _url(value.strip(), ("http", "https"), message)
+
+
+def completion_target(value: Any) -> str:
+    """A Prolific completion code (sent as Prolific's completion URL) or a full https URL."""
+    message = (
+        "must be a Prolific completion code (letters, digits, '-' and '_', at most 64) "
+        "or a full https:// URL"
+    )
+    if isinstance(value, int | float):  # bool too
+        # YAML reads 0123 or 1e5 as numbers: the code would not be the one Prolific shows.
+        raise ValueError(f"{message}; write a code made of digits in quotes, got {value!r}")
+    if not isinstance(value, str):
+        raise ValueError(f"{message}, got {value!r}")
+    value = value.strip()
+    if "://" in value or value.lower().startswith(("http:", "https:")):
+        return _url(value, ("https",), "must be a full https:// URL")
+    if not COMPLETION_CODE_RE.match(value):
+        raise ValueError(f"{message}, got {value!r}")
+    return prolific_code_url(value)

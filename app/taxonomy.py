@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
-from urllib.parse import urlparse
 
 import click
 from flask import Flask, current_app
@@ -21,11 +20,11 @@ from markdown_it import MarkdownIt
 
 from app.outcomes import (
     ATTENTION_CHECK_MODES,
-    CODE_PLACEHOLDER,
     OUTCOMES,
     CompletionTarget,
+    completion_target,
     completion_targets,
-    prolific_code_url,
+    completion_url,
 )
 from app.yaml_checker import (
     REQUIRED,
@@ -47,8 +46,6 @@ ENTITY_MODES = ("auto", "document", "none")
 KEY_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 KEY_MAX_LENGTH = 64  # annotations.category is String(64)
 COLOR_RE = re.compile(r"^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$")
-# Prolific completion codes go unencoded into `cc=`: letters, digits, '-' and '_' only.
-COMPLETION_CODE_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 COMMENT_MAX_LENGTH = 10_000
 DEFAULT_PAIRED_PROMPT = (
     "Select the other span this error relates to, earlier in the text or in this paragraph."
@@ -178,49 +175,6 @@ class TaxonomyError(ProblemsError, click.ClickException):
     """
 
 
-def _url(value: str, schemes: tuple[str, ...], message: str) -> str:
-    """A URL with one of these schemes and a host, `{code}` its only braces, no spaces."""
-    if any(ch.isspace() or not ch.isprintable() for ch in value):
-        raise ValueError(f"{message}, without spaces, got {value!r}")
-    filled = value.replace(CODE_PLACEHOLDER, "CODE")
-    if "{" in filled or "}" in filled:
-        raise ValueError(f"{message}, with no braces other than {CODE_PLACEHOLDER}, got {value!r}")
-    try:
-        parts = urlparse(filled)
-        host = parts.hostname
-    except ValueError:
-        host = None
-    if parts.scheme not in schemes or not host:
-        raise ValueError(f"{message}, got {value!r}")
-    return value
-
-
-def _completion_url(value: Any) -> str:
-    message = "must be an http(s) URL ({code} is replaced by the session's own code)"
-    if not isinstance(value, str):
-        raise ValueError(f"{message}, got {value!r}")
-    return _url(value.strip(), ("http", "https"), message)
-
-
-def _completion_target(value: Any) -> str:
-    """A Prolific completion code (sent as Prolific's completion URL) or a full https URL."""
-    message = (
-        "must be a Prolific completion code (letters, digits, '-' and '_', at most 64) "
-        "or a full https:// URL"
-    )
-    if isinstance(value, int | float):  # bool too
-        # YAML reads 0123 or 1e5 as numbers: the code would not be the one Prolific shows.
-        raise ValueError(f"{message}; write a code made of digits in quotes, got {value!r}")
-    if not isinstance(value, str):
-        raise ValueError(f"{message}, got {value!r}")
-    value = value.strip()
-    if "://" in value or value.lower().startswith(("http:", "https:")):
-        return _url(value, ("https",), "must be a full https:// URL")
-    if not COMPLETION_CODE_RE.match(value):
-        raise ValueError(f"{message}, got {value!r}")
-    return prolific_code_url(value)
-
-
 def _completion(check: Checker, value: Any) -> tuple[tuple[str, str], ...]:
     """study.completion: {outcome: code or URL}, each problem at its own line."""
     path: KeyPath = ("study", "completion")
@@ -230,7 +184,7 @@ def _completion(check: Checker, value: Any) -> tuple[tuple[str, str], ...]:
     targets = []
     for outcome in OUTCOMES:
         if outcome in data:
-            url = check.convert(data[outcome], (*path, outcome), REQUIRED, _completion_target)
+            url = check.convert(data[outcome], (*path, outcome), REQUIRED, completion_target)
             if url:
                 targets.append((outcome, url))
     return tuple(targets)
@@ -297,7 +251,7 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             top,
             StudySettings,
             annotators_per_document=(3, integer(1, 1000)),
-            completion_url=(None, _completion_url),
+            completion_url=(None, completion_url),
             completion=((), lambda value: _completion(check, value)),
             attention_checks=("flag", one_of(*ATTENTION_CHECK_MODES)),
             abandon_after_minutes=(120, integer(1, 100_000)),

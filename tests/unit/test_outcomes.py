@@ -206,7 +206,16 @@ def test_completion_problems_are_reported_at_their_lines(tmp_path):
 
 @pytest.mark.parametrize(
     "value",
-    ["javascript:alert(1)", "C1<script>", "https://", "https:///path", "'https://a b.org/'", '""'],
+    [
+        "javascript:alert(1)",
+        "C1<script>",
+        "https://",
+        "https:///path",
+        "'https://a b.org/'",
+        "'https://[::1/done'",
+        '""',
+        "[C1]",
+    ],
 )
 def test_bad_completion_values_are_refused(tmp_path, value):
     [problem] = problems_of(write(tmp_path, f"study:\n  completion:\n    completed: {value}\n"))
