@@ -46,6 +46,7 @@ class SessionView:
     platform: str
     platform_params: dict[str, Any] | None
     completion_code: str
+    outcome: str | None
     document: DocumentView
 
 
@@ -59,6 +60,7 @@ _SESSION = (
         SESSIONS.c.platform,
         SESSIONS.c.platform_params,
         SESSIONS.c.completion_code,
+        SESSIONS.c.outcome,
         SESSIONS.c.last_seen_at,
         SESSIONS.c.document_id,
         DOCUMENTS.c.external_id,
@@ -118,6 +120,7 @@ def read_session(token: str) -> SessionView | None:
         row.platform,
         row.platform_params,
         row.completion_code,
+        row.outcome,
         document,
     )
     known = known_sessions()

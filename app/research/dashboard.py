@@ -23,6 +23,7 @@ from sqlalchemy import String, cast, func
 
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph
+from app.outcomes import OUTCOMES
 from app.research import metrics
 from app.research.metrics import GoldRecall, Sentence
 from app.study import EffectiveStudySettings, as_utc
@@ -46,6 +47,7 @@ class SessionRow:
     started_at: datetime
     seconds: float
     is_check: bool
+    outcome: str | None = None  # completed | failed_training | failed_checks | no_consent
     annotations: int = 0
     categories: Counter[str] = field(default_factory=Counter)
     packed: str = ""  # live spans "p:start:end:category;...", kept for submitted sessions
@@ -148,6 +150,12 @@ class Study:
         """Sessions in this effective status."""
         return self.statuses[status]
 
+    @cached_property
+    def outcomes(self) -> list[tuple[str, int]]:
+        """(outcome, sessions) for every outcome some session ended with, in OUTCOMES order."""
+        counts = Counter(session.outcome for session in self.sessions if session.outcome)
+        return [(outcome, counts[outcome]) for outcome in OUTCOMES if counts[outcome]]
+
     @property
     def recent_sessions(self) -> list[SessionRow]:
         """The most recently started sessions, for the dashboard's table."""
@@ -230,6 +238,7 @@ def _sessions(
             AnnotationSession.last_seen_at,
             AnnotationSession.submitted_at,
             AnnotationSession.is_attention_check,
+            AnnotationSession.outcome,
         )
         .join(Annotator, Annotator.id == AnnotationSession.annotator_id)
         .order_by(AnnotationSession.started_at.desc(), AnnotationSession.id.desc())
@@ -249,6 +258,7 @@ def _sessions(
         seen,
         submitted,
         check,
+        outcome,
     ) in db.session.execute(query):
         started, seen, submitted = as_utc(started), as_utc(seen), as_utc(submitted)
         if status == "active" and seen < cutoff:
@@ -264,6 +274,7 @@ def _sessions(
                 started_at=started,
                 seconds=max((ended - started).total_seconds(), 0.0),
                 is_check=bool(check),
+                outcome=outcome,
             )
         )
     return rows
@@ -392,6 +403,5 @@ def _annotators(
         if session.status == "submitted" and session.document_id in gold:
             row.gold += metrics.gold_recall(gold[session.document_id], session.spans)
     for row in rows.values():
-        recall = row.gold.recall_any
-        row.flagged = recall is not None and recall < settings.min_gold_recall
+        row.flagged = metrics.attention_flagged(row.gold, settings.min_gold_recall)
     return sorted(rows.values(), key=lambda r: (not r.flagged, r.label))

@@ -12,7 +12,7 @@ from typing import Any
 from flask import jsonify, redirect, render_template, request, url_for
 from sqlalchemy import select
 
-from app.annotate.completion import mturk_target, prolific_completion_url
+from app.annotate.completion import mturk_target
 from app.errors import ApiError
 from app.extensions import db
 from app.identity import is_mturk_preview, remember_anonymous, request_identity
@@ -137,15 +137,18 @@ def _finished(session: ValidationSession, done: int) -> dict[str, Any]:
     # when every item is taken is told so, not paid for nothing.
     # An MTurk validator's HIT is submitted by posting the assignment back to MTurk
     # (ExternalQuestion), as the annotator's completion page does: `mturk` says where.
+    # A validator who finishes a round completed it: the outcome `completed`, with its
+    # completion URL, as for annotators.
     if not done:
-        return {"completion_code": None, "completion_url": None, "mturk": None}
+        return {"completion_code": None, "completion_url": None, "mturk": None, "outcome": None}
     url = None
-    if session.platform == "prolific":  # the study's completion URL, as for annotators
-        url = prolific_completion_url(study_settings().completion_url, session.completion_code)
+    if session.platform == "prolific":
+        url = study_settings().completion_address("completed", session.completion_code)
     return {
         "completion_code": session.completion_code,
         "completion_url": url,
         "mturk": mturk_target(session.platform, session.platform_params or {}),
+        "outcome": "completed",
     }
 
 

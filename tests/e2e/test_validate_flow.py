@@ -183,6 +183,7 @@ def test_an_mturk_validator_submits_the_hit_to_mturk(page: Page, live_server, tm
     expect(form.locator("input[name=assignmentId]")).to_have_value("A2")
     code = page.locator(".js-code").text_content()
     expect(form.locator("input[name=completion_code]")).to_have_value(code)
+    expect(form.locator("input[name=outcome]")).to_have_value("completed")
 
 
 def test_other_validators_get_no_mturk_form(page: Page, live_server, tmp_path):
