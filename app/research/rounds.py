@@ -15,7 +15,7 @@ from flask import Response, abort, flash, jsonify, redirect, render_template, ur
 from flask_login import login_required
 from flask_wtf import FlaskForm
 from wtforms import BooleanField, IntegerField, StringField
-from wtforms.validators import DataRequired, Length, NumberRange, Optional, Regexp
+from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional, Regexp
 
 from app.export import ExportFilter, write_export
 from app.research import bp
@@ -66,7 +66,7 @@ class RoundForm(FlaskForm):
         "Validators per item",
         default=1,
         validators=[
-            DataRequired("Give a whole number of at least 1."),
+            InputRequired("Give a whole number from 1 to 100."),
             NumberRange(1, 100, "Give a whole number from 1 to 100."),
         ],
     )

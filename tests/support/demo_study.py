@@ -27,7 +27,8 @@ def import_demo(app) -> list[str]:
 
 def seed_demo_study(app, workers: int = 3, seed: int = 1) -> None:
     """Each of `workers` annotators works through every demo document with the worker API,
-    marking up to two spans per paragraph (singleton categories); all submit but the last worker on one document."""
+    marking up to two spans per paragraph (singleton categories); all submit but the last
+    worker on the first document."""
     rng = random.Random(seed)
     documents = import_demo(app)
     client = app.test_client()
