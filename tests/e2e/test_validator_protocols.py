@@ -18,7 +18,7 @@ from app.models import ValidationJudgment
 from app.taxonomy import current_taxonomy
 from app.validation.rounds import create_round
 from tests.e2e.test_accessibility import violations
-from tests.support.research import overflow_by_width
+from tests.support.research import add_researcher, log_in, overflow_by_width
 
 PARAGRAPHS = (
     "Zoë met 🚢 Łukasz at the harbour. Zoë smiled.",
@@ -27,8 +27,8 @@ PARAGRAPHS = (
 
 
 def seed_mixed_round(live, tmp_path: Path) -> None:
-    """Two category items (our export's kind: a category, no question), then one with a
-    question; seed 1 keeps the order c1, c2, q1 is not needed: the test reads each item."""
+    """Two category items (our export's kind: a category, no question) and one with a
+    question (BooookScore's kind), in the order the seed gives: the test reads each item."""
     items = [
         {
             "id": "c1",
@@ -129,6 +129,16 @@ def test_reasons_instructions_and_keys_follow_each_item(page: Page, live_server,
         [("disagree", ("Not an error",), "13")] * 2
         + [("partial", ("B. Answered in the summary",), "13")]
     )
+    # The round's report, with its precision chart, is as clean.
+    add_researcher(live_server)
+    log_in(page, live_server.url)
+    page.goto(f"{live_server.url}/research/rounds/mixed")
+    chart = page.get_by_role("img", name="Precision per group with 95% intervals")
+    expect(chart).to_be_visible()
+    captions = chart.locator(".chart__group-caption")
+    expect(captions).to_have_text(["By source", "By category", "By document"])
+    seen["report"] = violations(page)
+    overflow["report"] = overflow_by_width(page)
     assert not any(seen.values()), seen
     assert not any(any(v.values()) for v in overflow.values()), overflow
 
