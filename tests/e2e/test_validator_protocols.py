@@ -100,6 +100,8 @@ def test_reasons_instructions_and_keys_follow_each_item(page: Page, live_server,
             expect(reasons.get_by_role("checkbox", name="Wrong category")).to_be_visible()
             expect(page.get_by_role("checkbox", name="A. Not relevant to span")).to_be_hidden()
             expect(instructions).to_contain_text("the span is not an error")
+            # The error type is explained with the taxonomy's description.
+            expect(page.locator(".js-label-descriptions")).not_to_be_empty()
             key, verdict, reason = "3", "disagree", "Not an error"
         # A digit typed in the explanation is text, not a verdict.
         explanation = page.get_by_role("textbox", name="Explanation (optional)")

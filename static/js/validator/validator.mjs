@@ -283,8 +283,16 @@ export default class Validator {
     for (const $row of this.$root.querySelectorAll('.js-labels-row')) {
       /** @type {HTMLElement} */ ($row).hidden = !item.label_names.length;
     }
-    const descriptions = (item.label_descriptions ?? []).filter(Boolean);
-    this.setText('.js-label-descriptions', descriptions.join(' '));
+    // What each error type means, from the taxonomy (named when there are several).
+    const described = item.label_names
+      .map((name, index) => [name, item.label_descriptions?.[index]])
+      .filter(([, description]) => description);
+    this.setText(
+      '.js-label-descriptions',
+      described.length === 1
+        ? String(described[0][1])
+        : described.map(([name, description]) => `${name}: ${description}`).join(' '),
+    );
     this.showProtocol(item.protocol ?? (item.question ? 'question' : 'category'));
     if (isNew) {
       for (const $box of this.$root.querySelectorAll('.js-reason')) /** @type {HTMLInputElement} */ ($box).checked = false;
