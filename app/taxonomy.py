@@ -57,6 +57,13 @@ BOOOOKSCORE_REASONS = (
     "C. Not addressing issues that matter (refer to standards)",
     "D. Other",
 )
+# For items judged against their error category rather than a question (our own exports).
+CATEGORY_REASONS = (
+    "Not an error",
+    "Wrong category",
+    "Span too long or too short",
+    "Other",
+)
 # Light backgrounds that stay distinct from each other and readable under dark text.
 PALETTE = ("#ffe08a", "#b9e4c9", "#bcd7f5", "#f8c4b4", "#dcc6f0")
 PALETTE += ("#c2ecef", "#f5c2da", "#e2e5a8", "#fbd3a4", "#d5dbe1")
@@ -115,7 +122,8 @@ class ValidationSettings:
     """Settings of precision-validation rounds."""
 
     partial_counts_as_valid: bool = True
-    reasons: tuple[str, ...] = BOOOOKSCORE_REASONS
+    reasons: tuple[str, ...] = BOOOOKSCORE_REASONS  # items with a question
+    category_reasons: tuple[str, ...] = CATEGORY_REASONS  # items with a category and no question
 
 
 SECTIONS = {CommentSettings: "comment", StudySettings: "study", ValidationSettings: "validation"}
@@ -262,7 +270,11 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             top,
             ValidationSettings,
             partial_counts_as_valid=(True, flag),
-            reasons=(BOOOOKSCORE_REASONS, lambda value: _reasons(check, value)),
+            reasons=(BOOOOKSCORE_REASONS, lambda value: _reasons(check, value, "reasons")),
+            category_reasons=(
+                CATEGORY_REASONS,
+                lambda value: _reasons(check, value, "category_reasons"),
+            ),
         ),
     )
 
@@ -275,12 +287,12 @@ def _section(check: Checker, top: dict, cls: type, **spec: tuple[Any, Callable])
     return cls(**values)
 
 
-def _reasons(check: Checker, value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        raise ValueError("must be a list of reasons")
+def _reasons(check: Checker, value: Any, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise ValueError("must be a non-empty list of reasons")
     reasons: list[str] = []
     for index, reason in enumerate(value):
-        path: KeyPath = ("validation", "reasons", index)
+        path: KeyPath = ("validation", key, index)
         reason = check.convert(reason, path, REQUIRED, text)
         if reason in reasons:
             check.problem(path, f"duplicate reason {reason!r}")
@@ -370,8 +382,11 @@ def summarise(taxonomy: Taxonomy) -> str:
             for target in study.completion_targets
         ),
         f"validation: partial agreement counts as "
-        f"{'valid' if validation.partial_counts_as_valid else 'invalid'}; reasons:",
+        f"{'valid' if validation.partial_counts_as_valid else 'invalid'}; reasons "
+        "(items with a question):",
         *(f"  {reason}" for reason in validation.reasons),
+        "category reasons (items with a category and no question):",
+        *(f"  {reason}" for reason in validation.category_reasons),
     ]
     return "\n".join(lines)
 
