@@ -25,7 +25,6 @@ from app.identity import WorkerIdentity, get_or_create_annotator
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
 from app.outcomes import session_outcome
 from app.persistence import get_or_create
-from app.research.metrics import attention_flagged, gold_recall
 from app.study import EffectiveStudySettings, as_utc, study_settings
 from app.taxonomy import current_taxonomy
 
@@ -199,6 +198,9 @@ def submit_outcome(
     """The outcome of a session submitted now: attention checks decide it only under
     `attention_checks: fail`, by the dashboard's rule (metrics.attention_flagged) on the
     session's live annotations against its document's gold spans."""
+    # Imported here: app.research's package imports its routes, which import app.annotate.
+    from app.research.metrics import attention_flagged, gold_recall
+
     failed = False
     if settings.attention_checks == "fail" and gold:
         query = db.select(
