@@ -1,0 +1,34 @@
+"""Defects found on BooookScore's full release, reproduced on the excerpts in
+tests/fixtures/booookscore (issue 16): list explanations, null books, duplication pairs."""
+
+from __future__ import annotations
+
+import json
+
+from app.extensions import db
+from app.models import ValidationItem, ValidationJudgment, ValidationRound
+
+
+def _round(name: str) -> ValidationRound:
+    db.session.expire_all()
+    return db.session.scalars(db.select(ValidationRound).filter_by(name=name)).one()
+
+
+def test_list_explanations_are_joined(app, runner, booookscore_sample):
+    path = booookscore_sample / "validation-judgments-list-explanations.json"
+    data = json.loads(path.read_text("utf-8"))
+    lists = {
+        " ".join(a["explanation"])
+        for entry in data.values()
+        for a in entry["annotations"]
+        if isinstance(a["explanation"], list)
+    }
+    total = sum(len(entry["annotations"]) for entry in data.values())
+    assert lists  # the fixture has list explanations
+    result = runner.invoke(args=["validation", "create-round", "lx", "--items", str(path)])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(args=["validation", "import-judgments", "lx", str(path)])
+    assert result.exit_code == 0, result.output
+    assert f"Imported {total} judgment(s)" in result.stdout
+    stored = set(db.session.scalars(db.select(ValidationJudgment.explanation)))
+    assert lists <= stored
