@@ -3,7 +3,8 @@
 The taxonomy file holds the study design (quota, completion URL, abandonment, attention
 checks); deployment config may override the completion URL (COMPLETION_URL) and the
 abandonment timeout (ABANDON_AFTER_MINUTES), and sets the recall below which a worker's
-attention checks are flagged (ATTENTION_CHECK_MIN_RECALL, default 0.5).
+attention checks are flagged (ATTENTION_CHECK_MIN_RECALL, default 0.5) and the precision
+below which they are (ATTENTION_CHECK_MIN_PRECISION, default 0.5).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class EffectiveStudySettings:
     min_gold_recall: float
     completion_url_source: str  # "taxonomy" | "config" | "none"
     abandon_source: str  # "taxonomy" | "config"
+    min_gold_precision: float = DEFAULT_MIN_RECALL
 
     def abandoned_before(self, now: datetime | None = None) -> datetime:
         """Active sessions last seen before this instant count as abandoned."""
@@ -52,6 +54,7 @@ def study_settings() -> EffectiveStudySettings:
         abandon_after_minutes=int(abandon) if abandon else study.abandon_after_minutes,
         attention_check_share=study.attention_check_share,
         min_gold_recall=float(config.get("ATTENTION_CHECK_MIN_RECALL", DEFAULT_MIN_RECALL)),
+        min_gold_precision=float(config.get("ATTENTION_CHECK_MIN_PRECISION", DEFAULT_MIN_RECALL)),
         completion_url_source=url_source,
         abandon_source="config" if abandon else "taxonomy",
     )

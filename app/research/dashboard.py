@@ -73,6 +73,7 @@ class DocumentRow:
     sentences: list[Sentence] = field(default_factory=list)
     sessions: list[SessionRow] = field(default_factory=list)
     coherence: float | None = None
+    error_sentences: float | None = None  # BooookScore footnote 12, mean over sessions
     alpha: float | None = None
     f1: float | None = None
 
@@ -154,8 +155,13 @@ class Study:
         return self.sessions[:RECENT_SESSIONS]
 
     @property
+    def excluded(self) -> list[str]:
+        """External ids of the attention checks, which no study figure counts."""
+        return [document.external_id for document in self.documents if document.is_check]
+
+    @property
     def errors_per_sentence(self) -> dict[str, float]:
-        """BooookScore Table 1 rates over submitted sessions."""
+        """BooookScore Table 1 rates over submitted sessions (attention checks left out)."""
         return metrics.errors_per_sentence(self.submitted_categories, self.submitted_sentences)
 
 
@@ -302,6 +308,8 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
 def _compute(
     documents: list[DocumentRow], sessions: list[SessionRow], settings: EffectiveStudySettings
 ) -> Study:
+    # Attention checks (documents with gold spans) measure the workers, not the texts: every
+    # study figure leaves them out; their rows still show their own figures.
     value_counts: list[tuple[int, int]] = []
     all_submitted: list[SessionRow] = []
     submitted_sentences = 0
@@ -313,9 +321,13 @@ def _compute(
             figures.alpha,
             figures.f1,
         )
+        document.error_sentences = figures.error_sentences
+        if document.is_check:
+            continue
         value_counts.extend(figures.value_counts)
         all_submitted.extend(submitted)
         submitted_sentences += len(document.sentences) * len(submitted)
+    regular = [d for d in documents if not d.is_check]
     return Study(
         documents=documents,
         sessions=sessions,
@@ -324,8 +336,8 @@ def _compute(
         submitted_categories=_total(session.categories for session in all_submitted),
         submitted_sentences=submitted_sentences,
         pooled_alpha=metrics.krippendorff_alpha(value_counts),
-        mean_f1=metrics.mean(d.f1 for d in documents),
-        mean_coherence=metrics.mean(d.coherence for d in documents if not d.is_check),
+        mean_f1=metrics.mean(d.f1 for d in regular),
+        mean_coherence=metrics.mean(d.coherence for d in regular),
     )
 
 
@@ -334,6 +346,7 @@ class DocumentFigures:
     """Agreement and BooookScore of one document over its submitted sessions."""
 
     coherence: float | None
+    error_sentences: float | None  # mean over the submitted sessions
     value_counts: list[tuple[int, int]]
     alpha: float | None
     f1: float | None
@@ -356,8 +369,10 @@ def _document_figures(document: DocumentRow, submitted: list[SessionRow]) -> Doc
     masks = metrics.sentence_masks(document.sentences) if readings else []
     labels = [reading.labels_from_masks(masks) for reading in readings]
     counts = metrics.label_value_counts(labels)
+    errors = [reading.error_sentences(masks) for reading in readings]  # footnote 12
     figures = DocumentFigures(
-        coherence=metrics.mean(row.count(False) / len(row) if row else None for row in labels),
+        coherence=metrics.mean(1 - e / len(masks) if masks else None for e in errors),
+        error_sentences=metrics.mean(errors),
         value_counts=counts,
         alpha=metrics.krippendorff_alpha(counts),
         f1=metrics.mean_pairwise_f1(readings),
@@ -392,6 +407,7 @@ def _annotators(
         if session.status == "submitted" and session.document_id in gold:
             row.gold += metrics.gold_recall(gold[session.document_id], session.spans)
     for row in rows.values():
-        recall = row.gold.recall_any
-        row.flagged = recall is not None and recall < settings.min_gold_recall
+        row.flagged = metrics.attention_flagged(
+            row.gold, settings.min_gold_recall, settings.min_gold_precision
+        )
     return sorted(rows.values(), key=lambda r: (not r.flagged, r.label))

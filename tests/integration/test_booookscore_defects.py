@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from app.extensions import db
-from app.models import ValidationItem, ValidationJudgment, ValidationRound
+from app.models import ValidationJudgment, ValidationRound
 
 
 def _round(name: str) -> ValidationRound:
