@@ -32,3 +32,24 @@ def test_list_explanations_are_joined(app, runner, booookscore_sample):
     assert f"Imported {total} judgment(s)" in result.stdout
     stored = set(db.session.scalars(db.select(ValidationJudgment.explanation)))
     assert lists <= stored
+
+
+def test_round_page_labels_each_alpha(researcher_client, runner, booookscore_sample, tmp_path):
+    path = booookscore_sample / "validation-judgments-list-explanations.json"
+    book = next(iter(json.loads(path.read_text("utf-8"))))
+    runner.invoke(args=["validation", "create-round", "lx", "--items", str(path)])
+    runner.invoke(args=["validation", "import-judgments", "lx", str(path)])
+    second = tmp_path / "second.jsonl"
+    lines = [{"item_id": f"{book}#{n}", "validator": "v2", "verdict": "agree"} for n in (0, 1, 2)]
+    second.write_text("\n".join(json.dumps(line) for line in lines), "utf-8")
+    result = runner.invoke(args=["validation", "import-judgments", "lx", str(second)])
+    assert result.exit_code == 0, result.output
+    report = researcher_client.get("/research/rounds/lx/report.json").get_json()
+    assert report["agreement"]["items_with_multiple"] == 3
+    assert {"krippendorff_alpha_ordinal", "krippendorff_alpha_valid", "krippendorff_alpha"} <= set(
+        report["agreement"]
+    )
+    html = researcher_client.get("/research/rounds/lx").get_data(as_text=True)
+    assert "Ordinal, agree &gt; partial &gt; disagree (main figure)" in html
+    assert "Valid vs not valid, as precision counts them" in html
+    assert "Nominal, three verdicts" in html

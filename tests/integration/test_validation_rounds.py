@@ -313,6 +313,13 @@ def test_import_judgments_jsonl_is_atomic_with_line_numbers(app, runner, tmp_pat
     }
     assert report["agreement"]["items_with_multiple"] == 1
     assert report["agreement"]["percent_agreement"] == 0.0
+    # One pair (partial, disagree): every alpha is 1 - D_o / D_e = 1 - 1 = 0.
+    assert report["agreement"]["krippendorff_alpha_ordinal"] == 0.0
+    assert report["agreement"]["krippendorff_alpha_valid"] == 0.0
+    assert report["agreement"]["krippendorff_alpha"] == 0.0
+    table = runner.invoke(args=["validation", "report", "j"]).stdout
+    assert "ordinal, agree > partial > disagree (main) 0.000" in table
+    assert "valid vs not valid, as precision counts 0.000" in table
 
     changed = write_jsonl(
         tmp_path / "changed.jsonl",
