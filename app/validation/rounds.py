@@ -53,6 +53,7 @@ class RoundSummary:
     seed: int
     items_by_source: dict[str, int] = field(default_factory=dict)
     ambiguous: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # e.g. BooookScore's null books
     rejected: list[str] = field(default_factory=list)
     documents_imported: list[str] = field(default_factory=list)
 
@@ -148,8 +149,9 @@ def create_round(
     _check_arguments(name, judgments_per_item, sample)
     items: list[ItemInput] = []
     problems: list[str] = []
+    skipped: list[str] = []
     for path in paths:
-        found, trouble = read_items(Path(path), fmt)
+        found, trouble = read_items(Path(path), fmt, skipped)
         items += found
         problems += trouble
     docs, doc_problems = _documents(items)
@@ -186,6 +188,7 @@ def create_round(
         chosen = chosen[:sample]
     _link_annotations(chosen)
     summary = RoundSummary(name=name, seed=seed, ambiguous=ambiguous, rejected=problems)
+    summary.skipped = skipped
     try:
         summary.documents_imported = _store_new_documents(chosen)
         summary.items_by_source = _store_round(name, chosen, taxonomy, judgments_per_item, seed)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from app.extensions import db
-from app.models import ValidationJudgment, ValidationRound
+from app.models import ValidationItem, ValidationJudgment, ValidationRound
 
 
 def _round(name: str) -> ValidationRound:
@@ -53,3 +53,28 @@ def test_round_page_labels_each_alpha(researcher_client, runner, booookscore_sam
     assert "Ordinal, agree &gt; partial &gt; disagree (main figure)" in html
     assert "Valid vs not valid, as precision counts them" in html
     assert "Nominal, three verdicts" in html
+
+
+def test_model_file_with_a_null_book_is_detected_and_the_book_skipped(
+    app, runner, booookscore_sample
+):
+    human = booookscore_sample / "human-annotations.json"
+    model = booookscore_sample / "model-annotations-with-null.json"
+    data = json.loads(model.read_text("utf-8"))
+    nulls = [book for book, entry in data.items() if entry is None]
+    n_model = sum(len(entry) for entry in data.values() if entry is not None)
+    assert nulls
+    result = runner.invoke(
+        args=["validation", "create-round", "mn", "--items", str(human), "--items", str(model)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "not valid JSON" not in result.output
+    for book in nulls:
+        assert f"{model.name}:{book}: null: skipped" in result.output
+    sources = {
+        source: count
+        for source, count in db.session.execute(
+            db.select(ValidationItem.source, db.func.count()).group_by(ValidationItem.source)
+        )
+    }
+    assert sources["model"] == n_model
