@@ -32,7 +32,7 @@ from app.models import (
 )
 from app.taxonomy import Taxonomy
 from app.validation.importers import ItemInput, SpanInput, generated_id, read_items
-from app.validation.locate import Located, locate
+from app.validation.locate import Located, locate, overlap, place_pair
 
 ROUND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 
@@ -293,6 +293,13 @@ def _resolve(
         paired = _place(item.paired_span, doc)
         if isinstance(paired, str):
             return f"{item.where}: paired_span: {paired}"
+        if overlap(span, paired) and not (item.span.has_offsets or item.paired_span.has_offsets):
+            # Two spans of a pair with the same text: put them at distinct occurrences.
+            span, paired = place_pair(
+                doc.paragraphs,
+                (item.span.text, item.span.paragraph_id),
+                (item.paired_span.text, item.paired_span.paragraph_id),
+            ) or (span, paired)
     return _Resolved(item, doc, span, paired)
 
 

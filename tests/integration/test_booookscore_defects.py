@@ -78,3 +78,24 @@ def test_model_file_with_a_null_book_is_detected_and_the_book_skipped(
         )
     }
     assert sources["model"] == n_model
+
+
+def test_duplication_pair_with_the_same_text_is_placed_twice(app, runner, tmp_path):
+    sentence = "Proctor deals with school issues."
+    items = tmp_path / "items.jsonl"
+    record = {
+        "source": "human",
+        "document_id": "dup",
+        "document": {"text": f"{sentence} He sleeps.\n\nLater, {sentence}"},
+        "span": {"text": sentence},
+        "paired_span": {"text": sentence},
+        "category": "duplication",
+    }
+    items.write_text(json.dumps(record), "utf-8")
+    result = runner.invoke(args=["validation", "create-round", "dup", "--items", str(items)])
+    assert result.exit_code == 0, result.output
+    assert "Ambiguous spans (first occurrence used): 0" in result.output
+    item = db.session.scalars(db.select(ValidationItem)).one()
+    assert (item.paired_paragraph_id, item.paired_start) == (0, 0)
+    assert (item.paragraph_id, item.span_start) == (1, len("Later, "))
+    assert item.span_text == item.paired_text == sentence
