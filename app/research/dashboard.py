@@ -166,12 +166,18 @@ class Study:
 
 
 def load_study(
-    settings: EffectiveStudySettings, now: datetime | None = None, document_id: int | None = None
+    settings: EffectiveStudySettings,
+    now: datetime | None = None,
+    document_id: int | None = None,
+    id_prefix: str | None = None,
 ) -> Study:
-    """Query the study (or one document of it) and compute every dashboard figure."""
+    """Query the study (one document, or those whose id starts with id_prefix): every figure."""
     now = now or datetime.now(UTC)
     documents = _documents(document_id)
     sessions = _sessions(settings, now, document_id)
+    if id_prefix:
+        documents = {k: d for k, d in documents.items() if d.external_id.startswith(id_prefix)}
+        sessions = [session for session in sessions if session.document_id in documents]
     by_session = {session.id: session for session in sessions}
     _add_annotations(by_session, document_id)
     for session in sessions:
