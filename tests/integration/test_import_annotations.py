@@ -232,3 +232,29 @@ def test_research_offers_the_study_report_as_downloads(
     assert "hier-the-night-travelers.epub" in response.get_data(as_text=True)
     page = researcher_client.get("/research/").get_data(as_text=True)
     assert "/research/export/study-report.json" in page
+
+
+def test_skip_rejected_leaves_out_unlocatable_spans(app, runner, tmp_path):
+    data = {
+        "book": {
+            "summary": "Anna met Bob. Anna left.",
+            "singles": [
+                {"id": "1", "span": "Anna", "questions": "Who?", "labels": ["entity omission"]},
+                {"id": "2", "span": "Carol", "questions": "Who?", "labels": ["entity omission"]},
+            ],
+            "relations": [],
+        }
+    }
+    path = tmp_path / "human.json"
+    path.write_text(json.dumps(data), "utf-8")
+    result = runner.invoke(args=["import-annotations", str(path)])
+    assert result.exit_code == 1
+    assert "human.json:book singles[1]: span: text 'Carol' not found" in result.output
+    assert db.session.scalar(db.select(db.func.count(AnnotationSession.id))) == 0
+    result = runner.invoke(args=["import-annotations", str(path), "--skip-rejected"])
+    assert result.exit_code == 0, result.output
+    assert "Rejected (left out): 1" in result.output
+    assert "human.json:book singles[0]: span occurs 2 times" in result.output  # ambiguous
+    assert [a.span_text for a in db.session.scalars(db.select(Annotation))] == ["Anna"]
+    assert runner.invoke(args=["import-annotations", "--help"]).exit_code == 0
+    assert runner.invoke(args=["study-report", "--help"]).exit_code == 0
