@@ -100,6 +100,14 @@ def read_annotations(path: Path, fmt: str = "auto", id_prefix: str = "") -> Pars
             data = None
     if fmt == "auto":
         fmt = _detect(path, data)
+    other = detect_format(data) if fmt == "jsonl" else "jsonl"
+    if other != "jsonl":  # a BooookScore model or validation file holds no human sessions
+        parsed.problems.append(
+            f"{path.name}: this is BooookScore's {other.removeprefix('booookscore-')} file: "
+            "use it with `flask validation create-round` (import-annotations takes the "
+            "human annotation files)"
+        )
+        return parsed
     reader = {"jsonl": _read_jsonl, "booookscore-human": _read_human, "falte": _read_falte}[fmt]
     reader(path, text, data, id_prefix, parsed)
     return parsed
