@@ -189,4 +189,3 @@ def test_null_books_do_not_hide_the_format_and_are_skipped_with_a_warning(tmp_pa
     assert problems == []
     assert [item.span.text for item in items] == ["Anna left."]
     assert warnings == ["model.json:gone: null: skipped (the file has no entry)"]
-
