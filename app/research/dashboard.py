@@ -48,15 +48,23 @@ class SessionRow:
     is_check: bool
     annotations: int = 0
     categories: Counter[str] = field(default_factory=Counter)
-    packed: str = ""  # live spans "p:start:end:category;...", kept for submitted sessions
+    # live spans "p:start:end:category:pp:ps:pe;..." (pp:ps:pe: the paired span, or
+    # empty), kept for submitted sessions
+    packed: str = ""
+
+    @cached_property
+    def _items(self) -> list[list[str]]:
+        return [item.split(":") for item in self.packed.split(";")] if self.packed else []
 
     @cached_property
     def spans(self) -> list[tuple[int, int, int, str]]:
         """Live spans (paragraph_id, start, end, category) of a submitted session."""
-        if not self.packed:
-            return []
-        items = (item.split(":") for item in self.packed.split(";"))
-        return [(int(p), int(a), int(b), c) for p, a, b, c in items]
+        return [(int(p), int(a), int(b), c) for p, a, b, c, *_ in self._items]
+
+    @cached_property
+    def pairs(self) -> list[tuple[int, int, int] | None]:
+        """The paired span of each of `spans` (paragraph_id, start, end), or None."""
+        return [(int(p), int(a), int(b)) if p else None for *_, p, a, b in self._items]
 
 
 @dataclass
@@ -74,6 +82,7 @@ class DocumentRow:
     sessions: list[SessionRow] = field(default_factory=list)
     coherence: float | None = None
     error_sentences: float | None = None  # BooookScore footnote 12, mean over sessions
+    scored_sentences: float | None = None  # sentences as footnote 12 merges them, mean
     alpha: float | None = None
     f1: float | None = None
 
@@ -292,6 +301,12 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
         + cast(Annotation.span_end, String)
         + ":"
         + Annotation.category
+        + ":"
+        + func.coalesce(cast(Annotation.paired_paragraph_id, String), "")
+        + ":"
+        + func.coalesce(cast(Annotation.paired_start, String), "")
+        + ":"
+        + func.coalesce(cast(Annotation.paired_end, String), "")
     )
     query = (
         db.select(Annotation.session_id, func.aggregate_strings(packed, ";"))
@@ -305,7 +320,7 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
         if session is None or not spans:
             continue
         items = spans.split(";")
-        session.categories.update(item.rpartition(":")[2] for item in items)
+        session.categories.update(item.split(":")[3] for item in items)
         session.annotations = len(items)
         if session.status == "submitted":
             session.packed = spans  # parsed only if its document's figures are not memoised
@@ -328,6 +343,7 @@ def _compute(
             figures.f1,
         )
         document.error_sentences = figures.error_sentences
+        document.scored_sentences = figures.scored_sentences
         if document.is_check:
             continue
         value_counts.extend(figures.value_counts)
@@ -353,6 +369,7 @@ class DocumentFigures:
 
     coherence: float | None
     error_sentences: float | None  # mean over the submitted sessions
+    scored_sentences: float | None  # footnote 12's merged sentences, mean over sessions
     value_counts: list[tuple[int, int]]
     alpha: float | None
     f1: float | None
@@ -371,14 +388,15 @@ def _document_figures(document: DocumentRow, submitted: list[SessionRow]) -> Doc
     figures = _FIGURES_CACHE.get(key)
     if figures is not None:
         return figures
-    readings = [metrics.Reading(session.spans) for session in submitted]
+    readings = [metrics.Reading(session.spans, session.pairs) for session in submitted]
     masks = metrics.sentence_masks(document.sentences) if readings else []
     labels = [reading.labels_from_masks(masks) for reading in readings]
     counts = metrics.label_value_counts(labels)
-    errors = [reading.error_sentences(masks) for reading in readings]  # footnote 12
+    footnote12 = [reading.footnote12_counts(masks) for reading in readings] if masks else []
     figures = DocumentFigures(
-        coherence=metrics.mean(1 - e / len(masks) if masks else None for e in errors),
-        error_sentences=metrics.mean(errors),
+        coherence=metrics.mean(1 - errors / total for total, errors in footnote12),
+        error_sentences=metrics.mean(errors for _, errors in footnote12),
+        scored_sentences=metrics.mean(total for total, _ in footnote12),
         value_counts=counts,
         alpha=metrics.krippendorff_alpha(counts),
         f1=metrics.mean_pairwise_f1(readings),

@@ -14,16 +14,20 @@ Conventions:
 
 BooookScore (Chang et al., ICLR 2024, section 4.1, equation 1): the score of a summary is
 the share of its sentences without any error, reported 0-100 here:
-``booookscore = 100 * (1 - error_sentences / sentences)``. Footnote 12 says how human
+``booookscore = 100 * (1 - error sentences / sentences)``. Footnote 12 says how human
 annotations map to sentences: annotators "can (1) highlight multiples [sic] consecutive
 sentences as one span and (2) create relations between two spans, while GPT-4 can only
 highlight single sentences as spans. To adjust for this difference, we treat both consecutive
 sentences and relations as single sentences when computing BooookScore for humans."
-So (`error_sentences`): each annotation counts as one sentence, the first sentence its
-span overlaps, however many sentences the span covers; a paired annotation (a relation)
-is one sentence too, at its primary span (its paired span is not counted again); and a
-sentence counts once however many annotations fall on it (section 4.1: "each sentence as
-a singular unit of confusion"). The denominator is the summary's number of sentences.
+So (`footnote12_counts`), Equation 1 is applied to the sentences as footnote 12 treats
+them: the sentences one annotation covers (those its span overlaps, and for a paired
+annotation, a relation, those its paired span overlaps too) are one single sentence,
+merged (transitively, when annotations share a sentence); the score is the share of
+these sentences that hold no annotation. A span over three sentences is one error
+sentence out of n - 2; a relation between two sentences one out of n - 1; a sentence
+counts once however many annotations fall on it (section 4.1: "each sentence as a
+singular unit of confusion"). Without annotations this is Equation 1 over the n
+sentences of the summary.
 Table 1's "% errors per sentence" of a category is "the number of error occurrences in
 all summaries normalized by the total number of sentences in all summaries": every
 annotation of that category is one occurrence (an annotation with two labels is two
@@ -141,16 +145,25 @@ def sentence_labels(sentences: Sequence[Sentence], spans: Iterable[Span]) -> lis
     return Reading(spans).labels(sentences)
 
 
-def coherence_score(sentences: Sequence[Sentence], spans: Iterable[Span]) -> float | None:
-    """BooookScore of one reading as a share (0-1): sentences without error (footnote 12)."""
+def coherence_score(
+    sentences: Sequence[Sentence],
+    spans: Iterable[Span],
+    paired: Sequence[Span | None] | None = None,
+) -> float | None:
+    """BooookScore of one reading as a share (0-1) of error-free sentences (footnote 12)."""
     if not sentences:
         return None
-    return 1 - Reading(spans).error_sentences(sentence_masks(sentences)) / len(sentences)
+    total, errors = footnote12_counts(sentences, spans, paired)
+    return 1 - errors / total
 
 
-def error_sentences(sentences: Sequence[Sentence], spans: Iterable[Span]) -> int:
-    """Sentences holding an error by footnote 12: each span counts once, at its first sentence."""
-    return Reading(spans).error_sentences(sentence_masks(sentences))
+def footnote12_counts(
+    sentences: Sequence[Sentence],
+    spans: Iterable[Span],
+    paired: Sequence[Span | None] | None = None,
+) -> tuple[int, int]:
+    """(sentences as footnote 12 treats them, how many hold an error) for one reading."""
+    return Reading(spans, paired).footnote12_counts(sentence_masks(sentences))
 
 
 def booookscore(sentences: int, error_sentences: int) -> float | None:
@@ -215,8 +228,13 @@ class Reading:
     a bit, so each overlap question is one integer AND (fast, whatever the span count).
     """
 
-    def __init__(self, spans: Iterable[Span]) -> None:
+    def __init__(self, spans: Iterable[Span], paired: Sequence[Span | None] | None = None) -> None:
         self.span_masks = [(span[0], _mask(span[1], span[2])) for span in spans]
+        # The paired span of each annotation (or None), used only by footnote12_counts.
+        self.paired_masks = [
+            None if pair is None else (pair[0], _mask(pair[1], pair[2]))
+            for pair in (paired or [None] * len(self.span_masks))
+        ]
         self.masks: dict[int, int] = defaultdict(int)
         for paragraph_id, mask in self.span_masks:
             self.masks[paragraph_id] |= mask
@@ -235,18 +253,39 @@ class Reading:
         masks = self.masks
         return [bool(masks.get(p, 0) & mask) for p, mask in sentences]
 
-    def error_sentences(self, sentences: Sequence[tuple[int, int]]) -> int:
-        """How many sentences (from sentence_masks) are the first one a span overlaps."""
+    def footnote12_counts(self, sentences: Sequence[tuple[int, int]]) -> tuple[int, int]:
+        """(merged sentences, merged sentences with an error) from sentence_masks' output.
+
+        Each annotation's covered sentences (span and paired span) become one sentence:
+        a union-find over sentence indices, then one count per group.
+        """
         by_paragraph: dict[int, list[tuple[int, int]]] = defaultdict(list)
         for index, (paragraph_id, mask) in enumerate(sentences):
             by_paragraph[paragraph_id].append((index, mask))
-        hit: set[int] = set()
-        for paragraph_id, span_mask in self.span_masks:
-            for index, mask in by_paragraph.get(paragraph_id, ()):
-                if mask & span_mask:  # sentences are in reading order: the first one
-                    hit.add(index)
-                    break
-        return len(hit)
+        parent = list(range(len(sentences)))
+
+        def root(index: int) -> int:
+            while parent[index] != index:
+                parent[index] = parent[parent[index]]
+                index = parent[index]
+            return index
+
+        marked: list[int] = []
+        for span, pair in zip(self.span_masks, self.paired_masks, strict=True):
+            sides = (span, pair) if pair else (span,)
+            covered = [
+                index
+                for paragraph_id, span_mask in sides
+                for index, mask in by_paragraph.get(paragraph_id, ())
+                if mask & span_mask
+            ]
+            if not covered:
+                continue
+            for index in covered[1:]:
+                parent[root(index)] = root(covered[0])
+            marked.append(covered[0])
+        groups = {root(index) for index in range(len(sentences))}
+        return len(groups), len({root(index) for index in marked})
 
     def matched_share(self, other: Reading) -> float:
         """The share of these spans that overlap one of `other`'s (0.0 without spans)."""

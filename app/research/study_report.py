@@ -6,10 +6,14 @@ in app.research.metrics), in DESIGN.md's second-wave JSON shape. Every score is 
 footnote 12), the study's ``booookscore`` (the mean over documents with a submitted
 session), ``errors_per_sentence`` (Table 1: occurrences / sentences x 100), the span F1
 and the attention-check precision and recall under ``gold``. Krippendorff's alpha stays a
-coefficient (-1 to 1). ``error_sentences`` is the mean over a document's submitted
-sessions (a whole number with one annotator). Attention-check documents are listed under
-``excluded`` and counted in no figure. Fields this version cannot fill are present and
-empty: ``mqm_per_100_words`` (null: the taxonomy has no severities) and ``suggestions``.
+coefficient (-1 to 1). Per document, ``sentences`` is its number of sentences (what
+Table 1 divides by); ``footnote12_sentences`` the sentences once footnote 12 has merged
+the ones an annotation covers, and ``error_sentences`` those holding an error, each the
+mean over the document's submitted sessions (whole numbers with one annotator), so that
+with one annotator booookscore = 100 * (1 - error_sentences / footnote12_sentences).
+Attention-check documents are listed under ``excluded`` and counted in no figure.
+Fields this version cannot fill are present and empty: ``mqm_per_100_words`` (null: the
+taxonomy has no severities) and ``suggestions``.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ def build_report(study: Study, category_keys: list[str]) -> dict[str, Any]:
             {
                 "document_id": document.external_id,
                 "sentences": len(document.sentences),
+                "footnote12_sentences": document.scored_sentences,
                 "error_sentences": document.error_sentences,
                 "booookscore": _percent(document.coherence),
                 "mqm_per_100_words": None,

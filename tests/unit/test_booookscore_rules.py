@@ -13,7 +13,7 @@ from app.research.metrics import (
     attention_flagged,
     booookscore,
     coherence_score,
-    error_sentences,
+    footnote12_counts,
     gold_recall,
     substantial_overlap,
 )
@@ -23,28 +23,31 @@ SENTENCES = [(0, 0, 10), (0, 11, 20), (1, 0, 8), (1, 9, 15)]
 
 
 def test_a_span_over_consecutive_sentences_is_one_sentence():
-    assert error_sentences(SENTENCES, [(0, 0, 20)]) == 1
-    assert error_sentences(SENTENCES, [(0, 8, 12)]) == 1
-    assert coherence_score(SENTENCES, [(0, 0, 20)]) == pytest.approx(3 / 4)
+    # Sentences 0 and 1 become one: 3 sentences, 1 with an error (was 2 of 4).
+    assert footnote12_counts(SENTENCES, [(0, 0, 20)]) == (3, 1)
+    assert footnote12_counts(SENTENCES, [(0, 8, 12)]) == (3, 1)
+    assert coherence_score(SENTENCES, [(0, 0, 20)]) == pytest.approx(2 / 3)
+
+
+def test_a_relation_is_one_sentence():
+    # A span in sentence 3 related to one in sentence 0: one sentence of 3.
+    assert footnote12_counts(SENTENCES, [(1, 9, 15)], [(0, 0, 4)]) == (3, 1)
+    # Both spans in one sentence: nothing to merge.
+    assert footnote12_counts(SENTENCES, [(1, 9, 11)], [(1, 12, 15)]) == (4, 1)
+    # Without its pair it is an ordinary span.
+    assert footnote12_counts(SENTENCES, [(1, 9, 15)], [None]) == (4, 1)
 
 
 def test_a_sentence_with_several_errors_counts_once():
-    assert error_sentences(SENTENCES, [(0, 0, 3), (0, 5, 8), (0, 2, 9)]) == 1
+    assert footnote12_counts(SENTENCES, [(0, 0, 3), (0, 5, 8), (0, 2, 9)]) == (4, 1)
+    assert footnote12_counts(SENTENCES, [(0, 0, 3), (1, 0, 3)]) == (4, 2)
 
 
-def test_each_span_counts_at_its_first_sentence():
-    # The long span counts at sentence 0; the short one is alone on sentence 1.
-    assert error_sentences(SENTENCES, [(0, 0, 20), (0, 12, 14)]) == 2
-    # Starting in the space between sentences: its first sentence is the next one.
-    assert error_sentences(SENTENCES, [(0, 10, 13), (0, 12, 14)]) == 1
-    # Same offsets in another paragraph are another sentence.
-    assert error_sentences(SENTENCES, [(0, 0, 3), (1, 0, 3)]) == 2
-
-
-def test_relations_count_their_primary_span_only():
-    # A relation is one annotation: its primary span is the one given; the paired span
-    # (the earlier text it relates to) is never passed, so it adds no sentence.
-    assert error_sentences(SENTENCES, [(1, 9, 15)]) == 1
+def test_merging_is_transitive():
+    # One span covers sentences 0-1; a relation joins sentence 2 to sentence 1: sentences
+    # 0, 1 and 2 are one sentence, sentence 3 the other; one of the two has errors.
+    spans = [(0, 0, 20), (1, 0, 3)]
+    assert footnote12_counts(SENTENCES, spans, [None, (0, 12, 14)]) == (2, 1)
 
 
 def test_score_on_the_papers_scale():

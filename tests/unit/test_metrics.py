@@ -96,8 +96,9 @@ def test_sentence_labels_and_booookscore():
     sentences = [(0, 0, 10), (0, 11, 20), (1, 0, 8), (1, 9, 15)]
     spans = [(0, 8, 12), (1, 14, 15)]  # touches sentences 0 and 1, and 3
     assert sentence_labels(sentences, spans) == [True, True, False, True]
-    # BooookScore footnote 12: the span over sentences 0 and 1 counts as one sentence.
-    assert booookscore(sentences, spans) == pytest.approx(2 / 4)
+    # BooookScore footnote 12: sentences 0 and 1, under one span, are one sentence: 1 of 3
+    # sentences is error-free.
+    assert booookscore(sentences, spans) == pytest.approx(1 / 3)
     assert booookscore(sentences, []) == 1.0
     assert booookscore([], spans) is None
 
