@@ -93,13 +93,15 @@ def format_table(report: Mapping[str, Any]) -> str:
         f"BooookScore (mean over documents, 0-100): {_number(report['booookscore'])}",
         f"Annotators: {report['annotators']}",
         "",
-        f"{'document':<40} {'sentences':>9} {'error sent.':>11} {'BooookScore':>11}",
+        f"{'document':<40} {'sentences':>9} {'footnote 12':>11} {'with error':>10} "
+        f"{'BooookScore':>11}",
     ]
     for document in report["documents"]:
         name = document["document_id"]
         lines.append(
             f"{name if len(name) <= 40 else name[:39] + '…':<40} {document['sentences']:>9} "
-            f"{_number(document['error_sentences']):>11} {_number(document['booookscore']):>11}"
+            f"{_number(document['footnote12_sentences']):>11} "
+            f"{_number(document['error_sentences']):>10} {_number(document['booookscore']):>11}"
         )
     lines += ["", "Errors per sentence (% , BooookScore Table 1):"]
     lines += [f"  {key:<30} {value:6.2f}" for key, value in report["errors_per_sentence"].items()]
@@ -127,29 +129,32 @@ def _cell(value: Any) -> Any:
 
 
 def format_csv(report: Mapping[str, Any]) -> str:
-    """The report as CSV rows: section, key, sentences, error_sentences, value."""
+    """The report as CSV rows: section, key, sentence counts (documents), value."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(("section", "key", "sentences", "error_sentences", "value"))
+    writer.writerow(
+        ("section", "key", "sentences", "footnote12_sentences", "error_sentences", "value")
+    )
     for document in report["documents"]:
         writer.writerow(
             (
                 "document",
                 _cell(document["document_id"]),
                 document["sentences"],
+                _cell(document["footnote12_sentences"]),
                 _cell(document["error_sentences"]),
                 _cell(document["booookscore"]),
             )
         )
-    writer.writerow(("study", "booookscore", "", "", _cell(report["booookscore"])))
-    writer.writerow(("study", "annotators", "", "", report["annotators"]))
+    writer.writerow(("study", "booookscore", "", "", "", _cell(report["booookscore"])))
+    writer.writerow(("study", "annotators", "", "", "", report["annotators"]))
     for key, value in report["errors_per_sentence"].items():
-        writer.writerow(("errors_per_sentence", _cell(key), "", "", value))
+        writer.writerow(("errors_per_sentence", _cell(key), "", "", "", value))
     for name, figure in report["agreement"].items():
-        writer.writerow(("agreement", name, "", "", _cell(figure["value"])))
+        writer.writerow(("agreement", name, "", "", "", _cell(figure["value"])))
     for name, gold in report["gold"].items():
-        writer.writerow(("gold_precision", _cell(name), "", "", _cell(gold["precision"])))
-        writer.writerow(("gold_recall", _cell(name), "", "", _cell(gold["recall"])))
+        writer.writerow(("gold_precision", _cell(name), "", "", "", _cell(gold["precision"])))
+        writer.writerow(("gold_recall", _cell(name), "", "", "", _cell(gold["recall"])))
     for document_id in report["excluded"]:
-        writer.writerow(("excluded", _cell(document_id), "", "", ""))
+        writer.writerow(("excluded", _cell(document_id), "", "", "", ""))
     return buffer.getvalue()

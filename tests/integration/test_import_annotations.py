@@ -137,7 +137,7 @@ def test_booookscore_samples_through_import_and_study_report(app, runner, booook
     table = runner.invoke(args=["study-report", "--id-prefix", "inc-"]).stdout
     assert "BooookScore (mean over documents, 0-100)" in table
     csv_text = runner.invoke(args=["study-report", "--format", "csv"]).stdout
-    assert csv_text.startswith("section,key,sentences,error_sentences,value")
+    assert csv_text.startswith("section,key,sentences,footnote12_sentences,error_sentences,value")
 
 
 def test_our_export_imports_back_to_the_same_export(app, runner, booookscore_sample, tmp_path):
