@@ -28,6 +28,12 @@ def register(app: Flask) -> None:
 
     app.cli.add_command(create_researcher_command)
 
+    from app.imports.cli import import_annotations_command
+    from app.research.report_cli import study_report_command
+
+    app.cli.add_command(import_annotations_command)
+    app.cli.add_command(study_report_command)
+
 
 @click.command("list-documents")
 @click.option(

@@ -12,10 +12,13 @@ Formats (DESIGN.md "Formats"), told apart by content, never by extension, except
    as README.md, and hidden files are skipped), each read by its own rules, in name
    order. The folder is one unit: one bad file rejects all of it.
 
-``"sentences"`` is a synonym of ``"paragraphs"``. ``gold`` (attention checks) is a list
-of ``{"paragraph_id", "start", "end", "category"}`` whose offsets must lie within that
-paragraph's normalised text. Any other key is refused (extra data belongs under
-``meta``), so that a misspelt key is reported instead of silently dropped.
+``"sentences"`` is a synonym of ``"paragraphs"``. A listed paragraph holding FALTE's entity
+marks (``<span class = "ne ne-4"> John</span>``, as in FALTE's own ``stories.json``) is
+stored as the text FALTE's page shows, and the marked names are added to the document's
+entities; any other markup in a listed paragraph is refused (app.falte_markup).
+``gold`` (attention checks) is a list of ``{"paragraph_id", "start", "end", "category"}``
+whose offsets must lie within that paragraph's normalised text. Any other key is refused
+(extra data belongs under ``meta``), so that a misspelt key is reported instead of silently dropped.
 
 Normalisation, applied once: NFC, CRLF and lone CR become LF, each paragraph is stripped;
 a ``text`` is split on blank lines (a line holding only whitespace is blank) and empty
@@ -44,6 +47,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from app.falte_markup import MarkupError, parse_paragraph
 
 MAX_ID_LENGTH = 200
 MAX_TITLE_LENGTH = 500
@@ -303,6 +308,7 @@ class _Check:
 
     def __init__(self) -> None:
         self.errors: list[tuple[str, str]] = []
+        self.marked_entities: list[str] = []  # names inside FALTE's ne-N marks
 
     def bad(self, field_name: str, message: str) -> None:
         self.errors.append((field_name, message))
@@ -315,6 +321,7 @@ class _Check:
         paragraphs = self.paragraphs(record)
         title = self.title(record.get("title"))
         entities = self.entities(record.get("entities"))
+        entities = tuple(dict.fromkeys((*entities, *self.marked_entities)))
         meta = {} if record.get("meta") is None else record["meta"]
         if not isinstance(meta, dict):
             self.bad("meta", f"must be an object, not {_json_type(meta)}")
@@ -366,11 +373,24 @@ class _Check:
         for index, paragraph in enumerate(value):
             if not isinstance(paragraph, str):
                 self.bad(f"{key}[{index}]", f"must be a string, not {_json_type(paragraph)}")
-            elif not (paragraph := normalise_text(paragraph).strip()):
+            elif (paragraph := self.unmarked(f"{key}[{index}]", paragraph)) is None:
+                continue  # refused markup, already reported
+            elif not paragraph:
                 self.bad(f"{key}[{index}]", "empty paragraph")
             else:
                 paragraphs.append(paragraph)
         return tuple(paragraphs) if len(paragraphs) == len(value) else ()
+
+    def unmarked(self, field_name: str, paragraph: str) -> str | None:
+        """The paragraph normalised, as plain text when it holds FALTE's entity marks."""
+        paragraph = normalise_text(paragraph).strip()
+        try:
+            marked = parse_paragraph(paragraph)
+        except MarkupError as exc:
+            self.bad(field_name, str(exc))
+            return None
+        self.marked_entities += marked.entities
+        return marked.text
 
     def title(self, value: Any) -> str | None:
         if value is None:

@@ -73,6 +73,8 @@ class Config:
         self.ABANDON_AFTER_MINUTES = int(abandon) if abandon else None
         # Workers whose recall on attention-check gold spans is below this are flagged.
         self.ATTENTION_CHECK_MIN_RECALL = float(env.get("ATTENTION_CHECK_MIN_RECALL", "0.5"))
+        # ... or whose annotations on checks match gold spans below this share (precision).
+        self.ATTENTION_CHECK_MIN_PRECISION = float(env.get("ATTENTION_CHECK_MIN_PRECISION", "0.5"))
         # The limits ("120 per minute"; several: "10/minute; 100/hour"), per capability
         # token, or per client address for logins.
         self.ANNOTATE_WRITE_LIMIT = env.get("ANNOTATE_WRITE_LIMIT", "120 per minute")

@@ -207,7 +207,9 @@ def submit_outcome(
             Annotation.paragraph_id, Annotation.span_start, Annotation.span_end, Annotation.category
         ).where(Annotation.session_id == session_id, Annotation.deleted_at.is_(None))
         spans = [tuple(row) for row in db.session.execute(query)]
-        failed = attention_flagged(gold_recall(gold, spans), settings.min_gold_recall)
+        failed = attention_flagged(
+            gold_recall(gold, spans), settings.min_gold_recall, settings.min_gold_precision
+        )
     return session_outcome(failed_checks=failed, attention_checks=settings.attention_checks)
 
 

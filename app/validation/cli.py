@@ -116,6 +116,8 @@ def create_round_command(
         click.echo(f"  {item_source}: {count}")
     if summary.documents_imported:
         click.echo(f"Documents imported: {', '.join(summary.documents_imported)}")
+    for line in summary.skipped:
+        click.echo(f"  warning: {line}")
     click.echo(f"Ambiguous spans (first occurrence used): {len(summary.ambiguous)}")
     for line in summary.ambiguous:
         click.echo(f"  {line}")

@@ -8,6 +8,8 @@ Two inputs, told apart by content:
   missing or holds another span, by span text and question), and the validator is the
   file's name without extension (the file does not name its validators).
 
+An ``explanation`` given as a list of strings (as in part of BooookScore's release) is
+stored as its strings joined by a space.
 Verdicts may use BooookScore's wording ("Agree", "Partially agree", "Don't agree").
 A reason is a round reason given exactly, or by its letter: "C. Not addressing issues
 that matter (refer to standards)" is the round's "C. Not addressing issues that matter".
@@ -116,7 +118,7 @@ def _rows(path: Path) -> Iterator[_Row | str]:
                     validator,
                     record.get("agreement"),
                     record.get("reasons"),
-                    record.get("explanation"),
+                    _joined(record.get("explanation")),
                 )
         return
     for number, line in enumerate(text.splitlines(), 1):
@@ -153,6 +155,13 @@ def _rows(path: Path) -> Iterator[_Row | str]:
             record.get("reasons"),
             record.get("explanation"),
         )
+
+
+def _joined(explanation: Any) -> Any:
+    # BooookScore's release gives some explanations as a list of strings (31 of 1437).
+    if isinstance(explanation, list) and all(isinstance(part, str) for part in explanation):
+        return " ".join(part.strip() for part in explanation if part.strip())
+    return explanation
 
 
 class _Items:
