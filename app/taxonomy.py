@@ -92,6 +92,9 @@ class StudySettings:
     completion_url: str | None = None
     abandon_after_minutes: int = 120
     attention_check_share: float = 0.0
+    # Production: whether a start link without a platform id, signed link or cookie makes
+    # a new anonymous worker (development and testing always do: ANONYMOUS_WORKERS).
+    anonymous: bool = False
 
 
 @dataclass(frozen=True)
@@ -236,6 +239,7 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             completion_url=(None, _completion_url),
             abandon_after_minutes=(120, integer(1, 100_000)),
             attention_check_share=(0.0, number(0.0, 0.5)),
+            anonymous=(False, flag),
         ),
         validation=_section(
             check,
