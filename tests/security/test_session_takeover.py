@@ -284,7 +284,9 @@ LOOK_ALIKES = [
     "//www.mturk.com",
     "https://WWW.MTURK.COM.",
     "https://www.mturk.com\\",
-    "https://www.mturk.com\t",
+    "https://www.mturk.com\t@evil.com",
+    "https://www\u3002mturk\u3002com",
+    "https://xn--www-mturk.com",
     "javascript:alert(1)//www.mturk.com",
 ]
 
@@ -322,7 +324,7 @@ def test_production_asks_for_the_study_link_instead_of_making_anonymous_workers(
         response = app.test_client().get(path)
         assert response.status_code == 400
         assert "study link" in response.get_data(as_text=True)
-        assert "Set-Cookie" not in response.headers
+        assert not any("falte_" in c for c in response.headers.getlist("Set-Cookie"))
         assert db.session.scalar(db.select(db.func.count(Annotator.id))) == 0
 
 
