@@ -19,7 +19,6 @@ from app.rate_limits import limit_opens
 from app.study import instructions_markup
 from app.taxonomy import current_taxonomy
 
-
 bp.register_error_handler(OpenRefused, refusal_page)
 
 

@@ -15,7 +15,13 @@ from sqlalchemy import select
 from app.annotate.completion import mturk_target, prolific_completion_url
 from app.errors import ApiError
 from app.extensions import db
-from app.identity import OpenRefused, is_mturk_preview, opened_response, refusal_page, request_identity
+from app.identity import (
+    OpenRefused,
+    is_mturk_preview,
+    opened_response,
+    refusal_page,
+    request_identity,
+)
 from app.models import Paragraph, ValidationItem, ValidationRound, ValidationSession
 from app.persistence import retry_on_disconnect
 from app.rate_limits import limit_opens, rate_limited, url_token

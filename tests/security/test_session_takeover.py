@@ -220,7 +220,11 @@ def test_a_new_assignment_never_rewrites_the_submit_target_of_another(world, pat
     with app.app_context():
         browser = app.test_client()
         token = token_of(browser.get(path, query_string=MTURK))
-        other_assignment = {**MTURK, "assignmentId": "A-new", "turkSubmitTo": "https://www.mturk.com"}
+        other_assignment = {
+            **MTURK,
+            "assignmentId": "A-new",
+            "turkSubmitTo": "https://www.mturk.com",
+        }
         assert_refused(app.test_client().get(path, query_string=other_assignment), token)
         assert token_of(browser.get(path, query_string=other_assignment)) == token
         assert stored_params(token) == {
