@@ -176,6 +176,23 @@ def signed_annotator_query(target: str, name: str) -> str:
     return urlencode({"annotator": name, "sig": annotator_signature(target, name)})
 
 
+def signed_link(url: str, target: str, name: str) -> str:
+    """The start link `url` (to TARGET) signed for annotator NAME."""
+    return f"{url}?{signed_annotator_query(target, name)}"
+
+
+def annotator_name_option(ctx: object, param: object, value: str | None) -> str | None:
+    """A click callback: --annotator NAME cleaned as links carry it, or a usage error."""
+    if value is None:
+        return None
+    try:
+        return clean_annotator_name(value)
+    except ApiError as exc:
+        import click
+
+        raise click.BadParameter(exc.message) from None
+
+
 def _cookie_signature(purpose: str, value: str) -> str:
     # A key of its own (derived from SECRET_KEY) keeps cookie signatures apart from
     # annotator links' whatever the document ids and names are.
@@ -213,9 +230,12 @@ def _clean(name: str, value: str | None) -> str | None:
 
 def clean_annotator_name(value: str) -> str:
     """An annotator name as links carry it (stripped); ApiError when it cannot be one."""
-    name = _clean("annotator", value)
-    if name is None:
-        raise ApiError.bad_request("The annotator name is empty.", field="annotator")
+    name = value.strip()
+    if not name or len(name) > MAX_ID_LENGTH or not _PRINTABLE.match(name):
+        raise ApiError.bad_request(
+            f"An annotator name must be 1-{MAX_ID_LENGTH} printable characters.",
+            field="annotator",
+        )
     return name
 
 

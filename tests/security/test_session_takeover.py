@@ -8,8 +8,6 @@ opened the session, the platform's per-submission secret, or a signed annotator 
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import re
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from app.extensions import db
 from app.models import AnnotationSession, Annotator, ValidationSession
 from config.settings import DEFAULT_TAXONOMY, config_for
 from tests.conftest import dispose_engines, make_test_config
+from tests.support import signed_links
 
 SECRET = "a-production-secret-key-of-more-than-32-characters"
 SANDBOX = "https://workersandbox.mturk.com"
@@ -31,9 +30,8 @@ REFUSED = "same browser"  # the refusal page says how to get back to one's task
 
 
 def sign(target: str, name: str, key: str = SECRET) -> str:
-    """DESIGN.md "Identity": hex HMAC-SHA256(SECRET_KEY, TARGET + "\\n" + NAME)."""
-    message = f"{target}\n{name}".encode()
-    return hmac.new(key.encode(), message, hashlib.sha256).hexdigest()
+    """The `sig` of a link to TARGET for NAME (DESIGN.md "Identity")."""
+    return signed_links.sign(key, target, name)
 
 
 def taxonomy_file(tmp_path: Path, study_lines: str) -> str:
