@@ -383,3 +383,15 @@ def test_opens_are_rate_limited_per_client_address(world, path):
 def test_open_rate_limit_defaults_to_60_per_minute():
     assert config_for("production").OPEN_RATE_LIMIT == "60 per minute"
     assert config_for("development").OPEN_RATE_LIMIT == "60 per minute"
+
+
+def test_head_requests_count_as_opens(world):
+    """HEAD runs the GET view (it opens a session too): it must not bypass the limit."""
+    app = world(OPEN_RATE_LIMIT="2 per minute")
+    with app.app_context():
+        client = app.test_client()
+        statuses = [
+            client.open("/start", method=method, query_string={"PROLIFIC_PID": f"h-{i}"})
+            for i, method in enumerate(("HEAD", "HEAD", "GET"))
+        ]
+        assert [r.status_code for r in statuses] == [302, 302, 429]
