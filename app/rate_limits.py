@@ -1,7 +1,7 @@
 """Rate limits, on the `limits` library: per capability token on the worker's and the
 validator's writes, per client address on the researchers' login and on the opens of
-start links (`limit_opens`). Beyond a limit: a 429
-with Retry-After (rendered by app.errors).
+start links (`limit_opens`). Beyond a limit: a 429 with Retry-After (rendered by
+app.errors).
 
 Limits are strings in the library's syntax ("120 per minute", "10/minute; 100/hour"),
 read from the app's config on every check (so a test or a deploy can change them). The
