@@ -110,6 +110,9 @@ class StudySettings:
     attention_checks: str = "flag"  # flag | fail (fail: missed checks -> failed_checks)
     abandon_after_minutes: int = 120
     attention_check_share: float = 0.0
+    # Production: whether a start link without a platform id, signed link or cookie makes
+    # a new anonymous worker (development and testing always do: ANONYMOUS_WORKERS).
+    anonymous: bool = False
 
     @property
     def completion_targets(self) -> tuple[CompletionTarget, ...]:
@@ -264,6 +267,7 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             attention_checks=("flag", one_of(*ATTENTION_CHECK_MODES)),
             abandon_after_minutes=(120, integer(1, 100_000)),
             attention_check_share=(0.0, number(0.0, 0.5)),
+            anonymous=(False, flag),
         ),
         validation=_section(
             check,

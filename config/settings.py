@@ -80,6 +80,14 @@ class Config:
         self.ANNOTATE_WRITE_LIMIT = env.get("ANNOTATE_WRITE_LIMIT", "120 per minute")
         self.VALIDATE_WRITE_LIMIT = env.get("VALIDATE_WRITE_LIMIT", "120 per minute")
         self.LOGIN_RATE_LIMIT = env.get("LOGIN_RATE_LIMIT", "10 per minute")
+        # Opens of a start link (/start, /annotate/..., /id=..., /validate/...) per client
+        # address: room for a lab's workers behind one NAT, not for draining a study.
+        self.OPEN_RATE_LIMIT = env.get("OPEN_RATE_LIMIT", "60 per minute")
+        # Who may open without a platform id (app.identity): an unsigned `annotator=NAME`,
+        # and a link naming nobody (a new anonymous worker; the taxonomy's
+        # `study: anonymous: true` allows that in production too).
+        self.UNSIGNED_ANNOTATOR_LINKS = True
+        self.ANONYMOUS_WORKERS = True
 
     def validate(self) -> None:
         """Raise ConfigError for settings this environment cannot run without."""
@@ -114,6 +122,8 @@ class ProductionConfig(Config):
         self.REMEMBER_COOKIE_SECURE = True
         self.PREFERRED_URL_SCHEME = "https"
         self.HSTS = True
+        self.UNSIGNED_ANNOTATOR_LINKS = False
+        self.ANONYMOUS_WORKERS = False
 
     def validate(self) -> None:
         """Production needs its own SECRET_KEY: sessions and CSRF tokens derive from it."""
