@@ -45,6 +45,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from app.safe_text import json_text_problems, text_problem
+
 MAX_ID_LENGTH = 200
 MAX_TITLE_LENGTH = 500
 MAX_PROBLEMS = 50
@@ -184,6 +186,8 @@ class _Reader:
         except OSError as exc:
             self.add(path, "", "", f"cannot read the file: {exc.strerror or exc}")
             return []
+        if self.unstorable_text(path, text):
+            return []
         if path.suffix.lower() == ".txt":
             return self.read_txt(path, text)
         if not text.strip():
@@ -210,6 +214,17 @@ class _Reader:
             return self.read_falte(path, data)
         self.add(path, "", "", "expected a JSON object, a JSON list or JSON lines")
         return []
+
+    def unstorable_text(self, path: Path, text: str) -> bool:
+        """Report NUL characters and lone surrogates (app.safe_text) by line and field."""
+        if path.suffix.lower() == ".txt":
+            lines = enumerate(text.split("\n"), start=1)
+            found = [(n, "paragraphs", p) for n, line in lines if (p := text_problem(line))]
+        else:
+            found = json_text_problems(text)
+        for line, field_name, problem in found:
+            self.add(path, str(line), field_name, problem)
+        return bool(found)
 
     def read_txt(self, path: Path, text: str) -> list[DocumentInput]:
         check = _Check()
