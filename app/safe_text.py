@@ -50,12 +50,20 @@ def strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
             stack.extend(reversed([(f"{path}[{i}]", item) for i, item in enumerate(value)]))
 
 
+def printable(text: str) -> str:
+    """`text` with NUL and lone surrogates written as escapes, safe to print or show."""
+    if text_problem(text) is None:
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace(NUL, "\\x00")
+
+
 def bad_strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
-    """(path, problem) for each string of a JSON-like value that text_problem refuses."""
+    """(path, problem) for each string of a JSON-like value that text_problem refuses;
+    the path is printable (app.safe_text.printable) even when a key is the bad string."""
     for where, text in strings(value, path):
         problem = text_problem(text)
         if problem is not None:
-            yield where, problem
+            yield printable(where), problem
 
 
 def json_text_problems(text: str) -> list[tuple[int, str, str]]:

@@ -14,14 +14,14 @@ from collections.abc import Iterable, Iterator
 from flask import Flask, request
 
 from app.errors import ApiError
-from app.safe_text import bad_strings, text_problem
+from app.safe_text import bad_strings, printable, text_problem
 
 CSRF_HEADER = "X-CSRFToken"
 
 
 def _pairs(where: str, items: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
     for key, value in items:
-        name = f"{where} {key[:60]!a}"  # !a: the name itself may hold the NUL
+        name = f"{where} '{printable(key[:60])}'"  # the name itself may be the bad text
         yield name, key
         yield name, value
 
