@@ -1,10 +1,12 @@
 """The one request guard against unstorable text (app.safe_text: NUL, lone surrogates).
 
-It runs before every other hook and view, on the path, the query, cookies, form fields
-and every string of a JSON body (object keys included), and answers 400 in the error
-envelope (an HTML page for pages) instead of the 500 that PostgreSQL's refusal of U+0000
-or a failed UTF-8 encoding used to give. A non-ASCII X-CSRFToken header is refused here
-too (403 `csrf_failed`): no CSRF token has such characters.
+It runs before every other hook and view, on the path, the query, cookies and form
+fields (400 `bad_request`) and on every string of a JSON body, object keys included (422
+`invalid_field` naming the field, as the worker API's own checks do), in the error
+envelope for API clients and as an HTML page for pages, instead of the 500 that
+PostgreSQL's refusal of U+0000 or a failed UTF-8 encoding used to give. A non-ASCII
+X-CSRFToken header is refused here too (403 `csrf_failed`): no CSRF token has such
+characters.
 """
 
 from __future__ import annotations
@@ -53,8 +55,11 @@ def check_request() -> None:
         body = request.get_json(silent=True)
         found = next(bad_strings(body), None) if body is not None else None
         if found is not None:
+            # 422 like any other field that breaks a rule (app.annotate.schemas' envelope).
             field, problem = found
-            raise ApiError.bad_request(f"The JSON field {field or 'body'} {problem}.", field=field)
+            raise ApiError.unprocessable(
+                f"Field '{field or 'body'}': {problem}.", code="invalid_field", field=field
+            )
 
 
 def init_app(app: Flask) -> None:

@@ -1,9 +1,9 @@
 """Never a 500 from text that cannot be stored: NUL characters (PostgreSQL refuses them)
 and lone surrogates (not Unicode), in any path segment, query value, form field or JSON
-string of any route of the URL map (new routes are covered automatically), answer 400 in
-the error envelope for API clients and the HTML 400 page for pages; a non-ASCII
-X-CSRFToken header answers 403 csrf_failed. The importers report such text as
-FILE:LINE: field: message and exit 1. Run on SQLite and PostgreSQL."""
+string of any route of the URL map (new routes are covered automatically), answer 4xx in
+the error envelope for API clients and an HTML page for pages: 400 bad_request, or for a
+JSON string 422 invalid_field (as the worker API's own field checks); a non-ASCII
+X-CSRFToken header answers 403 csrf_failed. Run on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -37,11 +37,12 @@ def _csrf_headers(rule: str, url: str) -> dict[str, str]:
     return {"X-CSRFToken": capability_csrf_token(scope, used)}
 
 
-def _assert_400(response, where: str) -> None:
-    assert response.status_code == 400, (where, response.status_code)
+def _assert_refused(response, where: str, status: int = 400) -> None:
+    """Refused with `status`: the envelope (400 bad_request, 422 invalid_field) or a page."""
+    assert response.status_code == status, (where, response.status_code)
     if response.is_json:
         error = response.get_json()["error"]
-        assert error["code"] == "bad_request", where
+        assert error["code"] == {400: "bad_request", 422: "invalid_field"}[status], where
         assert "NUL" in error["message"] or "surrogate" in error["message"], where
     else:
         assert response.mimetype == "text/html", where
@@ -72,7 +73,7 @@ def test_a_nul_in_any_path_segment(app, world, researcher):
             if all(v.startswith("int:") for v in variables) and response.status_code == 404:
                 continue  # the int converter refused it (unless another rule took the URL)
             else:
-                _assert_400(response, where)
+                _assert_refused(response, where)
                 checked += 1
     assert checked >= 10
 
@@ -84,7 +85,7 @@ def test_a_nul_in_any_query_value(app, world, researcher, query):
             f"{url}?{query}", method=method, json={}, headers=_csrf_headers(rule, url)
         )
         response.close()
-        _assert_400(response, f"{method} {url}?{query}")
+        _assert_refused(response, f"{method} {url}?{query}")
 
 
 def test_undecodable_query_values_are_never_a_500(app, world, researcher):
@@ -107,7 +108,7 @@ def test_a_nul_in_any_form_field(app, world, researcher):
             data={"email": "a\x00@b.org", "password": "x", "csrf_token": "t"},
             headers=_csrf_headers(rule, url),
         )
-        _assert_400(response, f"{method} {url} form")
+        _assert_refused(response, f"{method} {url} form")
 
 
 @pytest.mark.parametrize(
@@ -126,7 +127,7 @@ def test_unstorable_json_strings(app, world, researcher, body):
             url, method=method, json=body, headers=_csrf_headers(rule, url)
         )
         response.close()
-        _assert_400(response, f"{method} {url} json")
+        _assert_refused(response, f"{method} {url} json", status=422)
 
 
 def test_a_non_ascii_csrf_header_is_refused(app, world, researcher):
@@ -164,7 +165,7 @@ def test_the_reported_examples(client, world):
         content_type="application/json",
         headers=headers,
     )
-    assert response.status_code == 400
+    assert response.status_code == 422
     error = response.get_json()["error"]
     assert error["details"] == {"field": "explanation"}
     assert "lone surrogate" in error["message"]
