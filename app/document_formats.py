@@ -29,8 +29,10 @@ Every problem names its place as ``FILE:LOCATION: FIELD: MESSAGE``, where LOCATI
 - empty for a ``.txt`` file (``notes.txt: paragraphs: no paragraphs``);
 
 and FIELD is a JSON path with 0-based indices (``paragraphs[2]``, ``gold[0].end``), as
-paragraph ids are 0-based. All problems of a file (at most MAX_PROBLEMS) are collected and
-raised together as one DocumentFileError.
+paragraph ids are 0-based. Text that cannot be stored (a NUL character, a lone surrogate
+such as ``"\\ud800"``: app.safe_text) rejects the file, each place named by its line.
+All problems of a file (at most MAX_PROBLEMS) are collected and raised together as one
+DocumentFileError.
 """
 
 from __future__ import annotations
