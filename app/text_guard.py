@@ -11,6 +11,7 @@ characters.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 from flask import Flask, request
@@ -19,6 +20,9 @@ from app.errors import ApiError
 from app.safe_text import bad_strings, printable, text_problem
 
 CSRF_HEADER = "X-CSRFToken"
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+# \u0000, or a \uD800-\uDFFF surrogate escape (paired or not: the walk decides).
+SUSPECT_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
 
 
 def _pairs(where: str, items: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
@@ -30,29 +34,32 @@ def _pairs(where: str, items: Iterable[tuple[str, str]]) -> Iterator[tuple[str, 
 
 def check_request() -> None:
     """Refuse a request carrying a NUL or a lone surrogate anywhere the app reads text."""
-    csrf = request.headers.get(CSRF_HEADER)
+    req = request._get_current_object()  # one proxy lookup: this runs on every request
+    csrf = req.headers.get(CSRF_HEADER)
     if csrf is not None and not csrf.isascii():
         raise ApiError(
             403,
             "csrf_failed",
             f"Missing or wrong {CSRF_HEADER} header. Reload the page and try again.",
         )
-    sources: list[Iterable[tuple[str, str]]] = [
-        [("path", request.path)],
-        _pairs("query parameter", request.args.items(multi=True)),
-        _pairs("cookie", request.cookies.items(multi=True)),
-    ]
-    if request.mimetype in ("application/x-www-form-urlencoded", "multipart/form-data"):
-        sources.append(_pairs("form field", request.form.items(multi=True)))
+    sources: list[Iterable[tuple[str, str]]] = [[("path", req.path)]]
+    if req.args:
+        sources.append(_pairs("query parameter", req.args.items(multi=True)))
+    if req.cookies:
+        sources.append(_pairs("cookie", req.cookies.items(multi=True)))
+    if req.mimetype in FORM_TYPES:
+        sources.append(_pairs("form field", req.form.items(multi=True)))
     for source in sources:
         for where, text in source:
             problem = text_problem(text)
             if problem is not None:
                 raise ApiError.bad_request(f"The {where} {problem}.", field=where)
-    if request.is_json:
+    # In valid JSON, a NUL or a lone surrogate can only come from a \u escape (raw ones
+    # are a syntax error or invalid UTF-8): without a suspect escape, nothing to walk.
+    if req.is_json and SUSPECT_ESCAPE.search(req.get_data(cache=True)):
         # Parsed once here: the view's request.get_json() reads Flask's cached result. A
         # malformed body (None here) is left to the view, which answers 400 as before.
-        body = request.get_json(silent=True)
+        body = req.get_json(silent=True)
         found = next(bad_strings(body), None) if body is not None else None
         if found is not None:
             # 422 like any other field that breaks a rule (app.annotate.schemas' envelope).
