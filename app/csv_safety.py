@@ -21,8 +21,3 @@ def safe_cell(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
         return "'" + value
     return value
-
-
-def safe_row(values: Any) -> list[Any]:
-    """Every cell of a row through safe_cell."""
-    return [safe_cell(value) for value in values]

@@ -26,7 +26,7 @@ import krippendorff
 import numpy as np
 from sqlalchemy import Select, case, distinct, func, select, true
 
-from app.csv_safety import safe_row
+from app.csv_safety import safe_cell
 from app.extensions import db
 from app.models import VERDICTS, Document, ValidationItem, ValidationJudgment, ValidationRound
 
@@ -300,21 +300,18 @@ def format_csv(report: Mapping[str, Any]) -> str:
     )
     for group, name, s in report_rows(report):
         ci = s.get("ci95") or (None, None)
-        # Names (sources, categories, annotators, documents) come from imported files.
         writer.writerow(
-            safe_row(
-                (
-                    group,
-                    name,
-                    s["judgments"],
-                    s["agree"],
-                    s["partial"],
-                    s["disagree"],
-                    "" if s["precision"] is None else f"{s['precision']:.6f}",
-                    "" if s["strict_precision"] is None else f"{s['strict_precision']:.6f}",
-                    "" if ci[0] is None else f"{ci[0]:.6f}",
-                    "" if ci[1] is None else f"{ci[1]:.6f}",
-                )
+            (
+                group,
+                safe_cell(name),  # sources, categories, annotators, documents: imported text
+                s["judgments"],
+                s["agree"],
+                s["partial"],
+                s["disagree"],
+                "" if s["precision"] is None else f"{s['precision']:.6f}",
+                "" if s["strict_precision"] is None else f"{s['strict_precision']:.6f}",
+                "" if ci[0] is None else f"{ci[0]:.6f}",
+                "" if ci[1] is None else f"{ci[1]:.6f}",
             )
         )
     return buffer.getvalue()
