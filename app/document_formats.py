@@ -32,8 +32,10 @@ Every problem names its place as ``FILE:LOCATION: FIELD: MESSAGE``, where LOCATI
 - empty for a ``.txt`` file (``notes.txt: paragraphs: no paragraphs``);
 
 and FIELD is a JSON path with 0-based indices (``paragraphs[2]``, ``gold[0].end``), as
-paragraph ids are 0-based. All problems of a file (at most MAX_PROBLEMS) are collected and
-raised together as one DocumentFileError.
+paragraph ids are 0-based. Text that cannot be stored (a NUL character, a lone surrogate
+such as ``"\\ud800"``: app.safe_text) rejects the file, each place named by its line.
+All problems of a file (at most MAX_PROBLEMS) are collected and raised together as one
+DocumentFileError.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from app.falte_markup import MarkupError, parse_paragraph
+from app.safe_text import json_text_problems, text_problem
 
 MAX_ID_LENGTH = 200
 MAX_TITLE_LENGTH = 500
@@ -189,6 +192,8 @@ class _Reader:
         except OSError as exc:
             self.add(path, "", "", f"cannot read the file: {exc.strerror or exc}")
             return []
+        if self.unstorable_text(path, text):
+            return []
         if path.suffix.lower() == ".txt":
             return self.read_txt(path, text)
         if not text.strip():
@@ -215,6 +220,17 @@ class _Reader:
             return self.read_falte(path, data)
         self.add(path, "", "", "expected a JSON object, a JSON list or JSON lines")
         return []
+
+    def unstorable_text(self, path: Path, text: str) -> bool:
+        """Report NUL characters and lone surrogates (app.safe_text) by line and field."""
+        if path.suffix.lower() == ".txt":
+            lines = enumerate(text.split("\n"), start=1)
+            found = [(n, "paragraphs", p) for n, line in lines if (p := text_problem(line))]
+        else:
+            found = json_text_problems(text)
+        for line, field_name, problem in found:
+            self.add(path, str(line), field_name, problem)
+        return bool(found)
 
     def read_txt(self, path: Path, text: str) -> list[DocumentInput]:
         check = _Check()

@@ -23,9 +23,8 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
+from app.csv_safety import safe_cell
 from app.research.dashboard import Study
-
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _percent(value: float | None) -> float | None:
@@ -123,9 +122,7 @@ def format_table(report: Mapping[str, Any]) -> str:
 
 def _cell(value: Any) -> Any:
     # Ids come from imported files: a cell starting like a formula is neutralised.
-    if isinstance(value, str) and value.startswith(FORMULA_START):
-        return "'" + value
-    return "" if value is None else value
+    return "" if value is None else safe_cell(value)
 
 
 def format_csv(report: Mapping[str, Any]) -> str:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from app.document_formats import normalise_text, split_paragraphs
+from app.safe_text import json_text_problems
 
 FORMATS = ("auto", "jsonl", "booookscore-human", "booookscore-model", "booookscore-validation")
 SPAN_KEYS = {"text", "paragraph_id", "start", "end"}
@@ -127,6 +128,9 @@ def read_items(
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         return [], [f"{path.name}: cannot read the file ({exc})"]
+    unstorable = json_text_problems(text)
+    if unstorable:
+        return [], [f"{path.name}:{line}: {name}: {problem}" for line, name, problem in unstorable]
     data: Any = None
     try:
         data = json.loads(text)

@@ -30,6 +30,7 @@ from sqlalchemy import insert, select
 
 from app.extensions import db
 from app.models import ValidationItem, ValidationJudgment, ValidationRound
+from app.safe_text import json_text_problems
 from app.taxonomy import current_taxonomy
 from app.validation.importers import detect_format, validation_item_id
 from app.validation.locate import normalise
@@ -100,6 +101,11 @@ def parse_verdict(value: Any) -> str | None:
 
 def _rows(path: Path) -> Iterator[_Row | str]:
     text = path.read_text(encoding="utf-8-sig")
+    unstorable = json_text_problems(text)
+    if unstorable:
+        for line, name, problem in unstorable:
+            yield f"{path.name}:{line}: {name}: {problem}"
+        return
     try:
         data = json.loads(text)
     except json.JSONDecodeError:

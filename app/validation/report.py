@@ -30,6 +30,7 @@ import krippendorff
 import numpy as np
 from sqlalchemy import Select, case, distinct, func, select, true
 
+from app.csv_safety import safe_cell
 from app.extensions import db
 from app.models import VERDICTS, Document, ValidationItem, ValidationJudgment, ValidationRound
 
@@ -334,7 +335,7 @@ def format_csv(report: Mapping[str, Any]) -> str:
         writer.writerow(
             (
                 group,
-                name,
+                safe_cell(name),  # sources, categories, annotators, documents: imported text
                 s["judgments"],
                 s["agree"],
                 s["partial"],

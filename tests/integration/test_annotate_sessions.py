@@ -404,7 +404,8 @@ def test_complete_page_links_back_to_prolific(client, document):
     assert f"https://app.prolific.com/submissions/complete?cc={code}" in page
 
 
-def test_home_page_links_to_the_start_address(client, document):
+def test_home_page_links_to_the_start_address(app, client, document):
+    app.config["APP_ENV"] = "development"  # the document list is shown in development only
     page = client.get("/").get_data(as_text=True)
     assert 'href="/annotate/doc-1"' in page
 
