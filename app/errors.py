@@ -9,6 +9,7 @@ from sqlalchemy.exc import DisconnectionError, OperationalError
 from werkzeug.exceptions import HTTPException
 
 from app.extensions import db
+from app.gunicorn_logging import redact_tokens
 
 
 class ApiError(Exception):
@@ -114,7 +115,7 @@ def register(app: Flask) -> None:
         # The database restarted or is unreachable: nothing was stored, and the client's
         # retry queue will send the same (idempotent) request again.
         db.session.rollback()
-        app.logger.warning("Database unavailable on %s %s: %s", request.method, request.path, exc)
+        app.logger.warning("Database unavailable on %s %s: %s", request.method, _logged_path(), exc)
         message = "The database is briefly unavailable; your change will be retried."
         if wants_json():
             response, status = envelope(503, "database_unavailable", message)
@@ -126,7 +127,7 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def handle_unexpected(exc: Exception):
-        app.logger.exception("Unhandled error on %s %s", request.method, request.path)
+        app.logger.exception("Unhandled error on %s %s", request.method, _logged_path())
         message = "Something went wrong on our side. Your saved work is safe; try again."
         if wants_json():
             return envelope(500, "internal_error", message)
@@ -142,3 +143,9 @@ def _retry_after(exc: HTTPException) -> str:
 
 def _page(status: int, message: str):
     return render_template("errors/error.html", status=status, message=message), status
+
+
+def _logged_path() -> str:
+    """The request path as a log line may show it: capability tokens redacted, and quoted
+    with escapes (repr) so that a decoded newline in a URL cannot forge a log line."""
+    return repr(redact_tokens(request.path))
