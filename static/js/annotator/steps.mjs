@@ -21,13 +21,16 @@ const DEFAULT_PAIRED_PROMPT = 'Highlight the other span, in the Context or the C
 export class Steps {
   /**
    * @param {{$form: HTMLFormElement, categories: Map<string, FullCategory>, commentRequired: boolean,
-   *   maxCommentLength?: number | null, range: (span: WireSpan) => Range | null}} options
+   *   maxCommentLength?: number | null, range: (span: WireSpan) => Range | null,
+   *   onChange?: () => void}} options
+   *   onChange: called after every change of the form (to keep the draft)
    */
-  constructor({ $form, categories, commentRequired, maxCommentLength, range }) {
+  constructor({ $form, categories, commentRequired, maxCommentLength, range, onChange }) {
     this.$form = $form;
     this.categories = categories;
     this.commentRequired = commentRequired;
     this.range = range;
+    this.onChange = onChange;
     this.$span = /** @type {HTMLInputElement} */ ($form.querySelector('.js-span'));
     this.$paired = /** @type {HTMLInputElement} */ ($form.querySelector('.js-paired-span'));
     this.$pairedStep = /** @type {HTMLElement} */ ($form.querySelector('.js-step-paired'));
@@ -38,6 +41,7 @@ export class Steps {
     }
     this.$add = /** @type {HTMLButtonElement} */ ($form.querySelector('.js-add'));
     this.$clear = /** @type {HTMLButtonElement} */ ($form.querySelector('.js-clear'));
+    this.$error = /** @type {HTMLElement} */ ($form.querySelector('.js-add-error'));
     this.$categories = /** @type {HTMLButtonElement[]} */ ([...$form.querySelectorAll('.js-category')]);
     for (const $button of this.$categories) {
       const color = categories.get($button.dataset.category ?? '')?.color;
@@ -67,6 +71,7 @@ export class Steps {
 
   /** @param {WireSpan} span */
   setSpan(span) {
+    this.showError('');
     this.span = span;
     if (this.needsPaired && !this.paired) this.target = 'paired';
     this.render();
@@ -74,6 +79,7 @@ export class Steps {
 
   /** @param {WireSpan} span */
   setPaired(span) {
+    this.showError('');
     this.paired = span;
     this.render();
   }
@@ -91,6 +97,7 @@ export class Steps {
    */
   choose(key) {
     if (this.readOnly || !this.categories.has(key)) return false;
+    this.showError('');
     this.category = key;
     if (this.needsPaired) {
       if (this.span) this.target = 'paired';
@@ -121,8 +128,46 @@ export class Steps {
     };
   }
 
+  /**
+   * Put an annotation back into the form (a saved draft, or an Add the server refused).
+   * @param {{span: WireSpan | null, paired: WireSpan | null, category: string | null, comment: string | null}} fields
+   */
+  restore({ span, paired, category, comment }) {
+    this.category = category && this.categories.has(category) ? category : null;
+    this.span = span;
+    this.paired = this.needsPaired ? paired : null;
+    this.$comment.value = comment ?? '';
+    this.target = this.needsPaired && span && !this.paired ? 'paired' : 'span';
+    this.render();
+  }
+
+  /** The form as a draft to keep. */
+  draft() {
+    return { span: this.span, paired: this.paired, category: this.category, comment: this.$comment.value };
+  }
+
+  /** True when nothing is chosen or typed. */
+  isEmpty() {
+    return !(this.span || this.paired || this.category || this.$comment.value);
+  }
+
+  /**
+   * Say why Add was refused, next to Add ('' removes the message).
+   * @param {string} message
+   */
+  showError(message) {
+    if (this.$error.textContent !== message) this.$error.textContent = message;
+  }
+
+  /** The comment was edited. */
+  commentChanged() {
+    this.showError('');
+    this.render();
+  }
+
   /** Start over (after Add, Clear or a move to another paragraph). */
   clear() {
+    this.showError('');
     this.span = null;
     this.paired = null;
     this.category = null;
@@ -154,8 +199,9 @@ export class Steps {
     this.$span.closest('.step')?.classList.toggle('is-active', !this.readOnly && this.target === 'span');
     this.$pairedStep.classList.toggle('is-active', !this.readOnly && this.target === 'paired');
     this.$add.disabled = !this.isComplete();
-    this.$clear.disabled = this.readOnly || !(this.span || this.paired || this.category || this.$comment.value);
+    this.$clear.disabled = this.readOnly || this.isEmpty();
     this.drawPending();
+    this.onChange?.();
   }
 
   /** Draw the chosen spans in the text (call again after paragraphs are re-rendered). */

@@ -15,7 +15,7 @@ import { spanToRange } from '../lib/anchoring.mjs';
  * @typedef {import('./table.mjs').WireSpan} WireSpan
  */
 
-const FALLBACK_COLOR = '#d0d0d0';
+const FALLBACK_COLOR = '#d0d0d0'; // a category no longer in the taxonomy: grey, unlike any category
 
 export class DocumentView {
   /**
