@@ -105,3 +105,9 @@ def wait_for_value(page: Page, script: str, expected: Any, timeout: float = 5.0)
         page.wait_for_timeout(50)
         value = page.evaluate(script)
     assert value == expected, f"{script} returned {value!r}, expected {expected!r}"
+
+
+def submit_task(page: Page) -> None:
+    """Submit, then confirm in the page (Submit asks first: it cannot be undone)."""
+    page.get_by_role("button", name="Submit", exact=True).click()
+    page.get_by_role("button", name="Yes, submit").click()

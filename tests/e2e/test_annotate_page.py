@@ -10,6 +10,7 @@ from tests.e2e.annotate_support import (
     seed_document,
     select_span,
     stored_annotations,
+    submit_task,
     wait_for_value,
 )
 
@@ -236,7 +237,7 @@ def submit_single_paragraph_task(page: Page, live_server, query: str) -> str:
     """Open a one-paragraph task with platform parameters, Submit; the completion code."""
     seed_document(live_server, "platform", ["Just one paragraph."])
     page.goto(f"{live_server.url}/annotate/platform?{query}")
-    page.get_by_role("button", name="Submit").click()
+    submit_task(page)
     code = page.locator(".js-completion-code")
     expect(code).not_to_be_empty()
     return code.text_content() or ""

@@ -371,9 +371,14 @@ export default class Annotator {
     );
     if (!$mark) return;
     $mark.scrollIntoView({ block: 'center', inline: 'nearest' });
-    DocumentView.link(this.$root, [id]);
+    // Its own class: the hover links are cleared as the page scrolls under the pointer.
+    const $marks = this.$root.querySelectorAll(`.hl[data-annotation~="${CSS.escape(id)}"]`);
+    for (const $shown of this.$root.querySelectorAll('.hl.is-shown')) $shown.classList.remove('is-shown');
+    for (const $shown of $marks) $shown.classList.add('is-shown');
     window.clearTimeout(this.linkTimer);
-    this.linkTimer = window.setTimeout(() => DocumentView.link(this.$root, []), LINK_MS);
+    this.linkTimer = window.setTimeout(() => {
+      for (const $shown of $marks) $shown.classList.remove('is-shown');
+    }, LINK_MS);
   }
 
   /** Submit asks first, in the page: it cannot be undone. */

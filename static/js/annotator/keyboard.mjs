@@ -47,7 +47,7 @@ export class KeyboardSelection {
     this.enabled = enabled;
     /** @type {{$p: HTMLElement, words: {start: number, end: number}[], anchor: number, focus: number} | null} */
     this.caret = null;
-    /** Whether the caret is drawn (keys move it) or waits for the first key. */
+    /** Whether the caret is drawn. */
     this.visible = false;
     this.supported = typeof CSS !== 'undefined' && 'highlights' in CSS;
     this.onKeyDown = (/** @type {KeyboardEvent} */ event) => this.handleKey(event);
@@ -74,11 +74,10 @@ export class KeyboardSelection {
     }
   }
 
-  /** Draw the caret when the paragraph is reached from the keyboard (not by a click). */
+  /** Start in the Current Paragraph; draw the caret when reached from the keyboard. */
   show() {
-    if (!this.enabled() || !this.$host.matches(':focus-visible')) return;
-    if (this.caret?.$p !== this.current()) this.caret = null; // start in the Current Paragraph
-    if (!this.ensureCaret()) return;
+    if (this.caret?.$p !== this.current()) this.caret = null;
+    if (!this.enabled() || !this.ensureCaret() || !this.$host.matches(':focus-visible')) return;
     this.visible = true;
     this.draw();
   }
@@ -91,12 +90,7 @@ export class KeyboardSelection {
   move(key, extend) {
     const caret = this.ensureCaret();
     if (!caret) return;
-    if (!this.visible) {
-      // The first key after focus (or after a take) shows the caret where it was.
-      this.visible = true;
-      this.draw();
-      return;
-    }
+    this.visible = true;
     const last = caret.words.length - 1;
     if (key === 'ArrowUp' || key === 'ArrowDown') {
       if (!extend) this.toParagraph(key === 'ArrowUp' ? -1 : 1);
