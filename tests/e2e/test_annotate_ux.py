@@ -39,7 +39,6 @@ OVERFLOW = "[document.documentElement.scrollWidth, document.documentElement.clie
 
 def add(page: Page, paragraph: int, text: str, start: int, end: int, key: str, comment=""):
     """Select a span with the mouse, choose a category by its key, comment, Add."""
-    page.locator(f'[data-paragraph="{paragraph}"]').scroll_into_view_if_needed()
     select_span(page, paragraph, text, start, end)
     page.keyboard.press(key)
     if comment:
