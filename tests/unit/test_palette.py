@@ -59,7 +59,9 @@ def simulate(rgb: tuple[float, float, float], vision: str) -> tuple[float, float
     if vision == "normal":
         return rgb
     matrix = MACHADO[vision]
-    return tuple(min(1.0, max(0.0, sum(m * c for m, c in zip(row, rgb)))) for row in matrix)
+    return tuple(
+        min(1.0, max(0.0, sum(m * c for m, c in zip(row, rgb, strict=True)))) for row in matrix
+    )
 
 
 def lab(rgb: tuple[float, float, float]) -> tuple[float, float, float]:
@@ -137,8 +139,7 @@ def closest_pair(colors: list[str]) -> tuple[float, str]:
 def contrast(color1: str, color2: str) -> float:
     """WCAG 2 contrast ratio."""
     lum = [
-        0.2126 * r + 0.7152 * g + 0.0722 * b
-        for r, g, b in (linear_rgb(color1), linear_rgb(color2))
+        0.2126 * r + 0.7152 * g + 0.0722 * b for r, g, b in (linear_rgb(color1), linear_rgb(color2))
     ]
     return (max(lum) + 0.05) / (min(lum) + 0.05)
 
@@ -174,15 +175,17 @@ def test_the_simulation_confuses_what_dichromats_confuse():
     assert distance("#cc3333", "#669900", "deuteranopia") < 15
 
 
+def taxonomy_colours(path: str) -> list[str]:
+    """The category colours of a taxonomy file of this repository."""
+    return [category.color for category in load_taxonomy(ROOT / path).categories]
+
+
 @pytest.mark.parametrize(
     "palette",
     [
         pytest.param(list(PALETTE), id="fallback"),
-        pytest.param([c.color for c in load_taxonomy(ROOT / "config/taxonomy.yaml").categories], id="default"),
-        pytest.param(
-            [c.color for c in load_taxonomy(ROOT / "config/taxonomies/booookscore.yaml").categories],
-            id="booookscore",
-        ),
+        pytest.param(taxonomy_colours("config/taxonomy.yaml"), id="default"),
+        pytest.param(taxonomy_colours("config/taxonomies/booookscore.yaml"), id="booookscore"),
     ],
 )
 def test_category_colours_stay_apart_under_colour_vision_deficiencies(palette):
@@ -195,7 +198,7 @@ def test_category_colours_stay_apart_under_colour_vision_deficiencies(palette):
 def test_the_pending_selection_looks_like_no_category():
     fill, text = pending_style()
     assert contrast(fill, text) >= 4.5
-    default = [c.color for c in load_taxonomy(ROOT / "config/taxonomy.yaml").categories]
+    default = taxonomy_colours("config/taxonomy.yaml")
     for color in {*PALETTE, *default}:
         for vision in VISIONS:
             assert distance(fill, color, vision) >= 3 * MIN_DELTA_E, (color, vision)
