@@ -317,6 +317,11 @@ def test_layout_at_1280_and_show_in_text(page: Page, live_server):
     assert max(tops) - min(tops) < 2, tops
     instructions = page.get_by_role("region", name="Instructions")
     assert instructions.evaluate("el => el.scrollHeight <= el.clientHeight + 1")
+    # The sticky steps never slide over the table below them.
+    table = page.locator("section.previous")
+    table.evaluate("el => window.scrollTo(0, el.getBoundingClientRect().top + scrollY - 100)")
+    steps, table_box = page.locator("form.steps").bounding_box(), table.bounding_box()
+    assert steps and table_box and steps["y"] + steps["height"] <= table_box["y"]
     page.screenshot(path=str(SCREENSHOTS / "layout-1280.png"))
 
     mark = page.locator('[data-paragraph="0"] mark.hl')
