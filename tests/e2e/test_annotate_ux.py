@@ -382,3 +382,94 @@ def test_the_page_stays_put_after_remove_and_next(page: Page, live_server, width
     page.wait_for_timeout(100)
     samples.append(page.evaluate("scrollY"))
     assert settled > 0 and set(samples) == {settled}, (settled, samples)
+
+
+# Runs in the page: the browser's copy of the span rules on each case.
+RULES_JS = """
+async (cases) => {
+  const { checkAnnotation } = await import('/static/js/annotator/rules.mjs');
+  return cases.map((c) => checkAnnotation({
+    ...c, text: (id) => c.texts[String(id)],
+    maxCommentLength: c.maxCommentLength,
+  })?.message ?? null);
+}
+"""
+
+
+def test_the_browser_applies_the_servers_span_rules_with_its_messages(page: Page, live_server):
+    """Point 2: static/js/annotator/rules.mjs answers as app/spans.py does, word for word."""
+    from app.spans import Span, SpanError, check_annotation
+
+    class Category:
+        def __init__(self, key: str, name: str, kind: str) -> None:
+            self.key, self.name, self.type = key, name, kind
+
+        @property
+        def is_paired(self) -> bool:
+            return self.type == "paired"
+
+    texts = {0: "Zoë met 🚢 Łukasz.\nHe said 'hi' \"twice\".", 1: "   Only 🚢 here."}
+    single, paired = (
+        Category("new-person", "New person", "singleton"),
+        Category("rep", "Rep", "paired"),
+    )
+    span = Span(0, 8, 16, "🚢 Łukasz")
+    cases = [
+        dict(category=single, span=span),
+        dict(category=None, key="nope", span=span),
+        dict(category=single, span=Span(0, 17, 40, texts[0][17:40])),
+        dict(category=single, span=Span(0, 18, 21, "He ")),
+        dict(category=single, span=Span(0, 17, 30, "not the text")),
+        dict(category=single, span=Span(0, 17, 18, "\n")),
+        dict(category=single, span=Span(2, 0, 1, "x"), furthest=2),
+        dict(category=single, span=Span(1, 0, 2, "  "), furthest=0),
+        dict(category=single, span=Span(0, 5, 5, "")),
+        dict(category=paired, span=span),
+        dict(category=single, span=span, paired=Span(0, 0, 3, "Zoë")),
+        dict(category=paired, span=Span(0, 0, 3, "Zoë"), paired=Span(1, 3, 7, "Only")),
+        dict(category=paired, span=span, paired=span),
+        dict(category=paired, span=Span(1, 3, 9, "Only 🚢"), paired=span),
+        dict(category=single, span=span, comment="🚢" * 11),
+        dict(category=single, span=span, comment="🚢" * 10),
+        dict(category=single, span=span, comment="  ", required=True),
+    ]
+    expected, sent = [], []
+    for case in cases:
+        category = case["category"]
+        arguments = dict(
+            category=category,
+            known_categories=["new-person", "rep"],
+            category_key=category.key if category else case["key"],
+            span=case["span"],
+            paired_span=case.get("paired"),
+            comment=case.get("comment"),
+            comment_required=case.get("required", False),
+            comment_label="Your question",
+            max_comment_length=10,
+            texts=texts,
+            furthest=case.get("furthest", 1),
+        )
+        try:
+            check_annotation(**arguments)
+            expected.append(None)
+        except SpanError as error:
+            expected.append(error.message)
+        sent.append(
+            {
+                "category": vars(category) if category else None,
+                "categoryKey": arguments["category_key"],
+                "knownCategories": arguments["known_categories"],
+                "span": arguments["span"].to_dict(),
+                "paired": case["paired"].to_dict() if case.get("paired") else None,
+                "comment": arguments["comment"],
+                "commentRequired": arguments["comment_required"],
+                "commentLabel": arguments["comment_label"],
+                "maxCommentLength": 10,
+                "texts": {str(k): v for k, v in texts.items()},
+                "furthest": arguments["furthest"],
+            }
+        )
+    assert len({message for message in expected}) > 12  # the cases reach most rules
+    seed_document(live_server, "rules", ["Some text."])
+    open_task(page, live_server, "rules")
+    assert page.evaluate(RULES_JS, sent) == expected
