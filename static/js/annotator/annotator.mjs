@@ -14,7 +14,6 @@ import { CorefCues } from './coref.mjs';
 import { DraftStore } from './draft.mjs';
 import { KeyboardSelection } from './keyboard.mjs';
 import { InstructionsPanel, isTouchOnly } from './panels.mjs';
-import { checkAnnotation } from './rules.mjs';
 import { readSelection } from './selection.mjs';
 import { isProblem, statusText } from './status.mjs';
 import { Steps } from './steps.mjs';
@@ -26,7 +25,6 @@ import { DocumentView } from './view.mjs';
 /** @typedef {import('./table.mjs').WireSpan} WireSpan */
 
 const HINT_MS = 6000;
-const LINK_MS = 2500; // how long "Show in text" keeps the span outlined
 const TEXT_FIELDS = 'input, textarea, select, [contenteditable=""], [contenteditable="true"]';
 
 export default class Annotator {
@@ -80,6 +78,7 @@ export default class Annotator {
       $form: this.$form,
       categories: this.categories,
       commentRequired: Boolean(boot.taxonomy.comment?.required),
+      commentLabel: boot.taxonomy.comment?.label ?? '',
       maxCommentLength: boot.max_comment_length,
       range: (span) => this.view.range(span),
       onChange: () => this.saveDraft(),
@@ -283,24 +282,12 @@ export default class Annotator {
   /** Step 5: record the annotation described by the form, if the server's rules allow it. */
   addAnnotation() {
     if (!this.steps.isComplete()) return;
-    const value = this.steps.value();
-    const problem = checkAnnotation({
-      category: this.categories.get(value.category) ?? null,
-      categoryKey: value.category,
-      knownCategories: [...this.categories.keys()],
-      span: value.span,
-      paired: value.paired_span,
-      comment: value.comment,
-      commentRequired: Boolean(this.boot.taxonomy.comment?.required),
-      commentLabel: this.boot.taxonomy.comment?.label ?? '',
-      maxCommentLength: this.boot.max_comment_length ?? Infinity,
-      text: (id) => this.view.text(id),
-      furthest: this.furthest,
-    });
+    const problem = this.steps.problem({ text: (id) => this.view.text(id), furthest: this.furthest });
     if (problem) {
-      this.steps.showError(problem.message);
+      this.steps.showError(problem);
       return;
     }
+    const value = this.steps.value();
     const annotation = this.store.add(value);
     if (!annotation) return;
     this.statusText = '';
@@ -355,7 +342,7 @@ export default class Annotator {
   }
 
   /**
-   * Scroll an annotation's span into view (in the Context box too) and outline it.
+   * "Show in text": the annotation's span, scrolled into view, or where to find it.
    * @param {string} id
    */
   showInText(id) {
@@ -366,19 +353,7 @@ export default class Annotator {
       this.hint(`This annotation is in paragraph ${paragraph + 1}: go forward to see it.`);
       return;
     }
-    const $mark = /** @type {HTMLElement | null} */ (
-      this.$root.querySelector(`[data-paragraph="${paragraph}"] .hl[data-annotation~="${CSS.escape(id)}"]`)
-    );
-    if (!$mark) return;
-    $mark.scrollIntoView({ block: 'center', inline: 'nearest' });
-    // Its own class: the hover links are cleared as the page scrolls under the pointer.
-    const $marks = this.$root.querySelectorAll(`.hl[data-annotation~="${CSS.escape(id)}"]`);
-    for (const $shown of this.$root.querySelectorAll('.hl.is-shown')) $shown.classList.remove('is-shown');
-    for (const $shown of $marks) $shown.classList.add('is-shown');
-    window.clearTimeout(this.linkTimer);
-    this.linkTimer = window.setTimeout(() => {
-      for (const $shown of $marks) $shown.classList.remove('is-shown');
-    }, LINK_MS);
+    this.view.reveal(id, paragraph);
   }
 
   /** Submit asks first, in the page: it cannot be undone. */
@@ -578,7 +553,7 @@ export default class Annotator {
     window.removeEventListener('beforeunload', this.onBeforeUnload);
     window.removeEventListener('online', this.onOnline);
     window.clearTimeout(this.hintTimer);
-    window.clearTimeout(this.linkTimer);
+    this.view.destroy();
     this.keyboard.destroy();
     this.store.destroy();
     this.coref.destroy();

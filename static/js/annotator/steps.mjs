@@ -16,19 +16,23 @@
  *   shortcut?: string | null, color: string, description?: string}} FullCategory
  */
 
+import { checkAnnotation } from './rules.mjs';
+
 const DEFAULT_PAIRED_PROMPT = 'Highlight the other span, in the Context or the Current Paragraph.';
 
 export class Steps {
   /**
    * @param {{$form: HTMLFormElement, categories: Map<string, FullCategory>, commentRequired: boolean,
-   *   maxCommentLength?: number | null, range: (span: WireSpan) => Range | null,
+   *   commentLabel?: string, maxCommentLength?: number | null, range: (span: WireSpan) => Range | null,
    *   onChange?: () => void}} options
    *   onChange: called after every change of the form (to keep the draft)
    */
-  constructor({ $form, categories, commentRequired, maxCommentLength, range, onChange }) {
+  constructor({ $form, categories, commentRequired, commentLabel, maxCommentLength, range, onChange }) {
     this.$form = $form;
     this.categories = categories;
     this.commentRequired = commentRequired;
+    this.commentLabel = commentLabel ?? '';
+    this.maxCommentLength = maxCommentLength ?? Infinity;
     this.range = range;
     this.onChange = onChange;
     this.$span = /** @type {HTMLInputElement} */ ($form.querySelector('.js-span'));
@@ -115,6 +119,30 @@ export class Steps {
     if (this.needsPaired && !this.paired) return false;
     if (this.commentRequired && !this.$comment.value.trim()) return false;
     return true;
+  }
+
+  /**
+   * Why the server would refuse the annotation of the form (app/spans.py's rules and
+   * words, see rules.mjs), or null.
+   * @param {{text: (id: number) => string | undefined, furthest: number}} paragraphs
+   * @returns {string | null}
+   */
+  problem({ text, furthest }) {
+    const value = this.value();
+    const problem = checkAnnotation({
+      category: this.chosen,
+      categoryKey: value.category,
+      knownCategories: [...this.categories.keys()],
+      span: value.span,
+      paired: value.paired_span,
+      comment: value.comment,
+      commentRequired: this.commentRequired,
+      commentLabel: this.commentLabel,
+      maxCommentLength: this.maxCommentLength,
+      text,
+      furthest,
+    });
+    return problem?.message ?? null;
   }
 
   /** The annotation fields of the form (without id). */
