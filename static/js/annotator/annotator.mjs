@@ -441,6 +441,9 @@ export default class Annotator {
     this.view.show(target);
     this.steps.drawPending();
     this.renderNavigation();
+    // The button pressed was disabled while the paragraph loaded, which drops the focus:
+    // give it back (keyboard users), without scrolling the page the worker may have moved.
+    if (document.activeElement === document.body && !this.$next.disabled) this.$next.focus({ preventScroll: true });
   }
 
   async submit() {
