@@ -64,9 +64,10 @@ CATEGORY_REASONS = (
     "Span too long or too short",
     "Other",
 )
-# Light backgrounds that stay distinct from each other and readable under dark text.
-PALETTE = ("#ffe08a", "#b9e4c9", "#bcd7f5", "#f8c4b4", "#dcc6f0")
-PALETTE += ("#c2ecef", "#f5c2da", "#e2e5a8", "#fbd3a4", "#d5dbe1")
+# Colours of categories without one: Paul Tol's "light" scheme (light fills for dark text,
+# distinct under the common colour-vision deficiencies; tests/unit/test_palette.py).
+PALETTE = ("#eedd88", "#44bb99", "#77aadd", "#ee8866", "#ffaabb")
+PALETTE += ("#99ddff", "#bbcc33", "#aaaa00")
 TOP_KEYS = ("title", "instructions", "comment", "categories", "entities", "study", "validation")
 CATEGORY_KEYS = ("key", "name", "type", "description", "shortcut", "color", "paired_prompt")
 

@@ -71,6 +71,7 @@ def select_span(
     page: Page, paragraph: int, text: str, start: int, end: int, *, backwards: bool = False
 ) -> None:
     """Drag the mouse over text[start:end] (code points) of a paragraph, like a worker."""
+    page.locator(f'[data-paragraph="{paragraph}"]').scroll_into_view_if_needed()
     first = page.evaluate(CHAR_RECT_JS, [paragraph, utf16(text, start)])
     last_unit = utf16(text, end) - (2 if ord(text[end - 1]) > 0xFFFF else 1)
     last = page.evaluate(CHAR_RECT_JS, [paragraph, last_unit])
@@ -105,3 +106,9 @@ def wait_for_value(page: Page, script: str, expected: Any, timeout: float = 5.0)
         page.wait_for_timeout(50)
         value = page.evaluate(script)
     assert value == expected, f"{script} returned {value!r}, expected {expected!r}"
+
+
+def submit_task(page: Page) -> None:
+    """Submit, then confirm in the page (Submit asks first: it cannot be undone)."""
+    page.get_by_role("button", name="Submit", exact=True).click()
+    page.get_by_role("button", name="Yes, submit").click()

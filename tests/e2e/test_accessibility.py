@@ -42,7 +42,10 @@ def test_the_annotator_page_in_each_state(page: Page, live_server):
     page.get_by_role("button", name="No more errors. Go to next paragraph").click()
     expect(page.locator(".js-progress")).to_have_text("Paragraph 2 of 2")
     seen["second paragraph, first as context"] = violations(page)
-    page.get_by_role("button", name="Submit").click()
+    page.get_by_role("button", name="Submit", exact=True).click()
+    expect(page.get_by_role("button", name="Yes, submit")).to_be_focused()
+    seen["asked to confirm Submit"] = violations(page)
+    page.get_by_role("button", name="Yes, submit").click()
     expect(page.locator(".js-completion-code")).not_to_be_empty()
     seen["submitted"] = violations(page)
     token = page.url.rstrip("/").rsplit("/", 1)[-1]

@@ -43,7 +43,7 @@ def test_annotate_a_document_from_start_to_submit(page: Page, server):
     add = page.get_by_role("button", name="Add", exact=True)
     next_button = page.get_by_role("button", name="No more errors. Go to next paragraph")
     previous_button = page.get_by_role("button", name="Previous paragraph")
-    submit = page.get_by_role("button", name="Submit")
+    submit = page.get_by_role("button", name="Submit", exact=True)
     span_box = page.get_by_role("textbox", name="Selected span")
 
     expect(current.locator('[data-paragraph="0"]')).to_have_text(PARAGRAPHS[0])
@@ -165,6 +165,7 @@ def test_annotate_a_document_from_start_to_submit(page: Page, server):
     expect(next_button).to_be_disabled()
     expect(submit).to_be_enabled()
     submit.click()
+    page.get_by_role("button", name="Yes, submit").click()
     code = page.locator(".js-completion-code")
     expect(code).to_have_text(re.compile(r"\S{8,}"))
     with server.app.app_context():

@@ -12,6 +12,7 @@ from tests.e2e.annotate_support import (
     seed_document,
     select_span,
     stored_annotations,
+    submit_task,
 )
 
 PARAGRAPHS = [
@@ -139,7 +140,7 @@ def test_changes_left_unsent_when_the_task_was_submitted_elsewhere_are_reported(
     next_button = other.get_by_role("button", name="No more errors. Go to next paragraph")
     next_button.click()
     expect(other.locator(".js-progress")).to_have_text("Paragraph 2 of 2")
-    other.get_by_role("button", name="Submit").click()
+    submit_task(other)
     expect(other.locator(".js-completion-code")).not_to_be_empty()
     elsewhere.close()
 

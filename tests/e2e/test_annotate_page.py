@@ -10,6 +10,7 @@ from tests.e2e.annotate_support import (
     seed_document,
     select_span,
     stored_annotations,
+    submit_task,
     wait_for_value,
 )
 
@@ -91,7 +92,9 @@ def test_every_step_but_the_selection_works_from_the_keyboard(page: Page, live_s
     select_span(page, 0, paragraphs[0], 18, 25)
 
     first_category = page.get_by_role("button", name="New person not introduced", exact=True)
-    first_category.focus()
+    page.get_by_role("textbox", name="Selected span").focus()
+    page.keyboard.press("Tab")
+    expect(first_category).to_be_focused()
     description = first_category.get_attribute("aria-describedby")
     expect(page.locator(f"#{description}")).to_be_visible()  # the description shows on focus
     page.keyboard.press("Tab")
@@ -236,7 +239,7 @@ def submit_single_paragraph_task(page: Page, live_server, query: str) -> str:
     """Open a one-paragraph task with platform parameters, Submit; the completion code."""
     seed_document(live_server, "platform", ["Just one paragraph."])
     page.goto(f"{live_server.url}/annotate/platform?{query}")
-    page.get_by_role("button", name="Submit").click()
+    submit_task(page)
     code = page.locator(".js-completion-code")
     expect(code).not_to_be_empty()
     return code.text_content() or ""

@@ -271,7 +271,7 @@ def test_taxonomy_preview_and_file_checks(app, researcher, tmp_path):
     html = client.get("/research/taxonomy").get_data(as_text=True)
     assert "is valid and is the version running" in html
     assert "New person not introduced" in html
-    assert 'fill="#ffe08a"' in html
+    assert 'fill="#eedd88"' in html
     assert "<strong>one paragraph at a" in html  # instructions rendered from Markdown
 
     path.write_text(path.read_text().replace("Repetition", "Repeated text"), encoding="utf-8")

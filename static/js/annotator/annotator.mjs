@@ -11,6 +11,8 @@
 import { ApiError, requestJson } from '../lib/api.mjs';
 import { completionContent } from './completion.mjs';
 import { CorefCues } from './coref.mjs';
+import { DraftStore } from './draft.mjs';
+import { KeyboardSelection } from './keyboard.mjs';
 import { InstructionsPanel, isTouchOnly } from './panels.mjs';
 import { readSelection } from './selection.mjs';
 import { isProblem, statusText } from './status.mjs';
@@ -50,6 +52,7 @@ export default class Annotator {
     this.$next = /** @type {HTMLButtonElement} */ ($('.js-next'));
     this.$submit = /** @type {HTMLButtonElement} */ ($('.js-submit'));
     this.$completion = $('.js-completion');
+    this.$submitQuestion = $('.js-submit-question');
 
     /** @type {Map<string, any>} */
     this.categories = new Map(boot.taxonomy.categories.map((/** @type {any} */ c) => [c.key, c]));
@@ -75,8 +78,18 @@ export default class Annotator {
       $form: this.$form,
       categories: this.categories,
       commentRequired: Boolean(boot.taxonomy.comment?.required),
+      commentLabel: boot.taxonomy.comment?.label ?? '',
       maxCommentLength: boot.max_comment_length,
       range: (span) => this.view.range(span),
+      onChange: () => this.saveDraft(),
+    });
+    this.draft = new DraftStore({ token: this.readOnly ? null : boot.token });
+    this.keyboard = new KeyboardSelection({
+      $host: $('.js-current-body'),
+      shown: () => this.view.shown(),
+      current: () => this.view.element(this.position),
+      onTake: (range) => this.takeRange(range),
+      enabled: () => !this.readOnly,
     });
     this.coref = new CorefCues({
       $scope: $root,
@@ -99,6 +112,7 @@ export default class Annotator {
       if (annotation) {
         this.table.remove(annotation.id);
         this.redraw(annotation);
+        this.keepRefused(annotation, /** @type {CustomEvent} */ (event).detail.error);
       }
       this.renderStatus();
     });
@@ -109,6 +123,7 @@ export default class Annotator {
     this.view.show(this.position);
     this.steps.setReadOnly(this.readOnly);
     this.table.setReadOnly(this.readOnly);
+    this.restoreDraft();
     this.instructions = new InstructionsPanel({
       $root,
       $panel: $('.js-instructions'),
@@ -130,11 +145,14 @@ export default class Annotator {
       event.preventDefault();
       this.addAnnotation();
     };
-    this.onInput = () => this.steps.render();
+    this.onInput = () => this.steps.commentChanged();
     this.onFocusIn = (/** @type {FocusEvent} */ event) => {
       const target = /** @type {HTMLElement} */ (event.target);
       if (target.matches('.js-span')) this.steps.setTarget('span');
       if (target.matches('.js-paired-span')) this.steps.setTarget('paired');
+      // A row reached by keyboard lights up its spans, as hovering it does.
+      const rowId = /** @type {HTMLElement | null} */ (target.closest('.js-annotation-row'))?.dataset.annotation;
+      DocumentView.link(this.$root, rowId ? [rowId] : []);
     };
     // The selection is final at mouseup: read it at once, before a following key press or
     // focus change (e.g. into the comment field) can replace it.
@@ -177,7 +195,10 @@ export default class Annotator {
     else if ($button.matches('.js-clear')) this.steps.clear();
     else if ($button.matches('.js-previous')) this.goTo(this.position - 1);
     else if ($button.matches('.js-next')) this.goTo(this.position + 1);
-    else if ($button.matches('.js-submit')) this.submit();
+    else if ($button.matches('.js-submit')) this.askToSubmit();
+    else if ($button.matches('.js-submit-confirm')) this.submit();
+    else if ($button.matches('.js-submit-cancel')) this.cancelSubmit();
+    else if ($button.matches('.js-show') && rowId) this.showInText(rowId);
     else if ($button.matches('.js-toggle-instructions')) this.instructions.toggle();
     else if ($button.matches('.js-remove') && rowId) this.table.askToConfirm(rowId);
     else if ($button.matches('.js-remove-confirm') && rowId) this.removeAnnotation(rowId);
@@ -203,6 +224,7 @@ export default class Annotator {
         /** @type {HTMLElement} */ (event.target).closest?.('.js-annotation-row.is-confirming')
       )?.dataset.annotation;
       if (rowId) this.table.cancelConfirm(rowId);
+      else if (!this.$submitQuestion.hidden) this.cancelSubmit();
       else this.steps.clear();
       return;
     }
@@ -217,14 +239,23 @@ export default class Annotator {
     if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return;
     const range = selection.getRangeAt(0);
     if (!range.intersectsNode(this.$root)) return;
+    // Drop the browser's selection either way: the chosen span stays drawn by Steps, and a
+    // refused one must not be dragged by the next mouse press.
+    if (this.takeRange(range)) selection.removeAllRanges();
+  }
+
+  /**
+   * Read a range of the text (a mouse or keyboard selection) into step 1 or step 3.
+   * @param {Range} range
+   * @returns {boolean} false when the range covers no paragraph text
+   */
+  takeRange(range) {
+    if (this.readOnly) return false;
     const result = readSelection(range, this.view.shown(), {
       position: this.position,
       forPaired: this.steps.target === 'paired' && this.steps.needsPaired,
     });
-    if (!result) return;
-    // Drop the browser's selection either way: the chosen span stays drawn by Steps, and a
-    // refused one must not be dragged by the next mouse press.
-    selection.removeAllRanges();
+    if (!result) return false;
     if ('refusal' in result) {
       this.hint(result.refusal);
     } else if (this.steps.target === 'paired' && this.steps.needsPaired) {
@@ -234,6 +265,7 @@ export default class Annotator {
       this.steps.setSpan(result.span);
       this.hint('');
     }
+    return true;
   }
 
   /**
@@ -247,15 +279,93 @@ export default class Annotator {
     if (message) this.hintTimer = window.setTimeout(() => this.hint(''), HINT_MS);
   }
 
-  /** Step 5: record the annotation described by the form. */
+  /** Step 5: record the annotation described by the form, if the server's rules allow it. */
   addAnnotation() {
     if (!this.steps.isComplete()) return;
-    const annotation = this.store.add(this.steps.value());
+    const problem = this.steps.problem({ text: (id) => this.view.text(id), furthest: this.furthest });
+    if (problem) {
+      this.steps.showError(problem);
+      return;
+    }
+    const value = this.steps.value();
+    const annotation = this.store.add(value);
     if (!annotation) return;
     this.statusText = '';
     this.redraw(annotation);
     this.table.add(annotation);
     this.steps.clear();
+  }
+
+  /**
+   * The server refused an Add for good: put it back into the form (unless the worker has
+   * started another or moved on) and say why next to Add.
+   * @param {Annotation} annotation
+   * @param {Error} error
+   */
+  keepRefused(annotation, error) {
+    const here = annotation.span.paragraph_id === this.position;
+    if (here && this.steps.isEmpty() && !this.readOnly) {
+      this.steps.restore({
+        span: annotation.span,
+        paired: annotation.paired_span,
+        category: annotation.category,
+        comment: annotation.comment,
+      });
+      this.steps.showError(error.message);
+    } else {
+      this.steps.showError(`Your annotation of “${annotation.span.text}” was not saved: ${error.message}`);
+    }
+  }
+
+  /** Keep the unfinished annotation for a reload (once the saved one is restored). */
+  saveDraft() {
+    if (this.draftRestored) this.draft.save(this.steps.draft());
+  }
+
+  /** Put back the annotation left unfinished before a reload, if it still fits the page. */
+  restoreDraft() {
+    const draft = this.readOnly ? null : this.draft.load();
+    this.draftRestored = true;
+    if (!draft) return;
+    const fits = (/** @type {WireSpan | null} */ span, /** @type {boolean} */ paired) => {
+      if (!span) return null;
+      const inPlace = paired ? span.paragraph_id <= this.position : span.paragraph_id === this.position;
+      const range = inPlace ? this.view.range(span) : null;
+      return range && range.toString() === span.text ? span : null;
+    };
+    this.steps.restore({
+      span: fits(draft.span, false),
+      paired: fits(draft.paired, true),
+      category: draft.category,
+      comment: draft.comment,
+    });
+  }
+
+  /**
+   * "Show in text": the annotation's span, scrolled into view, or where to find it.
+   * @param {string} id
+   */
+  showInText(id) {
+    const annotation = this.annotations.get(id);
+    if (!annotation) return;
+    const paragraph = annotation.span.paragraph_id;
+    if (paragraph > this.position) {
+      this.hint(`This annotation is in paragraph ${paragraph + 1}: go forward to see it.`);
+      return;
+    }
+    this.view.reveal(id, paragraph);
+  }
+
+  /** Submit asks first, in the page: it cannot be undone. */
+  askToSubmit() {
+    if (!this.canSubmit() || this.hasUnfinishedAnnotation()) return;
+    this.$submitQuestion.hidden = false;
+    /** @type {HTMLElement} */ (this.$submitQuestion.querySelector('.js-submit-confirm')).focus();
+  }
+
+  cancelSubmit() {
+    this.$submitQuestion.hidden = true;
+    this.$submit.focus();
   }
 
   /** @param {string} id */
@@ -331,9 +441,13 @@ export default class Annotator {
     this.view.show(target);
     this.steps.drawPending();
     this.renderNavigation();
+    // The button pressed was disabled while the paragraph loaded, which drops the focus:
+    // give it back (keyboard users), without scrolling the page the worker may have moved.
+    if (document.activeElement === document.body && !this.$next.disabled) this.$next.focus({ preventScroll: true });
   }
 
   async submit() {
+    this.$submitQuestion.hidden = true;
     if (!this.canSubmit() || !this.api.submit || this.hasUnfinishedAnnotation()) return;
     this.busy = true;
     this.renderNavigation();
@@ -391,6 +505,7 @@ export default class Annotator {
     const nextReachable = this.readOnly ? this.position < this.furthest : this.position < this.total - 1;
     this.$next.disabled = this.busy || !nextReachable;
     this.$submit.disabled = !this.canSubmit();
+    if (this.$submit.disabled && !this.busy) this.$submitQuestion.hidden = true;
   }
 
   /** @param {string} text a navigation message, or '' to show the save state again */
@@ -441,6 +556,8 @@ export default class Annotator {
     window.removeEventListener('beforeunload', this.onBeforeUnload);
     window.removeEventListener('online', this.onOnline);
     window.clearTimeout(this.hintTimer);
+    this.view.destroy();
+    this.keyboard.destroy();
     this.store.destroy();
     this.coref.destroy();
     this.steps.destroy();

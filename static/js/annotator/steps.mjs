@@ -16,18 +16,25 @@
  *   shortcut?: string | null, color: string, description?: string}} FullCategory
  */
 
+import { checkAnnotation } from './rules.mjs';
+
 const DEFAULT_PAIRED_PROMPT = 'Highlight the other span, in the Context or the Current Paragraph.';
 
 export class Steps {
   /**
    * @param {{$form: HTMLFormElement, categories: Map<string, FullCategory>, commentRequired: boolean,
-   *   maxCommentLength?: number | null, range: (span: WireSpan) => Range | null}} options
+   *   commentLabel?: string, maxCommentLength?: number | null, range: (span: WireSpan) => Range | null,
+   *   onChange?: () => void}} options
+   *   onChange: called after every change of the form (to keep the draft)
    */
-  constructor({ $form, categories, commentRequired, maxCommentLength, range }) {
+  constructor({ $form, categories, commentRequired, commentLabel, maxCommentLength, range, onChange }) {
     this.$form = $form;
     this.categories = categories;
     this.commentRequired = commentRequired;
+    this.commentLabel = commentLabel ?? '';
+    this.maxCommentLength = maxCommentLength ?? Infinity;
     this.range = range;
+    this.onChange = onChange;
     this.$span = /** @type {HTMLInputElement} */ ($form.querySelector('.js-span'));
     this.$paired = /** @type {HTMLInputElement} */ ($form.querySelector('.js-paired-span'));
     this.$pairedStep = /** @type {HTMLElement} */ ($form.querySelector('.js-step-paired'));
@@ -38,6 +45,7 @@ export class Steps {
     }
     this.$add = /** @type {HTMLButtonElement} */ ($form.querySelector('.js-add'));
     this.$clear = /** @type {HTMLButtonElement} */ ($form.querySelector('.js-clear'));
+    this.$error = /** @type {HTMLElement} */ ($form.querySelector('.js-add-error'));
     this.$categories = /** @type {HTMLButtonElement[]} */ ([...$form.querySelectorAll('.js-category')]);
     for (const $button of this.$categories) {
       const color = categories.get($button.dataset.category ?? '')?.color;
@@ -67,6 +75,7 @@ export class Steps {
 
   /** @param {WireSpan} span */
   setSpan(span) {
+    this.showError('');
     this.span = span;
     if (this.needsPaired && !this.paired) this.target = 'paired';
     this.render();
@@ -74,6 +83,7 @@ export class Steps {
 
   /** @param {WireSpan} span */
   setPaired(span) {
+    this.showError('');
     this.paired = span;
     this.render();
   }
@@ -91,6 +101,7 @@ export class Steps {
    */
   choose(key) {
     if (this.readOnly || !this.categories.has(key)) return false;
+    this.showError('');
     this.category = key;
     if (this.needsPaired) {
       if (this.span) this.target = 'paired';
@@ -110,6 +121,30 @@ export class Steps {
     return true;
   }
 
+  /**
+   * Why the server would refuse the annotation of the form (app/spans.py's rules and
+   * words, see rules.mjs), or null.
+   * @param {{text: (id: number) => string | undefined, furthest: number}} paragraphs
+   * @returns {string | null}
+   */
+  problem({ text, furthest }) {
+    const value = this.value();
+    const problem = checkAnnotation({
+      category: this.chosen,
+      categoryKey: value.category,
+      knownCategories: [...this.categories.keys()],
+      span: value.span,
+      paired: value.paired_span,
+      comment: value.comment,
+      commentRequired: this.commentRequired,
+      commentLabel: this.commentLabel,
+      maxCommentLength: this.maxCommentLength,
+      text,
+      furthest,
+    });
+    return problem?.message ?? null;
+  }
+
   /** The annotation fields of the form (without id). */
   value() {
     const comment = this.$comment.value.trim();
@@ -121,8 +156,46 @@ export class Steps {
     };
   }
 
+  /**
+   * Put an annotation back into the form (a saved draft, or an Add the server refused).
+   * @param {{span: WireSpan | null, paired: WireSpan | null, category: string | null, comment: string | null}} fields
+   */
+  restore({ span, paired, category, comment }) {
+    this.category = category && this.categories.has(category) ? category : null;
+    this.span = span;
+    this.paired = this.needsPaired ? paired : null;
+    this.$comment.value = comment ?? '';
+    this.target = this.needsPaired && span && !this.paired ? 'paired' : 'span';
+    this.render();
+  }
+
+  /** The form as a draft to keep. */
+  draft() {
+    return { span: this.span, paired: this.paired, category: this.category, comment: this.$comment.value };
+  }
+
+  /** True when nothing is chosen or typed. */
+  isEmpty() {
+    return !(this.span || this.paired || this.category || this.$comment.value);
+  }
+
+  /**
+   * Say why Add was refused, next to Add ('' removes the message).
+   * @param {string} message
+   */
+  showError(message) {
+    if (this.$error.textContent !== message) this.$error.textContent = message;
+  }
+
+  /** The comment was edited. */
+  commentChanged() {
+    this.showError('');
+    this.render();
+  }
+
   /** Start over (after Add, Clear or a move to another paragraph). */
   clear() {
+    this.showError('');
     this.span = null;
     this.paired = null;
     this.category = null;
@@ -154,8 +227,9 @@ export class Steps {
     this.$span.closest('.step')?.classList.toggle('is-active', !this.readOnly && this.target === 'span');
     this.$pairedStep.classList.toggle('is-active', !this.readOnly && this.target === 'paired');
     this.$add.disabled = !this.isComplete();
-    this.$clear.disabled = this.readOnly || !(this.span || this.paired || this.category || this.$comment.value);
+    this.$clear.disabled = this.readOnly || this.isEmpty();
     this.drawPending();
+    this.onChange?.();
   }
 
   /** Draw the chosen spans in the text (call again after paragraphs are re-rendered). */

@@ -1,6 +1,7 @@
 /**
- * The "Previous annotations" table: one row per live annotation, each with a Remove
- * button that asks for confirmation in the row itself (no native dialogs).
+ * The "Previous annotations" table: one row per live annotation, each with a "Show in
+ * text" button and a Remove button that asks for confirmation in the row itself (no
+ * native dialogs).
  *
  * @module annotator/table
  */
@@ -91,7 +92,7 @@ export class AnnotationTable {
   setReadOnly(readOnly) {
     this.readOnly = readOnly;
     for (const { row } of this.rows.values()) {
-      for (const button of row.querySelectorAll('button')) button.disabled = readOnly;
+      for (const button of row.querySelectorAll('button:not(.js-show)')) button.disabled = readOnly;
     }
   }
 
@@ -139,16 +140,17 @@ export class AnnotationTable {
     commentCell.textContent = annotation.comment ?? '';
 
     const actionCell = cell('previous__actions');
-    actionCell.append(this.removeButton());
+    actionCell.append(...this.actionButtons());
     row.append(categoryCell, spanCell, paragraphCell, commentCell, actionCell);
     return row;
   }
 
-  /** @returns {HTMLButtonElement} */
-  removeButton() {
-    const button = button_('Remove', 'button button--small button--secondary js-remove');
-    button.disabled = this.readOnly;
-    return button;
+  /** @returns {HTMLButtonElement[]} "Show in text" (always usable) and Remove */
+  actionButtons() {
+    const show = button_('Show in text', 'button button--small button--secondary js-show');
+    const remove = button_('Remove', 'button button--small button--secondary js-remove');
+    remove.disabled = this.readOnly;
+    return [show, remove];
   }
 
   /**
@@ -177,8 +179,8 @@ export class AnnotationTable {
     const entry = this.rows.get(id);
     if (!entry) return;
     const actions = /** @type {HTMLElement} */ (entry.row.querySelector('.previous__actions'));
-    const remove = this.removeButton();
-    actions.replaceChildren(remove);
+    const [show, remove] = this.actionButtons();
+    actions.replaceChildren(show, remove);
     entry.row.classList.remove('is-confirming');
     remove.focus();
   }

@@ -15,7 +15,8 @@ import { spanToRange } from '../lib/anchoring.mjs';
  * @typedef {import('./table.mjs').WireSpan} WireSpan
  */
 
-const FALLBACK_COLOR = '#d0d0d0';
+const SHOWN_MS = 2500; // how long "Show in text" keeps the highlights outlined
+const FALLBACK_COLOR = '#d0d0d0'; // a category no longer in the taxonomy: grey, unlike any category
 
 export class DocumentView {
   /**
@@ -155,6 +156,36 @@ export class DocumentView {
         $mark.classList.add('is-linked');
       }
     }
+  }
+
+  /**
+   * Scroll an annotation's highlight in a shown paragraph into view (the Context box
+   * scrolls too) and outline its highlights for a moment. The outline is its own class:
+   * hover links are cleared as the page scrolls under the pointer.
+   * @param {string} id
+   * @param {number} paragraph the paragraph of its span
+   */
+  reveal(id, paragraph) {
+    const selector = `.hl[data-annotation~="${CSS.escape(id)}"]`;
+    const $mark = this.elements.get(paragraph)?.querySelector(selector);
+    if (!$mark?.isConnected) return;
+    $mark.scrollIntoView({ block: 'center', inline: 'nearest' });
+    this.unreveal();
+    for (const $p of this.shown()) {
+      for (const $shown of $p.querySelectorAll(selector)) $shown.classList.add('is-shown');
+    }
+    this.revealTimer = window.setTimeout(() => this.unreveal(), SHOWN_MS);
+  }
+
+  unreveal() {
+    window.clearTimeout(this.revealTimer);
+    for (const $p of this.elements.values()) {
+      for (const $shown of $p.querySelectorAll('.hl.is-shown')) $shown.classList.remove('is-shown');
+    }
+  }
+
+  destroy() {
+    window.clearTimeout(this.revealTimer);
   }
 
   /**

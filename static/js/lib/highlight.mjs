@@ -17,8 +17,10 @@
  *   - `data-hl-ids`: the covering highlights' ids, space-separated (outermost first);
  *   - `dataset` entries of the covering highlights (values of one key joined by spaces);
  *   - `title`: the covering highlights' titles, one per line;
- *   - CSS custom properties: `--hl-color` (background: the innermost highlight's colour)
- *     and `--hl-stripes` (one underline stripe per further highlight, as box-shadows);
+ *   - CSS custom properties: `--hl-color` (background: the innermost highlight's colour),
+ *     `--hl-stripes` (box-shadows: one underline stripe in its own colour per further
+ *     highlight, and a bar in a darker shade of its colour where a highlight starts or
+ *     ends) and `--hl-depth` (the stripes' height, for padding);
  *   - classes: `hl`, every highlight's className, `hl--start`/`hl--end` where a highlight
  *     begins/ends in this segment, `hl--overlap` when more than one highlight covers it.
  *
@@ -37,7 +39,9 @@
  */
 
 const SURROGATES = /[\uD800-\uDFFF]/; // no u flag: it must see the halves of a pair
-const STRIPE = 3; // px per underline stripe of an overlapping highlight
+const STRIPE = 3; // px per underline stripe of an overlapping highlight (+1 px edge)
+const BAR = 2; // px of the bar that marks where a highlight starts or ends
+const EDGE = 'rgb(0 0 0 / 55%)';
 
 /**
  * UTF-16 offsets of the given sorted code-point offsets in text.
@@ -137,13 +141,43 @@ function segmentElement(doc, segment, covering, from, to) {
   if (titles.length) mark.title = titles.join('\n');
   const inner = layers[layers.length - 1];
   mark.style.setProperty('--hl-color', inner.color);
-  if (layers.length > 1) {
-    mark.classList.add('hl--overlap');
-    const stripes = layers
-      .slice(0, -1)
-      .map((h, i) => `inset 0 -${(i + 1) * STRIPE}px 0 0 color-mix(in srgb, ${h.color} 55%, #333)`);
-    mark.style.setProperty('--hl-stripes', stripes.join(', '));
-    mark.style.setProperty('--hl-depth', `${(layers.length - 1) * STRIPE}px`);
-  }
+  if (layers.length > 1) mark.classList.add('hl--overlap');
+  const shadows = stripes(layers, from, to);
+  if (shadows.length) mark.style.setProperty('--hl-stripes', shadows.join(', '));
+  if (layers.length > 1) mark.style.setProperty('--hl-depth', `${(layers.length - 1) * (STRIPE + 1)}px`);
   return mark;
+}
+
+/**
+ * The box-shadows that show every layer of a segment in its own colour: a bar where a
+ * highlight starts or ends (its boundary), and one underline stripe per layer but the
+ * innermost (whose colour is the background), outermost at the bottom, each edged with a
+ * thin dark line so that two layers of the same colour stay two. Earlier shadows paint
+ * over later ones, so each stripe shows only above the ones below it.
+ * @param {Highlight[]} layers outermost first
+ * @param {number} from the segment's start (code points)
+ * @param {number} to the segment's end
+ * @returns {string[]}
+ */
+function stripes(layers, from, to) {
+  const shadows = [];
+  const starting = layers.find((h) => h.start === from);
+  const ending = layers.find((h) => h.end === to);
+  if (starting) shadows.push(`inset ${BAR}px 0 0 0 ${edge(starting.color)}`);
+  if (ending) shadows.push(`inset -${BAR}px 0 0 0 ${edge(ending.color)}`);
+  layers.slice(0, -1).forEach((h, i) => {
+    const top = (i + 1) * (STRIPE + 1);
+    shadows.push(`inset 0 -${top - 1}px 0 0 ${h.color}`, `inset 0 -${top}px 0 0 ${EDGE}`);
+  });
+  return shadows;
+}
+
+/**
+ * A darker shade of a category colour, same hue: visible as a line on white and on the
+ * light category colours.
+ * @param {string} color
+ * @returns {string}
+ */
+function edge(color) {
+  return `color-mix(in oklab, ${color} 55%, #000)`;
 }

@@ -1,0 +1,77 @@
+/**
+ * The annotation being made (steps 1-4: span, category, paired span, comment), kept in
+ * localStorage per session token so that a reload does not lose it; like the retry queue
+ * of lib/api.mjs, a blocked or full storage only means the draft is not kept.
+ *
+ * @module annotator/draft
+ */
+
+/** @typedef {import('./table.mjs').WireSpan} WireSpan */
+
+/**
+ * @typedef {object} Draft
+ * @property {WireSpan | null} span
+ * @property {WireSpan | null} paired
+ * @property {string | null} category
+ * @property {string} comment
+ */
+
+export class DraftStore {
+  /** @param {{token: string | null}} options no token (a preview): nothing is kept */
+  constructor({ token }) {
+    this.key = token ? `falte:draft:${token}` : null;
+  }
+
+  /**
+   * The saved draft, or null when none (or unreadable).
+   * @returns {Draft | null}
+   */
+  load() {
+    if (!this.key) return null;
+    try {
+      const raw = window.localStorage.getItem(this.key);
+      const draft = raw ? JSON.parse(raw) : null;
+      if (!draft || typeof draft !== 'object') return null;
+      return {
+        span: isSpan(draft.span) ? draft.span : null,
+        paired: isSpan(draft.paired) ? draft.paired : null,
+        category: typeof draft.category === 'string' ? draft.category : null,
+        comment: typeof draft.comment === 'string' ? draft.comment : '',
+      };
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Keep the draft; an empty one is removed.
+   * @param {Draft} draft
+   */
+  save(draft) {
+    if (!this.key) return;
+    try {
+      if (draft.span || draft.paired || draft.category || draft.comment) {
+        window.localStorage.setItem(this.key, JSON.stringify(draft));
+      } else {
+        window.localStorage.removeItem(this.key);
+      }
+    } catch {
+      // Storage full or blocked (some third-party iframes): the draft is just not kept.
+    }
+  }
+}
+
+/**
+ * @param {unknown} value
+ * @returns {value is WireSpan}
+ */
+function isSpan(value) {
+  if (!value || typeof value !== 'object') return false;
+  const span = /** @type {Record<string, unknown>} */ (value);
+  return (
+    Number.isInteger(span.paragraph_id) &&
+    Number.isInteger(span.start) &&
+    Number.isInteger(span.end) &&
+    typeof span.text === 'string'
+  );
+}

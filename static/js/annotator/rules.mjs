@@ -1,0 +1,167 @@
+/**
+ * The span rules of app/spans.py (`check_annotation`), applied in the browser before an
+ * annotation is sent, with the server's own messages, so that a refused Add keeps the
+ * worker's input and says why next to Add. The server still checks everything.
+ *
+ * @module annotator/rules
+ */
+
+import { codePointLength, sliceCodePoints } from '../lib/anchoring.mjs';
+
+/** @typedef {import('./table.mjs').WireSpan} WireSpan */
+
+/**
+ * @typedef {object} AnnotationInput
+ * @property {{key: string, name: string, type: string} | null} category
+ * @property {string} categoryKey
+ * @property {string[]} knownCategories
+ * @property {WireSpan} span
+ * @property {WireSpan | null} paired
+ * @property {string | null} comment
+ * @property {boolean} commentRequired
+ * @property {string} commentLabel
+ * @property {number} maxCommentLength
+ * @property {(id: number) => string | undefined} text the stored text of a paragraph reached
+ * @property {number} furthest
+ */
+
+/**
+ * The first rule the annotation breaks, as the server would word it; null when none.
+ * @param {AnnotationInput} input
+ * @returns {{code: string, field: string, message: string} | null}
+ */
+export function checkAnnotation(input) {
+  try {
+    check(input);
+    return null;
+  } catch (error) {
+    if (error instanceof RuleError) return { code: error.code, field: error.field, message: error.message };
+    throw error;
+  }
+}
+
+class RuleError extends Error {
+  /**
+   * @param {string} code
+   * @param {string} field
+   * @param {string} message
+   */
+  constructor(code, field, message) {
+    super(message);
+    this.code = code;
+    this.field = field;
+  }
+}
+
+/** @param {AnnotationInput} input */
+function check(input) {
+  const { category, span, paired } = input;
+  if (!category) {
+    throw new RuleError(
+      'unknown_category',
+      'category',
+      `Unknown error category ${pyRepr(input.categoryKey)}; choose one of: ${input.knownCategories.join(', ')}.`,
+    );
+  }
+  checkSpan(span, input, 'span');
+  const isPaired = category.type === 'paired';
+  if (isPaired && !paired) {
+    throw new RuleError(
+      'paired_span_required',
+      'paired_span',
+      `“${category.name}” needs a second span: select it in Context or Current Paragraph.`,
+    );
+  }
+  if (!isPaired && paired) {
+    throw new RuleError('paired_span_forbidden', 'paired_span', `“${category.name}” takes a single span; remove the second span.`);
+  }
+  if (paired) {
+    if (paired.paragraph_id > span.paragraph_id) {
+      throw new RuleError(
+        'paired_span_later',
+        'paired_span.paragraph_id',
+        'The second span must be in the same paragraph or an earlier one ' +
+          `(it is in paragraph ${paired.paragraph_id}, the error in paragraph ${span.paragraph_id}).`,
+      );
+    }
+    checkSpan(paired, input, 'paired_span');
+    if (paired.paragraph_id === span.paragraph_id && paired.start === span.start && paired.end === span.end) {
+      throw new RuleError(
+        'paired_span_same',
+        'paired_span',
+        'The second span is the same text as the first; select the other occurrence.',
+      );
+    }
+  }
+  const { comment } = input;
+  if (comment !== null && codePointLength(comment) > input.maxCommentLength) {
+    throw new RuleError(
+      'comment_too_long',
+      'comment',
+      `The comment has ${codePointLength(comment)} characters; the limit is ${input.maxCommentLength}.`,
+    );
+  }
+  if (input.commentRequired && !(comment ?? '').trim()) {
+    throw new RuleError('comment_required', 'comment', `Please fill in “${input.commentLabel}”.`);
+  }
+}
+
+/**
+ * @param {WireSpan} span
+ * @param {AnnotationInput} input
+ * @param {string} field
+ */
+function checkSpan(span, { text: textOf, furthest }, field) {
+  if (span.paragraph_id > furthest) {
+    throw new RuleError(
+      'beyond_furthest',
+      `${field}.paragraph_id`,
+      `Paragraph ${span.paragraph_id} has not been reached yet (furthest reached: ${furthest}).`,
+    );
+  }
+  const text = textOf(span.paragraph_id);
+  if (text === undefined) {
+    throw new RuleError('no_such_paragraph', `${field}.paragraph_id`, `This document has no paragraph ${span.paragraph_id}.`);
+  }
+  const length = codePointLength(text);
+  if (!(span.start >= 0 && span.start < span.end && span.end <= length)) {
+    throw new RuleError(
+      'out_of_range',
+      field,
+      `Offsets ${span.start}-${span.end} are not a span of this paragraph ` +
+        `(it has ${length} characters; start must be below end).`,
+    );
+  }
+  const stored = sliceCodePoints(text, span.start, span.end);
+  if (stored !== span.text) {
+    throw new RuleError(
+      'quote_mismatch',
+      `${field}.text`,
+      'The selected text does not match the paragraph at these offsets ' +
+        `(expected ${pyRepr(stored)}, got ${pyRepr(span.text)}). Reload the page and select again.`,
+    );
+  }
+  if (!stored.trim()) throw new RuleError('blank_span', field, 'The selected span is empty or only whitespace.');
+}
+
+/**
+ * Python's repr() of a str, for the messages that quote one (printable text; the usual
+ * escapes for quotes, backslashes and control characters).
+ * @param {string} value
+ * @returns {string}
+ */
+export function pyRepr(value) {
+  const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
+  let out = '';
+  for (const char of value) {
+    const code = /** @type {number} */ (char.codePointAt(0));
+    if (char === '\\') out += '\\\\';
+    else if (char === quote) out += `\\${quote}`;
+    else if (char === '\n') out += '\\n';
+    else if (char === '\r') out += '\\r';
+    else if (char === '\t') out += '\\t';
+    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
+    else out += char;
+  }
+  return `${quote}${out}${quote}`;
+}
