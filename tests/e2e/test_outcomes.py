@@ -14,6 +14,7 @@ from playwright.sync_api import Page, Route, expect
 from app.document_formats import DocumentInput
 from app.documents import import_documents
 from tests.conftest import ROOT
+from tests.e2e.annotate_support import submit_task
 from tests.e2e.conftest import LiveServer, serving
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
@@ -66,7 +67,7 @@ PROLIFIC_WORKER = "PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x1"
 def test_a_prolific_worker_lands_on_the_fixed_code_of_completed(page: Page, study_server):
     asked = stub_prolific(page)
     page.goto(f"{study_server.url}/annotate/doc-1?{PROLIFIC_WORKER}")
-    page.get_by_role("button", name="Submit").click()
+    submit_task(page)
     code = page.locator(".js-completion-code")
     expect(code).not_to_be_empty()  # the app's own code is shown before leaving
     link = page.get_by_role("link", name="Return to the study")
@@ -78,7 +79,7 @@ def test_a_prolific_worker_lands_on_the_fixed_code_of_completed(page: Page, stud
 def test_a_prolific_worker_who_missed_the_checks_lands_on_failed_checks(page: Page, study_server):
     asked = stub_prolific(page)
     page.goto(f"{study_server.url}/annotate/check-1?{PROLIFIC_WORKER}")
-    page.get_by_role("button", name="Submit").click()  # nothing marked: the gold missed
+    submit_task(page)  # nothing marked: the gold missed
     page.wait_for_url(f"{PROLIFIC}CQ5R4S3T")
     assert asked == [f"{PROLIFIC}CQ5R4S3T"]
 
@@ -86,7 +87,7 @@ def test_a_prolific_worker_who_missed_the_checks_lands_on_failed_checks(page: Pa
 def test_reopening_a_submitted_task_does_not_leave_the_page(page: Page, study_server):
     stub_prolific(page)
     page.goto(f"{study_server.url}/annotate/doc-1?{PROLIFIC_WORKER}")
-    page.get_by_role("button", name="Submit").click()
+    submit_task(page)
     page.wait_for_url(f"{PROLIFIC}C1A2B3C4")
     page.goto(f"{study_server.url}/annotate/doc-1?{PROLIFIC_WORKER}")
     expect(page.get_by_role("link", name="Return to the study")).to_be_visible()
@@ -106,7 +107,7 @@ def test_an_mturk_workers_form_posts_the_outcome(page: Page, study_server):
         "workerId=W1&assignmentId=A1&hitId=H1&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com"
     )
     page.goto(f"{study_server.url}/annotate/check-1?{mturk}")
-    page.get_by_role("button", name="Submit").click()
+    submit_task(page)
     button = page.get_by_role("button", name="Send your work to MTurk")
     form = page.locator("form", has=button)
     expect(form.locator("input[name=outcome]")).to_have_value("failed_checks")
