@@ -1,9 +1,10 @@
 """The crowd study's effective settings: the taxonomy's `study:` section, then config overrides.
 
-The taxonomy file holds the study design (quota, completion URL, abandonment, attention
-checks); deployment config may override the completion URL (COMPLETION_URL) and the
-abandonment timeout (ABANDON_AFTER_MINUTES), and sets the recall below which a worker's
-attention checks are flagged (ATTENTION_CHECK_MIN_RECALL, default 0.5).
+The taxonomy file holds the study design (quota, completion URL, abandonment, how long an
+unused session holds its place, attention checks); deployment config may override the
+completion URL (COMPLETION_URL) and the abandonment timeout (ABANDON_AFTER_MINUTES), and
+sets the recall below which a worker's attention checks are flagged
+(ATTENTION_CHECK_MIN_RECALL, default 0.5).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class EffectiveStudySettings:
     min_gold_recall: float
     completion_url_source: str  # "taxonomy" | "config" | "none"
     abandon_source: str  # "taxonomy" | "config"
+    claim_minutes: int = 10  # see app.assignment.claims
 
     def abandoned_before(self, now: datetime | None = None) -> datetime:
         """Active sessions last seen before this instant count as abandoned."""
@@ -54,6 +56,7 @@ def study_settings() -> EffectiveStudySettings:
         min_gold_recall=float(config.get("ATTENTION_CHECK_MIN_RECALL", DEFAULT_MIN_RECALL)),
         completion_url_source=url_source,
         abandon_source="config" if abandon else "taxonomy",
+        claim_minutes=study.claim_minutes,
     )
 
 

@@ -91,6 +91,7 @@ class StudySettings:
     annotators_per_document: int = 3
     completion_url: str | None = None
     abandon_after_minutes: int = 120
+    claim_minutes: int = 10
     attention_check_share: float = 0.0
 
 
@@ -235,6 +236,9 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             annotators_per_document=(3, integer(1, 1000)),
             completion_url=(None, _completion_url),
             abandon_after_minutes=(120, integer(1, 100_000)),
+            # A working page records activity at least every two minutes (a heartbeat a
+            # minute, written at most once a minute): less would release working workers.
+            claim_minutes=(10, integer(3, 100_000)),
             attention_check_share=(0.0, number(0.0, 0.5)),
         ),
         validation=_section(
@@ -336,6 +340,7 @@ def summarise(taxonomy: Taxonomy) -> str:
         f"max {taxonomy.comment.max_length} characters)",
         f"study: {study.annotators_per_document} annotator(s) per document, "
         f"abandoned after {study.abandon_after_minutes} min, "
+        f"places released after {study.claim_minutes} min without activity, "
         f"attention checks {study.attention_check_share:.0%}, "
         f"completion URL {study.completion_url or '(none)'}",
         f"validation: partial agreement counts as "

@@ -11,6 +11,7 @@
 import { ApiError, requestJson } from '../lib/api.mjs';
 import { completionContent } from './completion.mjs';
 import { CorefCues } from './coref.mjs';
+import { startHeartbeat } from './heartbeat.mjs';
 import { InstructionsPanel, isTouchOnly } from './panels.mjs';
 import { readSelection } from './selection.mjs';
 import { isProblem, statusText } from './status.mjs';
@@ -119,6 +120,7 @@ export default class Annotator {
     this.renderNavigation();
     this.renderStatus();
     this.store.flush();
+    this.heartbeat = startHeartbeat({ url: this.api.heartbeat, csrfToken: boot.csrf_token, enabled: !this.readOnly });
     // For tests and bench/long_document.py: the page is drawn and listening.
     $root.dataset.ready = 'true';
     performance.mark('annotator:ready');
@@ -442,6 +444,7 @@ export default class Annotator {
     window.removeEventListener('online', this.onOnline);
     window.clearTimeout(this.hintTimer);
     this.store.destroy();
+    this.heartbeat?.destroy();
     this.coref.destroy();
     this.steps.destroy();
   }
