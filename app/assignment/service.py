@@ -29,19 +29,26 @@ database and in exports. (It released its place long before, after `claim_minute
 Concurrency: decisions are serialised per document, not globally: arrivals that end on
 different documents never wait for each other, and simultaneous arrivals cannot both
 take the last place of a document (nor can one worker's double click take two).
-- PostgreSQL: the worker's annotator row is locked first (one decision per worker at a
-  time). The documents are ranked from counts read without a lock; then the best one's
-  row is locked with `SELECT ... FOR NO KEY UPDATE SKIP LOCKED` in a savepoint and its
-  occupied places are counted again under the lock (read committed: the count sees every
-  session committed by the arrivals that held the lock before). A free place is taken by
-  inserting the session and committing, which releases the locks; a full document's lock
-  is released at once (the savepoint is rolled back) and the next one is tried; a
-  document locked by another arrival is skipped for the next one, and only when every
-  document with room was locked does the decision wait for them, in turn (a lock lasts a
-  few statements). `NO KEY UPDATE`, not `UPDATE`: it does not block the foreign-key
-  checks of sessions inserted for the document by /annotate/<document>.
+- PostgreSQL: a transaction-level advisory lock on the worker's identity comes first (one
+  decision per worker at a time). The documents are ranked from one snapshot query (their
+  occupied places and this worker's sessions, read without a lock); then the best one's
+  row is locked with `SELECT ... FOR NO KEY UPDATE SKIP LOCKED` and its occupied places
+  are counted again under the lock (read committed: the count sees every session
+  committed by the arrivals that held the lock before). A free place is taken by
+  inserting the session and committing, which releases the locks. A full document is
+  passed over for the next one, and so is a document locked by another arrival; only
+  when every document with room was locked does the decision wait for them, in turn,
+  after giving back the locks it took (a savepoint rolled back), so that no two
+  decisions ever wait for each other. A lock lasts a few statements. `NO KEY UPDATE`,
+  not `UPDATE`: it does not block the foreign-key checks of sessions inserted for the
+  document by /annotate/<document>.
 - SQLite has one writer at a time anyway: `BEGIN IMMEDIATE` takes the database's write
   lock before the first read, and the whole decision runs under it.
+
+Cost: a study's link is opened by many workers at once, so a decision is a handful of
+statements and one commit (see bench/start_burst.py): the abandonment marks are one
+autocommit UPDATE, the snapshot one query, and a worker who gets no task writes nothing
+(not even an annotator row).
 """
 
 from __future__ import annotations
@@ -51,14 +58,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from sqlalchemy import func, text, update
+from sqlalchemy import func, insert, select, text, update
 
 from app.annotate.sessions import start_or_resume_session
 from app.assignment.claims import ClaimRule
 from app.extensions import db
 from app.identity import WorkerIdentity, get_or_create_annotator
 from app.models import AnnotationSession, Annotator, Document
+from app.persistence import autocommit_connection
 from app.study import EffectiveStudySettings, as_utc, study_settings
+from app.taxonomy import current_taxonomy
+
+SESSIONS = AnnotationSession.__table__
+DOCUMENTS = Document.__table__
+ANNOTATORS = Annotator.__table__
 
 Place = Literal["taken", "full", "busy"]
 
@@ -72,54 +85,76 @@ class Candidate:
     is_check: bool
 
 
+@dataclass(frozen=True)
+class DocumentState:
+    """One row of the snapshot: a document, its occupied places, this worker's session."""
+
+    document_id: int
+    is_check: bool
+    occupied: int
+    my_status: str | None  # the worker's session on it, if any (at most one)
+    my_seen: datetime | None
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """Where /start sends the worker: the page of this session."""
+
+    token: str
+
+
 class DecisionLocks:
     """The locks of one assignment decision on the session's database (see Concurrency)."""
 
     def __init__(self) -> None:
         self.per_document = db.session.get_bind().dialect.name == "postgresql"
+        self.before_documents = None
 
-    def lock_database(self) -> None:
-        """SQLite: take the write lock before the decision's first read."""
-        if not self.per_document:
+    def lock_worker(self, identity: WorkerIdentity) -> None:
+        """Before the decision's first read: PostgreSQL, this worker's advisory lock;
+        SQLite, the database's write lock."""
+        if self.per_document:
+            key = func.hashtextextended(f"{identity.platform}:{identity.external_id}", 0)
+            db.session.execute(select(func.pg_advisory_xact_lock(key)))
+        else:
             db.session.commit()  # SQLite cannot BEGIN IMMEDIATE inside an open transaction
             db.session.execute(text("BEGIN IMMEDIATE"))
-
-    def lock_worker(self, annotator_id: int) -> None:
-        """PostgreSQL: commit what came before, then hold this worker's row until the end."""
-        if self.per_document:
-            db.session.commit()
-            db.session.execute(
-                db.select(Annotator.id)
-                .where(Annotator.id == annotator_id)
-                .with_for_update(key_share=True)
-            )
 
     def take_place(self, document_id: int, quota: int, rule: ClaimRule, *, wait: bool) -> Place:
         """Whether the document has a free place now; "taken" leaves it locked until the
         caller commits. "busy": another arrival holds it (only when not `wait`)."""
         if not self.per_document:
             return "taken" if occupied_places_of(document_id, rule) < quota else "full"
-        savepoint = db.session.begin_nested()
+        if wait:
+            self.release_documents()  # never wait while holding a document's lock
+        if self.before_documents is None:
+            self.before_documents = db.session.begin_nested()
         locked = db.session.execute(
-            db.select(Document.id)
-            .where(Document.id == document_id)
+            select(DOCUMENTS.c.id)
+            .where(DOCUMENTS.c.id == document_id)
             .with_for_update(key_share=True, skip_locked=not wait)
         ).first()
-        if locked is not None and occupied_places_of(document_id, rule) < quota:
-            savepoint.commit()  # RELEASE SAVEPOINT: the transaction keeps the row lock
-            return "taken"
-        savepoint.rollback()  # releases the row lock at once
-        return "busy" if locked is None else "full"
+        if locked is None:
+            return "busy"
+        return "taken" if occupied_places_of(document_id, rule) < quota else "full"
+
+    def release_documents(self) -> None:
+        """Give back the locks of the documents tried so far (rolls back their savepoint)."""
+        if self.before_documents is not None:
+            self.before_documents.rollback()
+            self.before_documents = None
 
 
 def mark_abandoned(settings: EffectiveStudySettings, now: datetime | None = None) -> int:
-    """Mark active sessions not seen within the timeout 'abandoned'; returns how many."""
+    """Mark active sessions not seen within the timeout 'abandoned'; returns how many.
+
+    One statement in autocommit on PostgreSQL: it holds its row locks for no longer
+    than itself (no decision waits for another's marks)."""
     cutoff = settings.abandoned_before(now)
-    result = db.session.execute(
-        update(AnnotationSession)
-        .where(AnnotationSession.status == "active", AnnotationSession.last_seen_at < cutoff)
+    result = autocommit_connection().execute(
+        update(SESSIONS)
+        .where(SESSIONS.c.status == "active", SESSIONS.c.last_seen_at < cutoff)
         .values(status="abandoned")
-        .execution_options(synchronize_session=False)
     )
     return result.rowcount or 0
 
@@ -127,19 +162,40 @@ def mark_abandoned(settings: EffectiveStudySettings, now: datetime | None = None
 def occupied_places(rule: ClaimRule) -> Counter[int]:
     """Per document id: the sessions that occupy one of its places (the claim rule)."""
     query = (
-        db.select(AnnotationSession.document_id, func.count())
-        .where(rule.condition(AnnotationSession))
-        .group_by(AnnotationSession.document_id)
+        select(SESSIONS.c.document_id, func.count())
+        .where(rule.condition(SESSIONS.c))
+        .group_by(SESSIONS.c.document_id)
     )
     return Counter({document_id: count for document_id, count in db.session.execute(query)})
 
 
 def occupied_places_of(document_id: int, rule: ClaimRule) -> int:
     """The sessions that occupy one of this document's places (the claim rule)."""
-    query = db.select(func.count(AnnotationSession.id)).where(
-        AnnotationSession.document_id == document_id, rule.condition(AnnotationSession)
+    query = select(func.count(SESSIONS.c.id)).where(
+        SESSIONS.c.document_id == document_id, rule.condition(SESSIONS.c)
     )
     return db.session.scalar(query) or 0
+
+
+def snapshot(rule: ClaimRule, annotator_id: int | None) -> list[DocumentState]:
+    """Every document with its occupied places and this worker's session, in one query
+    (read without a lock: the place is checked again under the document's lock)."""
+    mine = SESSIONS.c.annotator_id == (annotator_id or -1)
+    query = (
+        select(
+            DOCUMENTS.c.id,
+            DOCUMENTS.c.gold,
+            func.count(SESSIONS.c.id).filter(rule.condition(SESSIONS.c)),
+            func.max(SESSIONS.c.status).filter(mine),
+            func.max(SESSIONS.c.last_seen_at).filter(mine),
+        )
+        .select_from(DOCUMENTS.outerjoin(SESSIONS, SESSIONS.c.document_id == DOCUMENTS.c.id))
+        .group_by(DOCUMENTS.c.id)
+    )
+    return [
+        DocumentState(doc_id, bool(gold), occupied, status, as_utc(seen))
+        for doc_id, gold, occupied, status, seen in db.session.execute(query)
+    ]
 
 
 def rank_documents(
@@ -176,74 +232,88 @@ def choose_document(
     return ranked[0] if ranked else None
 
 
-def assign(identity: WorkerIdentity, now: datetime | None = None) -> AnnotationSession | None:
+def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment | None:
     """The session this worker should work in (resumed or new); None when no task is left."""
     settings = study_settings()
     now = now or datetime.now(UTC)
     rule = ClaimRule.at(now, settings.claim_minutes)
     quota = settings.annotators_per_document
-    locks = DecisionLocks()
-    locks.lock_database()
     mark_abandoned(settings, now)
-    annotator = get_or_create_annotator(identity)
-    locks.lock_worker(annotator.id)
-    own = db.session.scalars(
-        db.select(AnnotationSession).where(AnnotationSession.annotator_id == annotator.id)
-    ).all()
-    occupied = occupied_places(rule)
-    for session in _resumable(own, occupied, quota):
-        document = session.document
-        if session.status == "active" or document.is_attention_check:
-            return start_or_resume_session(document, identity)
-        if locks.take_place(document.id, quota, rule, wait=True) == "taken":
-            return start_or_resume_session(document, identity)
+    locks = DecisionLocks()
+    locks.lock_worker(identity)
+    annotator_id = db.session.scalar(
+        select(ANNOTATORS.c.id).where(
+            ANNOTATORS.c.platform == identity.platform,
+            ANNOTATORS.c.external_id == identity.external_id,
+        )
+    )
+    documents = snapshot(rule, annotator_id)
+    for state in _resumable(documents, quota):
+        if state.my_status == "active" or state.is_check:
+            return _resume(state.document_id, identity)
+        if locks.take_place(state.document_id, quota, rule, wait=True) == "taken":
+            return _resume(state.document_id, identity)
+        locks.release_documents()
 
-    taken = {session.document_id for session in own}
-    documents = db.session.execute(db.select(Document.id, Document.gold)).all()
-    check_ids = {doc_id for doc_id, gold in documents if gold}
-    candidates = [
-        Candidate(doc_id, occupied[doc_id], doc_id in check_ids)
-        for doc_id, _gold in documents
-        if doc_id not in taken
-    ]
+    checks = [d for d in documents if d.is_check]
     ranked = rank_documents(
-        candidates,
+        [Candidate(d.document_id, d.occupied, d.is_check) for d in documents if not d.my_status],
         quota=quota,
         check_share=settings.attention_check_share,
-        checks_so_far=sum(occupied[doc_id] for doc_id in check_ids),
-        occupied_so_far=sum(occupied.values()),
+        checks_so_far=sum(d.occupied for d in checks),
+        occupied_so_far=sum(d.occupied for d in documents),
     )
+    is_check = {d.document_id for d in checks}
     busy = []
     for document_id in ranked:
-        place = "taken" if document_id in check_ids else None
+        place = "taken" if document_id in is_check else None
         place = place or locks.take_place(document_id, quota, rule, wait=False)
         if place == "taken":
-            return start_or_resume_session(db.session.get(Document, document_id), identity)
+            return _new_session(document_id, document_id in is_check, identity)
         if place == "busy":
             busy.append(document_id)
     for document_id in busy:  # every document with room was being decided on: wait
         if locks.take_place(document_id, quota, rule, wait=True) == "taken":
-            return start_or_resume_session(db.session.get(Document, document_id), identity)
-    db.session.commit()  # keep the abandonment marks and the new annotator; release locks
+            return _new_session(document_id, False, identity)
+    db.session.commit()  # nothing was written: ends the transaction, releases the locks
     return None
 
 
-def _resumable(
-    own: list[AnnotationSession], occupied: Counter[int], quota: int
-) -> list[AnnotationSession]:
+def _resumable(documents: list[DocumentState], quota: int) -> list[DocumentState]:
     """Rules 1-2: the worker's sessions to resume, best first (the caller checks an
     abandoned one's place again under its document's lock)."""
 
-    def seen(session: AnnotationSession) -> datetime:
-        return as_utc(session.last_seen_at) or datetime.min.replace(tzinfo=UTC)
+    def seen(state: DocumentState) -> datetime:
+        return state.my_seen or datetime.min.replace(tzinfo=UTC)
 
-    active = [s for s in own if s.status == "active"]
+    active = [d for d in documents if d.my_status == "active"]
     if active:
         return [max(active, key=seen)]
     abandoned = [
-        s
-        for s in own
-        if s.status == "abandoned"
-        and (s.document.is_attention_check or occupied[s.document_id] < quota)
+        d for d in documents if d.my_status == "abandoned" and (d.is_check or d.occupied < quota)
     ]
     return sorted(abandoned, key=seen, reverse=True)
+
+
+def _resume(document_id: int, identity: WorkerIdentity) -> Assignment:
+    session = start_or_resume_session(db.session.get(Document, document_id), identity)
+    return Assignment(session.token)
+
+
+def _new_session(document_id: int, is_check: bool, identity: WorkerIdentity) -> Assignment:
+    """Insert the worker's session on the document (its place is locked) and commit."""
+    annotator_id = get_or_create_annotator(identity).id
+    token = db.session.execute(
+        insert(SESSIONS)
+        .values(
+            document_id=document_id,
+            annotator_id=annotator_id,
+            platform=identity.platform,
+            platform_params=dict(identity.params),
+            taxonomy_version=current_taxonomy().version,
+            is_attention_check=is_check,
+        )
+        .returning(SESSIONS.c.token)
+    ).scalar_one()
+    db.session.commit()
+    return Assignment(token)
