@@ -27,21 +27,23 @@ again, even when that puts its document over the quota (the dashboard shows such
 documents). Losing the work of a slow worker would be worse than one extra annotator.
 
 The rule is written once here, as a Python predicate (`ClaimRule.occupies`, for the
-dashboard) and as the same SQL condition (`ClaimRule.condition`, for the assignment's
-counts); tests check the two agree.
+dashboard) and as the same SQL condition (`holds_place`, with `ClaimRule.params()`, for
+the assignment's counts); tests check the two agree.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, or_
+from sqlalchemy import ColumnElement, DateTime, and_, bindparam, or_
 
 from app.study import as_utc
 
 LOAD_GRACE = timedelta(minutes=1)
+_ACTIVE_SINCE = bindparam("claim_active_since", type_=DateTime(timezone=True))
+_UNLOADED_SINCE = bindparam("claim_unloaded_since", type_=DateTime(timezone=True))
 
 
 @dataclass(frozen=True)
@@ -67,27 +69,25 @@ class ClaimRule:
         since = self.active_since if page_loaded_at is not None else self.unloaded_since
         return as_utc(last_seen_at) >= since
 
-    def condition(self, sessions: Any) -> ColumnElement[bool]:
-        """The same rule as a SQL condition on `sessions` (the AnnotationSession model or
-        its table's columns)."""
-        return or_(
-            sessions.status == "submitted",
-            and_(
-                sessions.status == "active",
-                or_(
-                    and_(
-                        sessions.page_loaded_at.is_not(None),
-                        sessions.last_seen_at >= self.active_since,
-                    ),
-                    and_(
-                        sessions.page_loaded_at.is_(None),
-                        sessions.last_seen_at >= self.unloaded_since,
-                    ),
-                ),
+    def params(self) -> dict[str, datetime]:
+        """The parameters of the `holds_place` condition at this instant."""
+        return {
+            "claim_active_since": self.active_since,
+            "claim_unloaded_since": self.unloaded_since,
+        }
+
+
+def holds_place(sessions: Any) -> ColumnElement[bool]:
+    """The rule as a SQL condition on `sessions` (the AnnotationSession model or its table's
+    columns), with bound parameters: execute it with `ClaimRule.params()`. The statements
+    that use it can then be built once and their compiled form reused."""
+    return or_(
+        sessions.status == "submitted",
+        and_(
+            sessions.status == "active",
+            or_(
+                and_(sessions.page_loaded_at.is_not(None), sessions.last_seen_at >= _ACTIVE_SINCE),
+                and_(sessions.page_loaded_at.is_(None), sessions.last_seen_at >= _UNLOADED_SINCE),
             ),
-        )
-
-
-def claim_rule(claim_minutes: int, now: datetime | None = None) -> ClaimRule:
-    """The claim rule now (or at `now`)."""
-    return ClaimRule.at(now or datetime.now(UTC), claim_minutes)
+        ),
+    )

@@ -38,10 +38,10 @@ take the last place of a document (nor can one worker's double click take two).
   inserting the session and committing, which releases the locks. A full document is
   passed over for the next one, and so is a document locked by another arrival; only
   when every document with room was locked does the decision wait for them, in turn,
-  after giving back the locks it took (a savepoint rolled back), so that no two
-  decisions ever wait for each other. A lock lasts a few statements. `NO KEY UPDATE`,
-  not `UPDATE`: it does not block the foreign-key checks of sessions inserted for the
-  document by /annotate/<document>.
+  and before it waits it gives back every lock it holds (a rollback; then the worker's
+  lock again), so no two decisions ever wait for each other. A lock lasts a few
+  statements. `NO KEY UPDATE`, not `UPDATE`: it does not block the foreign-key checks of
+  sessions inserted for the document by /annotate/<document>.
 - SQLite has one writer at a time anyway: `BEGIN IMMEDIATE` takes the database's write
   lock before the first read, and the whole decision runs under it.
 
@@ -58,12 +58,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from sqlalchemy import func, insert, select, text, update
+from sqlalchemy import bindparam, func, insert, select, text, update
 
 from app.annotate.sessions import start_or_resume_session
-from app.assignment.claims import ClaimRule
+from app.assignment.claims import ClaimRule, holds_place
 from app.extensions import db
-from app.identity import WorkerIdentity, get_or_create_annotator
+from app.identity import WorkerIdentity
 from app.models import AnnotationSession, Annotator, Document
 from app.persistence import autocommit_connection
 from app.study import EffectiveStudySettings, as_utc, study_settings
@@ -74,6 +74,51 @@ DOCUMENTS = Document.__table__
 ANNOTATORS = Annotator.__table__
 
 Place = Literal["taken", "full", "busy"]
+
+# The statements are built once: each request only binds its values.
+_WORKER = (
+    select(ANNOTATORS.c.id)
+    .where(
+        ANNOTATORS.c.platform == bindparam("platform"),
+        ANNOTATORS.c.external_id == bindparam("external_id"),
+    )
+    .scalar_subquery()
+)
+_MINE = SESSIONS.c.annotator_id == _WORKER
+_SNAPSHOT = (
+    select(
+        DOCUMENTS.c.id,
+        DOCUMENTS.c.gold,
+        func.count(SESSIONS.c.id).filter(holds_place(SESSIONS.c)),
+        func.max(SESSIONS.c.status).filter(_MINE),  # a worker has one session per document
+        func.max(SESSIONS.c.last_seen_at).filter(_MINE),
+        _WORKER,
+    )
+    .select_from(DOCUMENTS.outerjoin(SESSIONS, SESSIONS.c.document_id == DOCUMENTS.c.id))
+    .group_by(DOCUMENTS.c.id)
+)
+_OCCUPIED = (
+    select(SESSIONS.c.document_id, func.count())
+    .where(holds_place(SESSIONS.c))
+    .group_by(SESSIONS.c.document_id)
+)
+_OCCUPIED_OF = select(func.count(SESSIONS.c.id)).where(
+    SESSIONS.c.document_id == bindparam("document_id"), holds_place(SESSIONS.c)
+)
+_LOCK_DOCUMENT = {
+    skip: select(DOCUMENTS.c.id)
+    .where(DOCUMENTS.c.id == bindparam("document_id"))
+    .with_for_update(key_share=True, skip_locked=skip)  # FOR NO KEY UPDATE [SKIP LOCKED]
+    for skip in (True, False)
+}
+_LOCK_WORKER = select(func.pg_advisory_xact_lock(func.hashtextextended(bindparam("worker"), 0)))
+_MARK_ABANDONED = (
+    update(SESSIONS)
+    .where(SESSIONS.c.status == "active", SESSIONS.c.last_seen_at < bindparam("cutoff"))
+    .values(status="abandoned")
+)
+_NEW_ANNOTATOR = insert(ANNOTATORS).returning(ANNOTATORS.c.id)
+_NEW_SESSION = insert(SESSIONS).returning(SESSIONS.c.token)
 
 
 @dataclass(frozen=True)
@@ -92,7 +137,7 @@ class DocumentState:
     document_id: int
     is_check: bool
     occupied: int
-    my_status: str | None  # the worker's session on it, if any (at most one)
+    my_status: str | None  # the worker's session on it, if any
     my_seen: datetime | None
 
 
@@ -104,45 +149,38 @@ class Assignment:
 
 
 class DecisionLocks:
-    """The locks of one assignment decision on the session's database (see Concurrency)."""
+    """The locks of one worker's assignment decision (see Concurrency above)."""
 
-    def __init__(self) -> None:
+    def __init__(self, identity: WorkerIdentity, rule: ClaimRule) -> None:
+        self.worker = f"{identity.platform}:{identity.external_id}"
+        self.params = rule.params()
         self.per_document = db.session.get_bind().dialect.name == "postgresql"
-        self.before_documents = None
+        self.holding = False  # some document's row lock
 
-    def lock_worker(self, identity: WorkerIdentity) -> None:
-        """Before the decision's first read: PostgreSQL, this worker's advisory lock;
+    def lock_worker(self) -> None:
+        """Before the decision's first read: PostgreSQL, this worker's advisory lock (a
+        hash of the identity: two workers may share one, and then wait a moment);
         SQLite, the database's write lock."""
         if self.per_document:
-            key = func.hashtextextended(f"{identity.platform}:{identity.external_id}", 0)
-            db.session.execute(select(func.pg_advisory_xact_lock(key)))
+            db.session.execute(_LOCK_WORKER, {"worker": self.worker})
         else:
             db.session.commit()  # SQLite cannot BEGIN IMMEDIATE inside an open transaction
             db.session.execute(text("BEGIN IMMEDIATE"))
 
-    def take_place(self, document_id: int, quota: int, rule: ClaimRule, *, wait: bool) -> Place:
+    def take_place(self, document_id: int, quota: int, *, wait: bool) -> Place:
         """Whether the document has a free place now; "taken" leaves it locked until the
         caller commits. "busy": another arrival holds it (only when not `wait`)."""
-        if not self.per_document:
-            return "taken" if occupied_places_of(document_id, rule) < quota else "full"
-        if wait:
-            self.release_documents()  # never wait while holding a document's lock
-        if self.before_documents is None:
-            self.before_documents = db.session.begin_nested()
-        locked = db.session.execute(
-            select(DOCUMENTS.c.id)
-            .where(DOCUMENTS.c.id == document_id)
-            .with_for_update(key_share=True, skip_locked=not wait)
-        ).first()
-        if locked is None:
-            return "busy"
-        return "taken" if occupied_places_of(document_id, rule) < quota else "full"
-
-    def release_documents(self) -> None:
-        """Give back the locks of the documents tried so far (rolls back their savepoint)."""
-        if self.before_documents is not None:
-            self.before_documents.rollback()
-            self.before_documents = None
+        if self.per_document:
+            if wait and self.holding:  # never wait while holding a lock
+                db.session.rollback()
+                self.holding = False
+                self.lock_worker()
+            lock = _LOCK_DOCUMENT[not wait]
+            if db.session.execute(lock, {"document_id": document_id}).first() is None:
+                return "busy"
+            self.holding = True
+        occupied = db.session.scalar(_OCCUPIED_OF, {"document_id": document_id, **self.params})
+        return "taken" if occupied < quota else "full"
 
 
 def mark_abandoned(settings: EffectiveStudySettings, now: datetime | None = None) -> int:
@@ -150,52 +188,31 @@ def mark_abandoned(settings: EffectiveStudySettings, now: datetime | None = None
 
     One statement in autocommit on PostgreSQL: it holds its row locks for no longer
     than itself (no decision waits for another's marks)."""
-    cutoff = settings.abandoned_before(now)
     result = autocommit_connection().execute(
-        update(SESSIONS)
-        .where(SESSIONS.c.status == "active", SESSIONS.c.last_seen_at < cutoff)
-        .values(status="abandoned")
+        _MARK_ABANDONED, {"cutoff": settings.abandoned_before(now)}
     )
     return result.rowcount or 0
 
 
 def occupied_places(rule: ClaimRule) -> Counter[int]:
     """Per document id: the sessions that occupy one of its places (the claim rule)."""
-    query = (
-        select(SESSIONS.c.document_id, func.count())
-        .where(rule.condition(SESSIONS.c))
-        .group_by(SESSIONS.c.document_id)
-    )
-    return Counter({document_id: count for document_id, count in db.session.execute(query)})
+    rows = db.session.execute(_OCCUPIED, rule.params())
+    return Counter({document_id: count for document_id, count in rows})
 
 
-def occupied_places_of(document_id: int, rule: ClaimRule) -> int:
-    """The sessions that occupy one of this document's places (the claim rule)."""
-    query = select(func.count(SESSIONS.c.id)).where(
-        SESSIONS.c.document_id == document_id, rule.condition(SESSIONS.c)
-    )
-    return db.session.scalar(query) or 0
-
-
-def snapshot(rule: ClaimRule, annotator_id: int | None) -> list[DocumentState]:
-    """Every document with its occupied places and this worker's session, in one query
-    (read without a lock: the place is checked again under the document's lock)."""
-    mine = SESSIONS.c.annotator_id == (annotator_id or -1)
-    query = (
-        select(
-            DOCUMENTS.c.id,
-            DOCUMENTS.c.gold,
-            func.count(SESSIONS.c.id).filter(rule.condition(SESSIONS.c)),
-            func.max(SESSIONS.c.status).filter(mine),
-            func.max(SESSIONS.c.last_seen_at).filter(mine),
-        )
-        .select_from(DOCUMENTS.outerjoin(SESSIONS, SESSIONS.c.document_id == DOCUMENTS.c.id))
-        .group_by(DOCUMENTS.c.id)
-    )
-    return [
+def snapshot(rule: ClaimRule, identity: WorkerIdentity) -> tuple[list[DocumentState], int | None]:
+    """Every document with its occupied places and this worker's session on it, and the
+    worker's annotator id (None when new), in one query. Read without a lock: a place
+    is checked again under its document's lock."""
+    rows = db.session.execute(
+        _SNAPSHOT,
+        {"platform": identity.platform, "external_id": identity.external_id, **rule.params()},
+    ).all()
+    documents = [
         DocumentState(doc_id, bool(gold), occupied, status, as_utc(seen))
-        for doc_id, gold, occupied, status, seen in db.session.execute(query)
+        for doc_id, gold, occupied, status, seen, _worker in rows
     ]
+    return documents, rows[0][5] if rows else None
 
 
 def rank_documents(
@@ -236,24 +253,17 @@ def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment 
     """The session this worker should work in (resumed or new); None when no task is left."""
     settings = study_settings()
     now = now or datetime.now(UTC)
-    rule = ClaimRule.at(now, settings.claim_minutes)
     quota = settings.annotators_per_document
+    rule = ClaimRule.at(now, settings.claim_minutes)
     mark_abandoned(settings, now)
-    locks = DecisionLocks()
-    locks.lock_worker(identity)
-    annotator_id = db.session.scalar(
-        select(ANNOTATORS.c.id).where(
-            ANNOTATORS.c.platform == identity.platform,
-            ANNOTATORS.c.external_id == identity.external_id,
-        )
-    )
-    documents = snapshot(rule, annotator_id)
+    locks = DecisionLocks(identity, rule)
+    locks.lock_worker()
+    documents, annotator_id = snapshot(rule, identity)
     for state in _resumable(documents, quota):
         if state.my_status == "active" or state.is_check:
             return _resume(state.document_id, identity)
-        if locks.take_place(state.document_id, quota, rule, wait=True) == "taken":
+        if locks.take_place(state.document_id, quota, wait=True) == "taken":
             return _resume(state.document_id, identity)
-        locks.release_documents()
 
     checks = [d for d in documents if d.is_check]
     ranked = rank_documents(
@@ -267,14 +277,14 @@ def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment 
     busy = []
     for document_id in ranked:
         place = "taken" if document_id in is_check else None
-        place = place or locks.take_place(document_id, quota, rule, wait=False)
+        place = place or locks.take_place(document_id, quota, wait=False)
         if place == "taken":
-            return _new_session(document_id, document_id in is_check, identity)
+            return _new_session(document_id, document_id in is_check, identity, annotator_id)
         if place == "busy":
             busy.append(document_id)
     for document_id in busy:  # every document with room was being decided on: wait
-        if locks.take_place(document_id, quota, rule, wait=True) == "taken":
-            return _new_session(document_id, False, identity)
+        if locks.take_place(document_id, quota, wait=True) == "taken":
+            return _new_session(document_id, False, identity, annotator_id)
     db.session.commit()  # nothing was written: ends the transaction, releases the locks
     return None
 
@@ -300,20 +310,25 @@ def _resume(document_id: int, identity: WorkerIdentity) -> Assignment:
     return Assignment(session.token)
 
 
-def _new_session(document_id: int, is_check: bool, identity: WorkerIdentity) -> Assignment:
-    """Insert the worker's session on the document (its place is locked) and commit."""
-    annotator_id = get_or_create_annotator(identity).id
-    token = db.session.execute(
-        insert(SESSIONS)
-        .values(
-            document_id=document_id,
-            annotator_id=annotator_id,
-            platform=identity.platform,
-            platform_params=dict(identity.params),
-            taxonomy_version=current_taxonomy().version,
-            is_attention_check=is_check,
+def _new_session(
+    document_id: int, is_check: bool, identity: WorkerIdentity, annotator_id: int | None
+) -> Assignment:
+    """Insert the worker's session (and annotator row, when new) and commit. The worker's
+    lock is held, so neither insert can meet a concurrent twin."""
+    if annotator_id is None:
+        annotator_id = db.session.scalar(
+            _NEW_ANNOTATOR, {"platform": identity.platform, "external_id": identity.external_id}
         )
-        .returning(SESSIONS.c.token)
-    ).scalar_one()
+    token = db.session.scalar(
+        _NEW_SESSION,
+        {
+            "document_id": document_id,
+            "annotator_id": annotator_id,
+            "platform": identity.platform,
+            "platform_params": dict(identity.params),
+            "taxonomy_version": current_taxonomy().version,
+            "is_attention_check": is_check,
+        },
+    )
     db.session.commit()
     return Assignment(token)

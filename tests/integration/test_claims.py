@@ -15,7 +15,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import create_engine, text
 
-from app.assignment.claims import ClaimRule
+from app.assignment.claims import ClaimRule, holds_place
 from app.assignment.service import occupied_places
 from app.extensions import db
 from app.models import AnnotationSession, Annotator, Document, utcnow
@@ -279,8 +279,9 @@ def test_the_sql_rule_matches_the_python_rule(make_app):
                 AnnotationSession.status,
                 AnnotationSession.page_loaded_at,
                 AnnotationSession.last_seen_at,
-                rule.condition(AnnotationSession),
-            )
+                holds_place(AnnotationSession),
+            ),
+            rule.params(),
         ).all()
         assert len(rows) == len(cases)
         for status, loaded, seen, in_sql in rows:
