@@ -65,7 +65,7 @@ from app.assignment.claims import ClaimRule, holds_place
 from app.extensions import db
 from app.identity import WorkerIdentity
 from app.models import AnnotationSession, Annotator, Document
-from app.persistence import autocommit_connection
+from app.persistence import autocommit_connection, end_orm_transaction
 from app.study import EffectiveStudySettings, as_utc, study_settings
 from app.taxonomy import current_taxonomy
 
@@ -116,6 +116,9 @@ _MARK_ABANDONED = (
     update(SESSIONS)
     .where(SESSIONS.c.status == "active", SESSIONS.c.last_seen_at < bindparam("cutoff"))
     .values(status="abandoned")
+)
+_MY_SESSIONS = select(SESSIONS.c.document_id, SESSIONS.c.status).where(
+    SESSIONS.c.annotator_id == _WORKER
 )
 _NEW_ANNOTATOR = insert(ANNOTATORS).returning(ANNOTATORS.c.id)
 _NEW_SESSION = insert(SESSIONS).returning(SESSIONS.c.token)
@@ -200,14 +203,20 @@ def occupied_places(rule: ClaimRule) -> Counter[int]:
     return Counter({document_id: count for document_id, count in rows})
 
 
-def snapshot(rule: ClaimRule, identity: WorkerIdentity) -> tuple[list[DocumentState], int | None]:
+def snapshot(
+    rule: ClaimRule, identity: WorkerIdentity, connection=None
+) -> tuple[list[DocumentState], int | None]:
     """Every document with its occupied places and this worker's session on it, and the
-    worker's annotator id (None when new), in one query. Read without a lock: a place
-    is checked again under its document's lock."""
-    rows = db.session.execute(
-        _SNAPSHOT,
-        {"platform": identity.platform, "external_id": identity.external_id, **rule.params()},
-    ).all()
+    worker's annotator id (None when new), in one query (on `connection`, else the ORM
+    session). Read without a lock: a place is checked again under its document's lock."""
+    rows = (
+        (connection or db.session)
+        .execute(
+            _SNAPSHOT,
+            {"platform": identity.platform, "external_id": identity.external_id, **rule.params()},
+        )
+        .all()
+    )
     documents = [
         DocumentState(doc_id, bool(gold), occupied, status, as_utc(seen))
         for doc_id, gold, occupied, status, seen, _worker in rows
@@ -249,22 +258,27 @@ def choose_document(
     return ranked[0] if ranked else None
 
 
-def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment | None:
-    """The session this worker should work in (resumed or new); None when no task is left."""
-    settings = study_settings()
-    now = now or datetime.now(UTC)
-    quota = settings.annotators_per_document
-    rule = ClaimRule.at(now, settings.claim_minutes)
-    mark_abandoned(settings, now)
-    locks = DecisionLocks(identity, rule)
-    locks.lock_worker()
-    documents, annotator_id = snapshot(rule, identity)
-    for state in _resumable(documents, quota):
-        if state.my_status == "active" or state.is_check:
-            return _resume(state.document_id, identity)
-        if locks.take_place(state.document_id, quota, wait=True) == "taken":
-            return _resume(state.document_id, identity)
+@dataclass(frozen=True)
+class Plan:
+    """What rules 1-5 make of a snapshot."""
 
+    active: int | None  # the document of the session to resume (rule 1)
+    abandoned: list[int]  # documents of abandoned sessions to resume if there is room
+    ranked: list[int]  # new documents to try, best first
+    checks: frozenset[int]  # attention checks (not bound by the quota)
+    mine: dict[int, str]  # the worker's sessions: document id -> status
+
+    @property
+    def empty(self) -> bool:
+        """No task for this worker."""
+        return self.active is None and not self.abandoned and not self.ranked
+
+
+def plan(documents: list[DocumentState], settings: EffectiveStudySettings) -> Plan:
+    """Rules 1-5 applied to a snapshot."""
+    quota = settings.annotators_per_document
+    resumable = _resumable(documents, quota)
+    active = [d.document_id for d in resumable if d.my_status == "active"]
     checks = [d for d in documents if d.is_check]
     ranked = rank_documents(
         [Candidate(d.document_id, d.occupied, d.is_check) for d in documents if not d.my_status],
@@ -273,13 +287,51 @@ def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment 
         checks_so_far=sum(d.occupied for d in checks),
         occupied_so_far=sum(d.occupied for d in documents),
     )
-    is_check = {d.document_id for d in checks}
+    return Plan(
+        active=active[0] if active else None,
+        abandoned=[d.document_id for d in resumable if d.my_status == "abandoned"],
+        ranked=ranked,
+        checks=frozenset(d.document_id for d in checks),
+        mine={d.document_id: d.my_status for d in documents if d.my_status},
+    )
+
+
+def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment | None:
+    """The session this worker should work in (resumed or new); None when no task is left.
+
+    The snapshot is read in autocommit: a worker who resumes an active session or gets
+    no task takes no lock and writes nothing."""
+    settings = study_settings()
+    now = now or datetime.now(UTC)
+    quota = settings.annotators_per_document
+    rule = ClaimRule.at(now, settings.claim_minutes)
+    mark_abandoned(settings, now)
+    documents, annotator_id = snapshot(rule, identity, autocommit_connection())
+    todo = plan(documents, settings)
+    if todo.active is not None:
+        return _resume(todo.active, identity)
+    if todo.empty:
+        end_orm_transaction()
+        return None
+    locks = DecisionLocks(identity, rule)
+    locks.lock_worker()
+    params = {"platform": identity.platform, "external_id": identity.external_id}
+    if dict(db.session.execute(_MY_SESSIONS, params).all()) != todo.mine:
+        # Another request of this worker decided meanwhile: decide again, from now.
+        documents, annotator_id = snapshot(rule, identity)
+        todo = plan(documents, settings)
+        if todo.active is not None:
+            return _resume(todo.active, identity)
+    for document_id in todo.abandoned:
+        place = "taken" if document_id in todo.checks else None
+        if (place or locks.take_place(document_id, quota, wait=True)) == "taken":
+            return _resume(document_id, identity)
     busy = []
-    for document_id in ranked:
-        place = "taken" if document_id in is_check else None
+    for document_id in todo.ranked:
+        place = "taken" if document_id in todo.checks else None
         place = place or locks.take_place(document_id, quota, wait=False)
         if place == "taken":
-            return _new_session(document_id, document_id in is_check, identity, annotator_id)
+            return _new_session(document_id, document_id in todo.checks, identity, annotator_id)
         if place == "busy":
             busy.append(document_id)
     for document_id in busy:  # every document with room was being decided on: wait

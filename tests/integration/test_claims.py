@@ -339,6 +339,17 @@ def test_many_simultaneous_arrivals_never_overfill_on_postgresql(make_postgres_a
         assert len({s.token for s in sessions}) == 24
 
 
+def test_one_worker_arriving_many_times_at_once_gets_one_session(make_app):
+    app = make_app(annotators_per_document=3, attention_check_share=0.0)
+    with app.app_context():
+        add_documents(4)
+    results = arrive_together(app, ["double-click"] * 8)
+    assert {status for status, _ in results} == {302}
+    assert len({location for _, location in results}) == 1
+    with app.app_context():
+        assert db.session.scalar(db.select(db.func.count(AnnotationSession.id))) == 1
+
+
 def test_a_document_being_decided_on_is_skipped_not_waited_for(make_postgres_app, postgres_url):
     app = make_postgres_app(**QUOTA_ONE)
     with app.app_context():
