@@ -1,4 +1,5 @@
-# Image for docker-compose (and any container host). Heroku uses the Procfile instead.
+# Image for docker-compose's `web` service: gunicorn, reached through the `nginx` service
+# (config/nginx/nginx.conf). Heroku uses the Procfile instead.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

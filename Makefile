@@ -7,7 +7,7 @@ FLASK := $(VENV)/bin/flask --app app
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: run test test-unit test-integration test-e2e lint format migrate demo bench clean help
+.PHONY: run test test-unit test-integration test-e2e lint format migrate demo bench clean help screenshots researcher
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -22,7 +22,7 @@ $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
 	@touch $@
 
-run: $(VENV)/.installed ## Set up and serve the demo on http://127.0.0.1:5000 (SQLite)
+run: $(VENV)/.installed ## Set up and serve the demo on http://127.0.0.1:5000 (SQLite; HOST=, PORT= to change)
 	$(FLASK) db upgrade
 	$(FLASK) import-documents data/demo
 	@$(FLASK) list-documents --base-url http://$(HOST):$(PORT)
@@ -30,6 +30,7 @@ run: $(VENV)/.installed ## Set up and serve the demo on http://127.0.0.1:5000 (S
 
 test: $(VENV)/.installed-dev ## Set up and run every test: unit, integration (SQLite + PostgreSQL), browser
 	PYTHON=$(PY) ./scripts/ensure-browser.sh
+	./scripts/ensure-services.sh
 	./scripts/with-postgres.sh $(PY) -m pytest
 
 test-unit: $(VENV)/.installed-dev ## Only the unit tests (no database, no browser)
@@ -42,6 +43,14 @@ lint: $(VENV)/.installed-dev ## ruff check and format check
 format: $(VENV)/.installed-dev ## ruff format and autofix
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
+
+researcher: $(VENV)/.installed ## Create a login for /research/: make researcher EMAIL=you@example.org
+	@test -n "$(EMAIL)" || { echo "usage: make researcher EMAIL=you@example.org" >&2; exit 2; }
+	$(FLASK) db upgrade
+	$(FLASK) create-researcher "$(EMAIL)"
+
+screenshots: $(VENV)/.installed-dev ## Remake the README's screenshots (docs/screenshots/*.png) from the demo data
+	PYTHON=$(PY) ./scripts/screenshots.sh
 
 bench: $(VENV)/.installed-dev ## Run the benchmarks (prints ratios to in-run baselines)
 	./scripts/with-postgres.sh $(PY) -m bench $(BENCH_ARGS)

@@ -122,6 +122,11 @@ class AnnotationSession(db.Model):
         UniqueConstraint("document_id", "annotator_id"),
         CheckConstraint("status IN ('active', 'submitted', 'abandoned')", name="status_known"),
         CheckConstraint(
+            "outcome IS NULL OR outcome IN "
+            "('completed', 'failed_training', 'failed_checks', 'no_consent')",
+            name="outcome_known",
+        ),
+        CheckConstraint(
             "position >= 0 AND furthest >= 0 AND position <= furthest",
             name="progress_consistent",
         ),
@@ -140,6 +145,8 @@ class AnnotationSession(db.Model):
     # Platform parameters: study_id, session_id, assignment_id, hit_id, turk_submit_to...
     platform_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     completion_code: Mapped[str] = mapped_column(String(40), default=new_completion_code)
+    # How the worker's part ended (app.outcomes): set when the session ends, None while open.
+    outcome: Mapped[str | None] = mapped_column(String(20))
     is_attention_check: Mapped[bool] = mapped_column(Boolean, default=False)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -9,6 +9,11 @@ process counts on its own), `redis://...` when several processes or machines mus
 them (README, Deploying); the strategy is the library's fixed window. RATELIMIT_ENABLED
 false turns every limit off.
 
+When the shared storage does not answer (Redis down or unreachable), the limits fail open:
+requests are served unlimited, one WARNING naming the storage says so (then at most one a
+minute per process), and the storage is tried again every few seconds. A limit exists to
+keep the app serving, so it must not be the thing that stops it.
+
 A limit is checked only on the requests it applies to: a blueprint's before_request
 (`limit_blueprint`) or one view (`rate_limited`). Flask-Limiter, which this app used
 before, checks every request in three app-wide hooks (before, after and teardown), even
@@ -24,9 +29,11 @@ import time
 from collections.abc import Callable, Collection
 from functools import lru_cache, wraps
 from typing import ParamSpec, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from flask import Blueprint, Flask, current_app, request
 from limits import RateLimitItem, parse_many
+from limits.errors import StorageError
 from limits.storage import MemoryStorage, Storage, storage_from_string
 from limits.strategies import FixedWindowRateLimiter
 from werkzeug.exceptions import TooManyRequests
@@ -45,16 +52,76 @@ class RateLimiter:
     def init_app(self, app: Flask) -> None:
         app.config.setdefault("RATELIMIT_ENABLED", True)
         app.config.setdefault("RATELIMIT_STORAGE_URI", "memory://")
-        app.extensions[EXTENSION] = FixedWindowRateLimiter(
+        app.extensions[EXTENSION] = FailOpenRateLimiter(
             storage_for(app.config["RATELIMIT_STORAGE_URI"])
         )
 
 
+# A request never waits long for a storage that does not answer (redis-py's default is to
+# wait for ever); its errors reach check() as limits.errors.StorageError.
+SHARED_STORAGE_OPTIONS = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
+
+
 def storage_for(uri: str) -> Storage:
     """The `limits` storage this URI names; for memory://, SweptMemoryStorage."""
-    if uri.split("://", 1)[0] == "memory":
+    scheme = uri.split("://", 1)[0]
+    if scheme == "memory":
         return SweptMemoryStorage(uri)
-    return storage_from_string(uri)
+    options = SHARED_STORAGE_OPTIONS if scheme.startswith(("redis", "valkey")) else {}
+    return storage_from_string(uri, wrap_exceptions=True, **options)
+
+
+def storage_name(uri: str) -> str:
+    """The storage URI without its credentials, for logs (redis://:secret@h -> redis://h)."""
+    parts = urlsplit(uri)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+class FailOpenRateLimiter(FixedWindowRateLimiter):
+    """The fixed-window strategy, with what to do when its storage fails: no limits for
+    RETRY_SECONDS (no request pays a timeout meanwhile), then try again; a WARNING when
+    that starts, at most one per LOG_SECONDS while it lasts, and one when it ends. The
+    state is per process, and a race between threads only costs a duplicate line."""
+
+    RETRY_SECONDS = 5.0
+    LOG_SECONDS = 60.0
+
+    def __init__(self, storage: Storage):
+        super().__init__(storage)
+        self.retry_at = 0.0  # time.monotonic() before which the storage is not tried
+        self.down_since: float | None = None
+        self.logged_at = 0.0
+
+    def available(self) -> bool:
+        """Whether to count this request (False while a failed storage rests)."""
+        return self.down_since is None or time.monotonic() >= self.retry_at
+
+    def failed(self, error: Exception) -> None:
+        """The storage did not answer: limits off for RETRY_SECONDS; say so (not too often)."""
+        now = time.monotonic()
+        self.retry_at = now + self.RETRY_SECONDS
+        if self.down_since is None or now - self.logged_at >= self.LOG_SECONDS:
+            self.logged_at = now
+            self.down_since = self.down_since or now
+            current_app.logger.warning(
+                "Rate limits OFF: their storage %s does not answer (%s: %s); requests are "
+                "served without limits until it does (retried every %d s)",
+                storage_name(str(current_app.config["RATELIMIT_STORAGE_URI"])),
+                type(getattr(error, "storage_error", error)).__name__,
+                getattr(error, "storage_error", error),
+                self.RETRY_SECONDS,
+            )
+
+    def answered(self) -> None:
+        """The storage answered: if it had failed, say the limits are back."""
+        if self.down_since is not None:
+            current_app.logger.warning(
+                "Rate limits back ON: their storage %s answers again (off for %d s)",
+                storage_name(str(current_app.config["RATELIMIT_STORAGE_URI"])),
+                time.monotonic() - self.down_since,
+            )
+            self.down_since = None
 
 
 class SweptMemoryStorage(MemoryStorage):
@@ -95,13 +162,20 @@ def check(config_key: str, scope: str, key: str) -> None:
     app = current_app
     if not app.config["RATELIMIT_ENABLED"]:
         return
-    strategy: FixedWindowRateLimiter = app.extensions[EXTENSION]
-    exceeded = [
-        item for item in _parsed(app.config[config_key]) if not strategy.hit(item, scope, key)
-    ]
-    if exceeded:
+    strategy: FailOpenRateLimiter = app.extensions[EXTENSION]
+    if not strategy.available():
+        return
+    try:
+        exceeded = [
+            item for item in _parsed(app.config[config_key]) if not strategy.hit(item, scope, key)
+        ]
         now = time.time()
         waits = [strategy.get_window_stats(item, scope, key).reset_time - now for item in exceeded]
+    except StorageError as error:
+        strategy.failed(error)
+        return
+    strategy.answered()
+    if exceeded:
         raise TooManyRequests(str(exceeded[0]), retry_after=max(1, math.ceil(max(waits))))
 
 

@@ -1,10 +1,10 @@
 """The crowd study's effective settings: the taxonomy's `study:` section, then config overrides.
 
-The taxonomy file holds the study design (quota, completion URL, abandonment, how long an
-unused session holds its place, attention checks); deployment config may override the
-completion URL (COMPLETION_URL) and the abandonment timeout (ABANDON_AFTER_MINUTES), and
-sets the recall below which a worker's attention checks are flagged
-(ATTENTION_CHECK_MIN_RECALL, default 0.5).
+The taxonomy file holds the study design (quota, completion codes per outcome, abandonment,
+how long an unused session holds its place, attention checks); deployment config may
+override the completion URL of every outcome (COMPLETION_URL) and the abandonment timeout
+(ABANDON_AFTER_MINUTES), and sets the recall below which a worker's attention checks are
+flagged (ATTENTION_CHECK_MIN_RECALL, default 0.5).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from flask import current_app
 from markupsafe import Markup, escape
 
+from app.outcomes import CompletionTarget, completion_address, completion_targets
 from app.taxonomy import Taxonomy, TaxonomyError, current_taxonomy, load_taxonomy
 
 DEFAULT_MIN_RECALL = 0.5
@@ -31,7 +32,17 @@ class EffectiveStudySettings:
     min_gold_recall: float
     completion_url_source: str  # "taxonomy" | "config" | "none"
     abandon_source: str  # "taxonomy" | "config"
+    completion: tuple[CompletionTarget, ...] = ()  # one per outcome, in OUTCOMES order
+    attention_checks: str = "flag"  # flag | fail
     claim_minutes: int = 10  # see app.assignment.claims
+
+    def completion_template(self, outcome: str | None) -> str | None:
+        """The completion URL of an outcome ({code} unfilled); an open session's is None."""
+        return next((t.url for t in self.completion if t.outcome == outcome), None)
+
+    def completion_address(self, outcome: str | None, code: str) -> str | None:
+        """Where a worker with this outcome and per-session code goes (None: nowhere)."""
+        return completion_address(self.completion_template(outcome), code)
 
     def abandoned_before(self, now: datetime | None = None) -> datetime:
         """Active sessions last seen before this instant count as abandoned."""
@@ -56,6 +67,10 @@ def study_settings() -> EffectiveStudySettings:
         min_gold_recall=float(config.get("ATTENTION_CHECK_MIN_RECALL", DEFAULT_MIN_RECALL)),
         completion_url_source=url_source,
         abandon_source="config" if abandon else "taxonomy",
+        completion=completion_targets(
+            dict(study.completion), study.completion_url, config.get("COMPLETION_URL")
+        ),
+        attention_checks=study.attention_checks,
         claim_minutes=study.claim_minutes,
     )
 

@@ -13,12 +13,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
-from urllib.parse import urlparse
 
 import click
 from flask import Flask, current_app
 from markdown_it import MarkdownIt
 
+from app.outcomes import (
+    ATTENTION_CHECK_MODES,
+    OUTCOMES,
+    CompletionTarget,
+    completion_target,
+    completion_targets,
+    completion_url,
+)
 from app.yaml_checker import (
     REQUIRED,
     Checker,
@@ -49,6 +56,13 @@ BOOOOKSCORE_REASONS = (
     "B. Answered in the summary",
     "C. Not addressing issues that matter (refer to standards)",
     "D. Other",
+)
+# For items judged against their error category rather than a question (our own exports).
+CATEGORY_REASONS = (
+    "Not an error",
+    "Wrong category",
+    "Span too long or too short",
+    "Other",
 )
 # Light backgrounds that stay distinct from each other and readable under dark text.
 PALETTE = ("#ffe08a", "#b9e4c9", "#bcd7f5", "#f8c4b4", "#dcc6f0")
@@ -90,9 +104,18 @@ class StudySettings:
 
     annotators_per_document: int = 3
     completion_url: str | None = None
+    # (outcome, full URL) per outcome the file names, in OUTCOMES order; a code is
+    # already turned into Prolific's completion URL. A tuple keeps the settings hashable.
+    completion: tuple[tuple[str, str], ...] = ()
+    attention_checks: str = "flag"  # flag | fail (fail: missed checks -> failed_checks)
     abandon_after_minutes: int = 120
     claim_minutes: int = 10
     attention_check_share: float = 0.0
+
+    @property
+    def completion_targets(self) -> tuple[CompletionTarget, ...]:
+        """Where each outcome sends a worker by this file alone (no COMPLETION_URL)."""
+        return completion_targets(dict(self.completion), self.completion_url)
 
 
 @dataclass(frozen=True)
@@ -100,7 +123,8 @@ class ValidationSettings:
     """Settings of precision-validation rounds."""
 
     partial_counts_as_valid: bool = True
-    reasons: tuple[str, ...] = BOOOOKSCORE_REASONS
+    reasons: tuple[str, ...] = BOOOOKSCORE_REASONS  # items with a question
+    category_reasons: tuple[str, ...] = CATEGORY_REASONS  # items with a category and no question
 
 
 SECTIONS = {CommentSettings: "comment", StudySettings: "study", ValidationSettings: "validation"}
@@ -160,17 +184,19 @@ class TaxonomyError(ProblemsError, click.ClickException):
     """
 
 
-def _completion_url(value: Any) -> str:
-    message = f"must be an http(s) URL containing {{code}} and no other braces, got {value!r}"
-    if not isinstance(value, str) or "{code}" not in value:
-        raise ValueError(message)
-    try:
-        parsed = urlparse(value.format(code="CODE"))
-    except (KeyError, IndexError, ValueError):
-        raise ValueError(message) from None
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        raise ValueError(message)
-    return value
+def _completion(check: Checker, value: Any) -> tuple[tuple[str, str], ...]:
+    """study.completion: {outcome: code or URL}, each problem at its own line."""
+    path: KeyPath = ("study", "completion")
+    if not isinstance(value, dict):
+        raise ValueError(f"must be a mapping of outcomes ({', '.join(OUTCOMES)}) to codes")
+    data = check.mapping(value, path, OUTCOMES)
+    targets = []
+    for outcome in OUTCOMES:
+        if outcome in data:
+            url = check.convert(data[outcome], (*path, outcome), REQUIRED, completion_target)
+            if url:
+                targets.append((outcome, url))
+    return tuple(targets)
 
 
 def _key(value: Any) -> str:
@@ -234,7 +260,9 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             top,
             StudySettings,
             annotators_per_document=(3, integer(1, 1000)),
-            completion_url=(None, _completion_url),
+            completion_url=(None, completion_url),
+            completion=((), lambda value: _completion(check, value)),
+            attention_checks=("flag", one_of(*ATTENTION_CHECK_MODES)),
             abandon_after_minutes=(120, integer(1, 100_000)),
             # A working page records activity at least every two minutes (a heartbeat a
             # minute, written at most once a minute): less would release working workers.
@@ -246,7 +274,11 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             top,
             ValidationSettings,
             partial_counts_as_valid=(True, flag),
-            reasons=(BOOOOKSCORE_REASONS, lambda value: _reasons(check, value)),
+            reasons=(BOOOOKSCORE_REASONS, lambda value: _reasons(check, value, "reasons")),
+            category_reasons=(
+                CATEGORY_REASONS,
+                lambda value: _reasons(check, value, "category_reasons"),
+            ),
         ),
     )
 
@@ -259,12 +291,12 @@ def _section(check: Checker, top: dict, cls: type, **spec: tuple[Any, Callable])
     return cls(**values)
 
 
-def _reasons(check: Checker, value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        raise ValueError("must be a list of reasons")
+def _reasons(check: Checker, value: Any, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise ValueError("must be a non-empty list of reasons")
     reasons: list[str] = []
     for index, reason in enumerate(value):
-        path: KeyPath = ("validation", "reasons", index)
+        path: KeyPath = ("validation", key, index)
         reason = check.convert(reason, path, REQUIRED, text)
         if reason in reasons:
             check.problem(path, f"duplicate reason {reason!r}")
@@ -343,9 +375,23 @@ def summarise(taxonomy: Taxonomy) -> str:
         f"places released after {study.claim_minutes} min without activity, "
         f"attention checks {study.attention_check_share:.0%}, "
         f"completion URL {study.completion_url or '(none)'}",
+        f"attention_checks: {study.attention_checks} ("
+        + (
+            "missed checks end with failed_checks)"
+            if study.attention_checks == "fail"
+            else "missed checks are only flagged on the dashboard)"
+        ),
+        "completion per outcome ({code} = the session's own code):",
+        *(
+            f"  {target.outcome:<16} {target.url or '(none: the app shows its own code)'}"
+            for target in study.completion_targets
+        ),
         f"validation: partial agreement counts as "
-        f"{'valid' if validation.partial_counts_as_valid else 'invalid'}; reasons:",
+        f"{'valid' if validation.partial_counts_as_valid else 'invalid'}; reasons "
+        "(items with a question):",
         *(f"  {reason}" for reason in validation.reasons),
+        "category reasons (items with a category and no question):",
+        *(f"  {reason}" for reason in validation.category_reasons),
     ]
     return "\n".join(lines)
 

@@ -1,4 +1,5 @@
-"""Where a worker goes after Submit: pure rules for Prolific and MTurk addresses."""
+"""Where a worker goes after Submit: pure rules for MTurk addresses (Prolific's, per
+outcome, are in app.outcomes)."""
 
 from __future__ import annotations
 
@@ -46,10 +47,3 @@ def mturk_target(platform: str, params: Mapping[str, Any]) -> dict[str, str] | N
     if not isinstance(assignment_id, str) or not assignment_id or submit_to is None:
         return None
     return {"submit_to": submit_to, "assignment_id": assignment_id}
-
-
-def prolific_completion_url(template: str | None, code: str) -> str | None:
-    """The study's completion URL with {code} filled in, or None when none is configured."""
-    if not template or "{code}" not in template:
-        return None
-    return template.replace("{code}", code)

@@ -47,6 +47,7 @@ class SessionView:
     platform: str
     platform_params: dict[str, Any] | None
     completion_code: str
+    outcome: str | None
     document: DocumentView
 
 
@@ -60,6 +61,7 @@ _SESSION = (
         SESSIONS.c.platform,
         SESSIONS.c.platform_params,
         SESSIONS.c.completion_code,
+        SESSIONS.c.outcome,
         SESSIONS.c.last_seen_at,
         SESSIONS.c.page_loaded_at,
         SESSIONS.c.document_id,
@@ -122,6 +124,7 @@ def read_session(token: str) -> SessionView | None:
         row.platform,
         row.platform_params,
         row.completion_code,
+        row.outcome,
         document,
     )
     known = known_sessions()

@@ -19,13 +19,13 @@ from typing import Any
 from flask import current_app, url_for
 from sqlalchemy.orm import joinedload
 
-from app.annotate.completion import prolific_completion_url
 from app.errors import ApiError
 from app.extensions import db
 from app.identity import WorkerIdentity, get_or_create_annotator
-from app.models import AnnotationSession, Document, Paragraph, utcnow
+from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
+from app.outcomes import session_outcome
 from app.persistence import get_or_create
-from app.study import as_utc, study_settings
+from app.study import EffectiveStudySettings, as_utc, study_settings
 from app.taxonomy import current_taxonomy
 
 TOUCH_INTERVAL = timedelta(minutes=1)
@@ -34,14 +34,19 @@ NO_SESSION = "No annotation session has this link. Check the address."
 
 @dataclass(frozen=True)
 class Completion:
-    """What Submit answers: the completion code and where the worker goes next."""
+    """What Submit answers: the completion code, where the worker goes next, the outcome."""
 
     completion_code: str
     redirect_url: str
+    outcome: str = "completed"
 
     def to_dict(self) -> dict[str, str]:
         """The JSON body of POST /submit."""
-        return {"completion_code": self.completion_code, "redirect_url": self.redirect_url}
+        return {
+            "completion_code": self.completion_code,
+            "redirect_url": self.redirect_url,
+            "outcome": self.outcome,
+        }
 
 
 # --- lookup -----------------------------------------------------------------------------
@@ -173,20 +178,42 @@ def document_texts(document_id: int, content_hash: str) -> tuple[str, ...]:
 
 
 def completion_for(session: AnnotationSession | Any) -> Completion:
-    """The completion code and the address to go to after Submit (of anything with the
-    session's token, platform and completion_code: a session, a row, a view)."""
+    """The completion code, the address to go to after Submit and the outcome (of anything
+    with the session's token, platform, completion_code and outcome: a session, a row, a
+    view). A Prolific worker goes to the outcome's completion URL; everyone else, and a
+    Prolific worker when the study names none, to the app's completion page."""
+    # Sessions submitted by something other than Submit (imports) may carry no outcome.
+    outcome = session.outcome or "completed"
     redirect_url = None
     if session.platform == "prolific":
-        redirect_url = prolific_completion_url(
-            study_settings().completion_url, session.completion_code
-        )
+        redirect_url = study_settings().completion_address(outcome, session.completion_code)
     if redirect_url is None:
         redirect_url = url_for("annotate.complete", token=session.token)
-    return Completion(session.completion_code, redirect_url)
+    return Completion(session.completion_code, redirect_url, outcome)
+
+
+def submit_outcome(
+    session_id: int, gold: list[dict] | None, settings: EffectiveStudySettings
+) -> str:
+    """The outcome of a session submitted now: attention checks decide it only under
+    `attention_checks: fail`, by the dashboard's rule (metrics.attention_flagged) on the
+    session's live annotations against its document's gold spans."""
+    # Imported here: app.research's package imports its routes, which import app.annotate.
+    from app.research.metrics import attention_flagged, gold_recall
+
+    failed = False
+    if settings.attention_checks == "fail" and gold:
+        query = db.select(
+            Annotation.paragraph_id, Annotation.span_start, Annotation.span_end, Annotation.category
+        ).where(Annotation.session_id == session_id, Annotation.deleted_at.is_(None))
+        spans = [tuple(row) for row in db.session.execute(query)]
+        failed = attention_flagged(gold_recall(gold, spans), settings.min_gold_recall)
+    return session_outcome(failed_checks=failed, attention_checks=settings.attention_checks)
 
 
 def submit_session(session: AnnotationSession) -> Completion:
-    """Submit once every paragraph was reached; a second Submit answers the same; commits."""
+    """Submit once every paragraph was reached, setting the outcome; a second Submit
+    answers the same; commits."""
     if not is_submitted(session):
         last = session.document.paragraph_count - 1
         if session.furthest < last:
@@ -196,6 +223,8 @@ def submit_session(session: AnnotationSession) -> Completion:
                 code="not_finished",
                 field="furthest",
             )
+        gold = db.session.scalar(db.select(Document.gold).filter_by(id=session.document_id))
+        session.outcome = submit_outcome(session.id, gold, study_settings())
         session.status = "submitted"
         session.submitted_at = utcnow()
     db.session.commit()

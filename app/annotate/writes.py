@@ -6,7 +6,7 @@ change in a single statement run in autocommit (one statement needs no transacti
 its own; see app.persistence.autocommit_connection). A process that has served the
 session before (KnownSessions) skips the SELECT for saves, removes and moves: the INSERT
 or UPDATE itself checks what the lookup would have (save_known, remove_known,
-move_known), and anything out of the ordinary goes the full path. Races are settled by
+move_known, submit_known), and anything out of the ordinary goes the full path. Races are settled by
 the statements themselves: the unique constraint on (session, client id) for saves,
 `status <> 'submitted'` and a monotonic `furthest` in the WHERE/SET of a move. Every
 function is safe to run again (see app.persistence.retry_on_disconnect).
@@ -36,6 +36,7 @@ from app.annotate.sessions import (
     ensure_writable,
     max_comment_length,
     seen_seconds_ago,
+    submit_outcome,
     submitted_error,
     touch_due,
 )
@@ -53,6 +54,7 @@ from app.persistence import (
     upsert_insert,
 )
 from app.spans import SpanError, check_annotation
+from app.study import study_settings
 from app.taxonomy import current_taxonomy
 
 SESSIONS = AnnotationSession.__table__
@@ -558,7 +560,7 @@ def move_known(token: str, paragraph_id: int) -> Move | None:
 # --- submit -----------------------------------------------------------------------------
 
 # Submit for a known session: not yet submitted, every paragraph reached, the text the
-# worker read still the document's.
+# worker read still the document's. It sets the outcome its caller decided.
 _GUARDED_SUBMIT = (
     update(SESSIONS)
     .where(
@@ -567,26 +569,48 @@ _GUARDED_SUBMIT = (
         SESSIONS.c.furthest >= bindparam("last"),
         bindparam("text_hash") == _TEXT_HASH,
     )
-    .values(status="submitted", submitted_at=bindparam("now"), last_seen_at=bindparam("now"))
-    .returning(SESSIONS.c.token, SESSIONS.c.platform, SESSIONS.c.completion_code)
+    .values(
+        status="submitted",
+        outcome=bindparam("outcome"),
+        submitted_at=bindparam("now"),
+        last_seen_at=bindparam("now"),
+    )
+    .returning(
+        SESSIONS.c.token, SESSIONS.c.platform, SESSIONS.c.completion_code, SESSIONS.c.outcome
+    )
+)
+
+# Under `attention_checks: fail` the outcome of a session on an attention-check document
+# depends on its annotations: the one statement takes only sessions whose document has no
+# gold spans (stored as SQL NULL), whose outcome needs none; the others go the full path.
+_GUARDED_SUBMIT_WITHOUT_GOLD = _GUARDED_SUBMIT.where(
+    select(DOCUMENTS.c.id)
+    .where(DOCUMENTS.c.id == SESSIONS.c.document_id, DOCUMENTS.c.gold.is_(None))
+    .exists()
 )
 
 
 def submit_known(token: str) -> Completion | None:
     """Submit a session this process has served before, in one statement. None when this
     path cannot settle it (an unknown session, not every paragraph reached, already
-    submitted: a second Submit answers the same, the text replaced): the caller then takes
-    the full path (sessions.submit_session), which answers each case as before. The caller
-    has checked the CSRF token and the body."""
+    submitted: a second Submit answers the same, the text replaced, an attention check
+    that decides the outcome): the caller then takes the full path
+    (sessions.submit_session), which answers each case as before. The caller has checked
+    the CSRF token and the body."""
     key = known_sessions().keys.get(token)
     if key is None:
         return None
+    settings = study_settings()
+    checks_decide = settings.attention_checks == "fail"
     params = {
         "sid": key.id,
         "last": key.paragraph_count - 1,
         "text_hash": key.content_hash,
         "now": utcnow(),
+        # The statement below only submits when no gold spans could change the outcome.
+        "outcome": submit_outcome(key.id, None, settings),
     }
-    row = _connection().execute(_GUARDED_SUBMIT, params).first()
+    statement = _GUARDED_SUBMIT_WITHOUT_GOLD if checks_decide else _GUARDED_SUBMIT
+    row = _connection().execute(statement, params).first()
     _finish()
     return None if row is None else completion_for(row)

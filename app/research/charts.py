@@ -195,3 +195,104 @@ def document_charts(document: DocumentRow, taxonomy: Taxonomy) -> BarChart:
         f"Annotations per error category in {document.external_id}",
         category_items(document.categories, taxonomy),
     )
+
+
+# The validation report's precision chart: one drawing, one group (by source, category,
+# annotator, document) under another, each group's caption just above its own bars.
+PRECISION_WIDTH = 560
+PRECISION_LABEL_WIDTH = 200
+PRECISION_ROW = 26
+PRECISION_AXIS = 22  # room for the axis labels at the top
+CAPTION_HEIGHT = 24  # from a group's top to its first bar; the caption's baseline is in it
+CAPTION_GAP = 7  # from the caption's baseline to its first bar
+GROUP_GAP = 16  # between one group's last bar and the next group's caption
+
+
+@dataclass(frozen=True)
+class PrecisionRow:
+    """One bar: precision with its 95% interval, in SVG coordinates."""
+
+    label: str
+    y: float
+    width: float
+    ci_low: float
+    ci_high: float
+    display: str
+
+    @property
+    def text_y(self) -> float:
+        """Baseline of the row's label and value."""
+        return self.y + BAR_HEIGHT - 4
+
+    @property
+    def mid_y(self) -> float:
+        """Vertical centre of the bar (for the interval whisker)."""
+        return self.y + BAR_HEIGHT / 2
+
+
+@dataclass(frozen=True)
+class PrecisionGroup:
+    """One group of bars with its caption above them."""
+
+    key: str
+    caption: str
+    caption_y: float
+    top: float  # top of the first bar
+    bottom: float  # bottom of the last bar
+    rows: tuple[PrecisionRow, ...]
+
+
+@dataclass(frozen=True)
+class PrecisionChart:
+    """Precision per group, scaled 0-100%, every group in one drawing."""
+
+    chart_id: str
+    title: str
+    description: str
+    groups: tuple[PrecisionGroup, ...]
+    plot_width: float
+    height: float
+    ticks: tuple[tuple[float, str], ...]
+    width: int = PRECISION_WIDTH
+    left: int = PRECISION_LABEL_WIDTH
+    bar_height: int = BAR_HEIGHT
+
+
+def precision_chart(
+    chart_id: str, title: str, groups: Sequence[tuple[str, str, Mapping[str, Mapping]]]
+) -> PrecisionChart:
+    """Bars of precision with Wilson-interval whiskers for (key, caption, {name: stats}) groups
+    of a validation report (app.validation.report), each caption above its own bars."""
+    plot = PRECISION_WIDTH - PRECISION_LABEL_WIDTH - 70
+    built: list[PrecisionGroup] = []
+    described: list[str] = []
+    cursor = float(PRECISION_AXIS)
+    for key, caption, stats_by_name in groups:
+        if not stats_by_name:
+            continue
+        top = cursor + CAPTION_HEIGHT
+        rows = []
+        parts = []
+        for index, (name, stats) in enumerate(stats_by_name.items()):
+            precision = stats["precision"] or 0.0
+            low, high = stats["ci95"] or (precision, precision)
+            display = f"{100 * precision:.0f}% (n={stats['judgments']})"
+            rows.append(
+                PrecisionRow(
+                    label=name if len(name) <= 28 else name[:27] + "…",
+                    y=top + index * PRECISION_ROW,
+                    width=round(plot * precision, 1),
+                    ci_low=round(plot * low, 1),
+                    ci_high=round(plot * high, 1),
+                    display=display,
+                )
+            )
+            parts.append(f"{name} {display}, 95% interval {percent(low)}–{percent(high)}")
+        bottom = rows[-1].y + BAR_HEIGHT
+        built.append(PrecisionGroup(key, caption, top - CAPTION_GAP, top, bottom, tuple(rows)))
+        described.append(f"{caption}: " + "; ".join(parts))
+        cursor = bottom + GROUP_GAP
+    ticks = tuple((round(plot * t / 4, 1), f"{25 * t}%") for t in range(5))
+    description = ". ".join(described) or "No judgments yet."
+    height = cursor - GROUP_GAP + 4 if built else PRECISION_AXIS
+    return PrecisionChart(chart_id, title, description, tuple(built), plot, height, ticks)

@@ -25,6 +25,7 @@ from sqlalchemy import String, cast, func
 from app.assignment.claims import ClaimRule
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph
+from app.outcomes import OUTCOMES
 from app.research import metrics
 from app.research.metrics import GoldRecall, Sentence
 from app.study import EffectiveStudySettings, as_utc
@@ -49,6 +50,7 @@ class SessionRow:
     seconds: float
     is_check: bool
     holds_place: bool = False  # occupies a place of the quota (app.assignment.claims)
+    outcome: str | None = None  # completed | failed_training | failed_checks | no_consent
     annotations: int = 0
     categories: Counter[str] = field(default_factory=Counter)
     packed: str = ""  # live spans "p:start:end:category;...", kept for submitted sessions
@@ -163,6 +165,12 @@ class Study:
         released their place came back after it was given to someone else."""
         return [d for d in self.documents if not d.is_check and d.occupied > quota]
 
+    @cached_property
+    def outcomes(self) -> list[tuple[str, int]]:
+        """(outcome, sessions) for every outcome some session ended with, in OUTCOMES order."""
+        counts = Counter(session.outcome for session in self.sessions if session.outcome)
+        return [(outcome, counts[outcome]) for outcome in OUTCOMES if counts[outcome]]
+
     @property
     def recent_sessions(self) -> list[SessionRow]:
         """The most recently started sessions, for the dashboard's table."""
@@ -246,6 +254,7 @@ def _sessions(
             AnnotationSession.page_loaded_at,
             AnnotationSession.submitted_at,
             AnnotationSession.is_attention_check,
+            AnnotationSession.outcome,
         )
         .join(Annotator, Annotator.id == AnnotationSession.annotator_id)
         .order_by(AnnotationSession.started_at.desc(), AnnotationSession.id.desc())
@@ -267,6 +276,7 @@ def _sessions(
         loaded,
         submitted,
         check,
+        outcome,
     ) in db.session.execute(query):
         started, seen, submitted = as_utc(started), as_utc(seen), as_utc(submitted)
         if status == "active" and seen < cutoff:
@@ -283,6 +293,7 @@ def _sessions(
                 seconds=max((ended - started).total_seconds(), 0.0),
                 is_check=bool(check),
                 holds_place=rule.occupies(status, loaded, seen),
+                outcome=outcome,
             )
         )
     return rows
@@ -411,6 +422,5 @@ def _annotators(
         if session.status == "submitted" and session.document_id in gold:
             row.gold += metrics.gold_recall(gold[session.document_id], session.spans)
     for row in rows.values():
-        recall = row.gold.recall_any
-        row.flagged = recall is not None and recall < settings.min_gold_recall
+        row.flagged = metrics.attention_flagged(row.gold, settings.min_gold_recall)
     return sorted(rows.values(), key=lambda r: (not r.flagged, r.label))

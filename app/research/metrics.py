@@ -267,6 +267,14 @@ class GoldRecall:
 NO_GOLD = GoldRecall(0, 0, 0)
 
 
+def attention_flagged(gold: GoldRecall, min_recall: float) -> bool:
+    """The attention-check rule: flagged when category-blind gold recall is below
+    `min_recall` (ATTENTION_CHECK_MIN_RECALL); never without gold spans. The dashboard
+    flags workers by it, and Submit gives `failed_checks` by it under `attention_checks: fail`."""
+    recall = gold.recall_any
+    return recall is not None and recall < min_recall
+
+
 def gold_recall(
     gold: Iterable[Mapping[str, object]], annotations: Sequence[tuple[int, int, int, str]]
 ) -> GoldRecall:

@@ -1,99 +1,43 @@
-"""Validation rounds in the researcher console: the list, each round's report (HTML, JSON, CSV).
+"""Validation rounds in the researcher console: the list with its validator links, the form
+that creates a round from our export, and each round's report (HTML, JSON, CSV).
 
-Bar geometry is computed here (`precision_chart`) so that the template only places SVG
-shapes with presentation attributes: the CSP forbids style attributes.
+Bar geometry is computed in app.research.charts (`precision_chart`) so that the template
+only places SVG shapes with presentation attributes: the CSP forbids style attributes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import tempfile
+from pathlib import Path
 from typing import Any
 
-from flask import Response, abort, jsonify, render_template
+from flask import Response, abort, flash, jsonify, redirect, render_template, url_for
 from flask_login import login_required
+from flask_wtf import FlaskForm
+from wtforms import BooleanField, IntegerField, StringField
+from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional, Regexp
 
+from app.export import ExportFilter, write_export
 from app.research import bp
+from app.research.charts import precision_chart
+from app.study import mturk_external_question, prolific_study_url
+from app.taxonomy import current_taxonomy
 from app.validation.report import compute_report, format_csv
-from app.validation.rounds import find_round, round_overview
+from app.validation.rounds import (
+    ROUND_NAME,
+    RoundError,
+    RoundSummary,
+    create_round,
+    find_round,
+    round_overview,
+)
 
-CHART_WIDTH = 560
-LABEL_WIDTH = 200
-ROW_HEIGHT = 26
-BAR_HEIGHT = 16
-TOP = 22  # room for the axis labels
 GROUP_TITLES = {
     "by_source": "By source",
     "by_category": "By category",
     "by_annotator": "By original annotator",
     "by_document": "By document",
 }
-
-
-@dataclass(frozen=True)
-class ChartRow:
-    """One bar: precision with its 95% interval, in SVG coordinates."""
-
-    label: str
-    y: float
-    width: float
-    ci_low: float
-    ci_high: float
-    display: str
-
-    @property
-    def text_y(self) -> float:
-        """Baseline of the row's label and value."""
-        return self.y + BAR_HEIGHT - 4
-
-    @property
-    def mid_y(self) -> float:
-        """Vertical centre of the bar (for the interval whisker)."""
-        return self.y + BAR_HEIGHT / 2
-
-
-@dataclass(frozen=True)
-class Chart:
-    """A horizontal bar chart of precision per group, scaled 0-100%."""
-
-    chart_id: str
-    title: str
-    rows: list[ChartRow]
-    plot_width: float
-    height: float
-    ticks: list[tuple[float, str]]
-
-    @property
-    def width(self) -> int:
-        """Total width of the SVG."""
-        return CHART_WIDTH
-
-    @property
-    def left(self) -> int:
-        """Where bars start (right of the labels)."""
-        return LABEL_WIDTH
-
-
-def precision_chart(chart_id: str, title: str, groups: Mapping[str, Mapping[str, Any]]) -> Chart:
-    """Bars of precision (with Wilson interval whiskers) for each group of a report."""
-    plot = CHART_WIDTH - LABEL_WIDTH - 70
-    rows = []
-    for index, (name, stats) in enumerate(groups.items()):
-        precision = stats["precision"] or 0.0
-        low, high = stats["ci95"] or (precision, precision)
-        label = name if len(name) <= 28 else name[:27] + "…"
-        rows.append(
-            ChartRow(
-                label=label,
-                y=TOP + index * ROW_HEIGHT,
-                width=round(plot * precision, 1),
-                ci_low=round(plot * low, 1),
-                ci_high=round(plot * high, 1),
-                display=f"{100 * precision:.0f}% (n={stats['judgments']})",
-            )
-        )
-    ticks = [(round(plot * t / 4, 1), f"{25 * t}%") for t in range(5)]
-    return Chart(chart_id, title, rows, plot, TOP + len(rows) * ROW_HEIGHT + 4, ticks)
 
 
 def _report_or_404(name: str) -> dict[str, Any]:
@@ -103,11 +47,112 @@ def _report_or_404(name: str) -> dict[str, Any]:
     return compute_report(round_)
 
 
-@bp.get("/rounds")
+class RoundForm(FlaskForm):
+    """The options of `flask validation create-round`, for items from our own export."""
+
+    name = StringField(
+        "Round name",
+        validators=[
+            DataRequired("Give the round a name."),
+            Length(max=200),
+            Regexp(
+                ROUND_NAME,
+                message="Use letters, digits, '.', '_' or '-', starting with a letter or digit "
+                "(it is part of the validators' address /validate/NAME).",
+            ),
+        ],
+    )
+    judgments_per_item = IntegerField(
+        "Validators per item",
+        default=1,
+        validators=[
+            InputRequired("Give a whole number from 1 to 100."),
+            NumberRange(1, 100, "Give a whole number from 1 to 100."),
+        ],
+    )
+    sample = IntegerField(
+        "Sample (optional)",
+        validators=[Optional(), NumberRange(min=1, message="Give a whole number of at least 1.")],
+    )
+    seed = IntegerField(
+        "Seed (optional)",
+        validators=[Optional(), NumberRange(0, 2**31 - 1, "Give a whole number from 0.")],
+    )
+    include_unsubmitted = BooleanField("Include annotations of sessions not submitted")
+
+
+def _validator_links(name: str) -> dict[str, str]:
+    """The links for a round's validators, as the study page gives them for annotators."""
+    start = url_for("validation.start", round_name=name, _external=True)
+    return {
+        "direct": start,
+        "prolific": prolific_study_url(start),
+        "mturk_xml": mturk_external_question(start),
+        "mturk_preview": url_for(
+            "validation.start",
+            round_name=name,
+            assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE",
+            _external=True,
+        ),
+    }
+
+
+def _create_from_export(form: RoundForm) -> RoundSummary:
+    """Create the round from our export (every session; create_round keeps the submitted
+    ones unless asked), through the same code as the CLI."""
+    with tempfile.TemporaryDirectory(prefix="falte-round-") as folder:
+        path = Path(folder) / "annotations.jsonl"
+        with path.open("w", encoding="utf-8") as out:
+            write_export(out, "jsonl", "annotations", ExportFilter())
+        return create_round(
+            form.name.data.strip(),
+            [path],
+            current_taxonomy(),
+            judgments_per_item=form.judgments_per_item.data,
+            sample=form.sample.data,
+            seed=form.seed.data,
+            include_unsubmitted=bool(form.include_unsubmitted.data),
+        )
+
+
+def _created_message(summary: RoundSummary) -> str:
+    text = f"Created round {summary.name}: {summary.total} item(s), seed {summary.seed}."
+    if summary.unsubmitted_left_out:
+        text += f" Left out {summary.unsubmitted_left_out} annotation(s) of sessions not submitted."
+    if summary.rejected:
+        text += f" {len(summary.rejected)} annotation(s) could not be used."
+    return text
+
+
+@bp.route("/rounds", methods=["GET", "POST"])
 @login_required
 def rounds():
-    """Every validation round with its counts and links to its report."""
-    return render_template("research/rounds.html", rounds=round_overview())
+    """Every validation round with its counts, validator links and report; the form that
+    creates one (POST)."""
+    form = RoundForm()
+    problems: list[str] = []
+    status = 200
+    if form.validate_on_submit():
+        if find_round(form.name.data.strip()) is not None:
+            form.name.errors = [f"A round named {form.name.data.strip()} already exists."]
+        else:
+            try:
+                summary = _create_from_export(form)
+            except RoundError as error:
+                problems = error.problems
+            else:
+                flash(_created_message(summary), "info")
+                return redirect(url_for("research.rounds"))
+    if form.is_submitted():
+        status = 400 if form.errors or problems else 200
+    overview = round_overview()
+    return render_template(
+        "research/rounds.html",
+        rounds=overview,
+        links={row.name: _validator_links(row.name) for row in overview},
+        form=form,
+        problems=problems,
+    ), status
 
 
 @bp.get("/rounds/<name>")
@@ -115,15 +160,15 @@ def rounds():
 def round_report(name: str):
     """A round's precision report: overall, by source, category, annotator and document."""
     report = _report_or_404(name)
-    charts = [
-        precision_chart(f"chart-{group}", title, report[group])
-        for group, title in GROUP_TITLES.items()
-        if report[group]
-    ]
+    chart = precision_chart(
+        "chart-precision",
+        "Precision per group with 95% intervals",
+        [(group, title, report[group]) for group, title in GROUP_TITLES.items()],
+    )
     return render_template(
         "research/round_report.html",
         report=report,
-        charts=charts,
+        chart=chart,
         group_titles=GROUP_TITLES,
     )
 

@@ -1,4 +1,4 @@
-"""Researcher pages: dashboard, document detail, study links, taxonomy preview.
+"""Researcher pages: dashboard, document detail, session viewer, study links, taxonomy preview.
 
 Login is required for all of them (app.research.auth.require_researcher).
 """
@@ -8,10 +8,11 @@ from __future__ import annotations
 from flask import abort, current_app, render_template, url_for
 
 from app.extensions import db
-from app.models import Document
+from app.models import AnnotationSession, Document
 from app.research import bp
 from app.research.charts import dashboard_charts, document_charts, formatters
 from app.research.dashboard import load_study
+from app.research.viewer import session_annotations, viewer_bootstrap
 from app.study import (
     check_taxonomy_file,
     instructions_markup,
@@ -59,6 +60,29 @@ def document(document_id: int):
         settings=settings,
         taxonomy=taxonomy,
         chart=document_charts(row, taxonomy),
+    )
+
+
+@bp.get("/sessions/<int:session_id>")
+def session_viewer(session_id: int):
+    """One annotation session read-only, drawn by the annotator page's own code."""
+    session = db.session.get(AnnotationSession, session_id)
+    if session is None:
+        abort(404, description="No annotation session has this id.")
+    taxonomy = current_taxonomy()
+    return render_template(
+        "research/session.html",
+        bootstrap=viewer_bootstrap(session),
+        taxonomy=taxonomy,
+        document=session.document,
+        csrf_token_value="",
+        read_only=True,
+        preview=False,
+        session=session,
+        annotator=session.annotator.label,
+        status=session.status,
+        annotations=session_annotations(session),
+        category_names={c.key: c.name for c in taxonomy.categories},
     )
 
 

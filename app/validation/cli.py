@@ -65,6 +65,12 @@ def _fail(headline: str, problems: list[str]) -> NoReturn:
     is_flag=True,
     help="Create the round without the items that cannot be used (default: refuse).",
 )
+@click.option(
+    "--include-unsubmitted",
+    is_flag=True,
+    help='Keep annotations of sessions not submitted (our export\'s "submitted": false); '
+    "by default they are left out, since their workers may still change them.",
+)
 def create_round_command(
     name: str,
     paths: tuple[Path, ...],
@@ -74,11 +80,14 @@ def create_round_command(
     sample: int | None,
     seed: int | None,
     skip_rejected: bool,
+    include_unsubmitted: bool,
 ) -> None:
     """Create round NAME from item files (our export, generic JSONL or BooookScore files).
 
     Items are shuffled with the seed; spans without offsets are found in their document
     by their text. With any unusable item nothing is written, unless --skip-rejected.
+    From our export, only submitted sessions' annotations are taken, unless
+    --include-unsubmitted.
     """
     click.echo(f"Reading {len(paths)} item file(s)...", err=True)
     try:
@@ -92,6 +101,7 @@ def create_round_command(
             sample=sample,
             seed=seed,
             skip_rejected=skip_rejected,
+            include_unsubmitted=include_unsubmitted,
         )
     except RoundError as exc:
         _fail(
@@ -109,6 +119,11 @@ def create_round_command(
     click.echo(f"Ambiguous spans (first occurrence used): {len(summary.ambiguous)}")
     for line in summary.ambiguous:
         click.echo(f"  {line}")
+    if summary.unsubmitted_left_out:
+        click.echo(
+            f"Left out: {summary.unsubmitted_left_out} annotation(s) of sessions not submitted "
+            "(--include-unsubmitted keeps them)"
+        )
     click.echo(f"Rejected items: {len(summary.rejected)}")
     for line in summary.rejected:
         click.echo(f"  {line}")

@@ -91,6 +91,8 @@ class ItemInput:
     comment: str | None = None
     origin_annotator: str | None = None
     removed: bool = False
+    # Our export's `submitted` (None for other formats): rounds leave out unsubmitted work.
+    submitted: bool | None = None
     # Said when the item's document is not imported (e.g. model files carry no text).
     document_hint: str | None = None
 
@@ -261,6 +263,9 @@ def _generic_item(where: str, record: Any, problems: list[str]) -> ItemInput | N
     labels = _labels(record, where, problems)
     question = _optional_text(record, "question", where, problems)
     comment = _optional_text(record, "comment", where, problems)
+    submitted = record.get("submitted") if is_export else None
+    if submitted is not None and not isinstance(submitted, bool):
+        problems.append(f"{where}: submitted: must be true or false")
     if len(problems) > before or span is None or document_id is None:
         return None
     return ItemInput(
@@ -276,6 +281,7 @@ def _generic_item(where: str, record: Any, problems: list[str]) -> ItemInput | N
         comment=comment,
         origin_annotator=_string(record.get("annotator_id")),
         removed=is_export and record.get("removed_at") is not None,
+        submitted=submitted,
     )
 
 

@@ -28,8 +28,10 @@ from sqlalchemy import insert, select
 
 from app.extensions import db
 from app.models import ValidationItem, ValidationJudgment, ValidationRound
+from app.taxonomy import current_taxonomy
 from app.validation.importers import detect_format, validation_item_id
 from app.validation.locate import normalise
+from app.validation.reasons import item_protocol, round_reasons
 
 VERDICT_WORDS = {
     "agree": "agree",
@@ -204,7 +206,8 @@ def import_judgments(round_name: str, path: Path) -> ImportSummary:
     round_ = db.session.scalars(select(ValidationRound).filter_by(name=round_name)).first()
     if round_ is None:
         raise JudgmentImportError([f"no round named {round_name!r}"])
-    allowed = list((round_.settings or {}).get("reasons") or [])
+    validation = current_taxonomy().validation
+    allowed = round_reasons(round_.settings, validation.reasons, validation.category_reasons)
     items = _Items(round_)
     stored = {
         (item_id, validator): (verdict, tuple(reasons or ()), explanation)
@@ -262,10 +265,13 @@ def import_judgments(round_name: str, path: Path) -> ImportSummary:
     return summary
 
 
-def _check(row: _Row, items: _Items, allowed: list[str]) -> dict[str, Any] | str:
+def _check(row: _Row, items: _Items, reasons: dict[str, list[str]]) -> dict[str, Any] | str:
     item = items.find(row.item_key)
     if isinstance(item, str):
         return item
+    # Judgments made elsewhere may use either protocol's wording: the item's own first.
+    own = reasons[item_protocol(item.question)]
+    allowed = own + [r for protocol in reasons.values() for r in protocol if r not in own]
     verdict = parse_verdict(row.verdict)
     if verdict is None:
         return (

@@ -55,6 +55,8 @@ class RoundSummary:
     ambiguous: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     documents_imported: list[str] = field(default_factory=list)
+    # Annotations of sessions not submitted (our export's `"submitted": false`), left out.
+    unsubmitted_left_out: int = 0
 
     @property
     def total(self) -> int:
@@ -127,6 +129,7 @@ def round_settings(taxonomy: Taxonomy) -> dict:
     """The taxonomy's validation settings, copied into the round when it is created."""
     return {
         "reasons": list(taxonomy.validation.reasons),
+        "category_reasons": list(taxonomy.validation.category_reasons),
         "partial_counts_as_valid": taxonomy.validation.partial_counts_as_valid,
         "taxonomy_version": taxonomy.version,
     }
@@ -143,8 +146,13 @@ def create_round(
     sample: int | None = None,
     seed: int | None = None,
     skip_rejected: bool = False,
+    include_unsubmitted: bool = False,
 ) -> RoundSummary:
-    """Build and store a round from item files; raise RoundError and write nothing on failure."""
+    """Build and store a round from item files; raise RoundError and write nothing on failure.
+
+    Annotations of sessions that were not submitted (still open or abandoned) are left out
+    unless `include_unsubmitted`: their workers may still change or remove them.
+    """
     _check_arguments(name, judgments_per_item, sample)
     items: list[ItemInput] = []
     problems: list[str] = []
@@ -152,6 +160,10 @@ def create_round(
         found, trouble = read_items(Path(path), fmt)
         items += found
         problems += trouble
+    left_out = 0
+    if not include_unsubmitted:
+        kept = [item for item in items if item.submitted is not False]
+        left_out, items = len(items) - len(kept), kept
     docs, doc_problems = _documents(items)
     resolved, ambiguous = [], []
     seen: set[str] = set()
@@ -178,14 +190,22 @@ def create_round(
     if problems and not skip_rejected:
         raise RoundError(problems)
     if not resolved:
-        raise RoundError([*problems, "no usable items: the round was not created"])
+        why = "no usable items: the round was not created"
+        if left_out:
+            why += (
+                f" ({left_out} annotation(s) of unsubmitted sessions left out; "
+                "--include-unsubmitted keeps them)"
+            )
+        raise RoundError([*problems, why])
     seed = seed if seed is not None else secrets.randbelow(2**31)
     chosen = list(resolved)
     random.Random(seed).shuffle(chosen)
     if sample is not None:
         chosen = chosen[:sample]
     _link_annotations(chosen)
-    summary = RoundSummary(name=name, seed=seed, ambiguous=ambiguous, rejected=problems)
+    summary = RoundSummary(
+        name=name, seed=seed, ambiguous=ambiguous, rejected=problems, unsubmitted_left_out=left_out
+    )
     try:
         summary.documents_imported = _store_new_documents(chosen)
         summary.items_by_source = _store_round(name, chosen, taxonomy, judgments_per_item, seed)

@@ -12,7 +12,7 @@ from typing import Any
 from flask import jsonify, redirect, render_template, request, url_for
 from sqlalchemy import select
 
-from app.annotate.completion import mturk_target, prolific_completion_url
+from app.annotate.completion import mturk_target
 from app.errors import ApiError
 from app.extensions import db
 from app.identity import is_mturk_preview, remember_anonymous, request_identity
@@ -32,6 +32,7 @@ from app.validation.assignment import (
     record_judgment,
     start_session,
 )
+from app.validation.reasons import CATEGORY, QUESTION, item_protocol, round_reasons
 
 CSRF_SCOPE = "validate"
 
@@ -57,10 +58,36 @@ def _session_or_404(token: str) -> ValidationSession:
     return session
 
 
-def _reasons(round_: ValidationRound) -> list[str]:
-    settings = round_.settings or {}
-    reasons = settings.get("reasons")
-    return list(reasons) if reasons else list(current_taxonomy().validation.reasons)
+def _reasons(round_: ValidationRound) -> dict[str, list[str]]:
+    validation = current_taxonomy().validation
+    return round_reasons(round_.settings, validation.reasons, validation.category_reasons)
+
+
+def _protocols(round_: ValidationRound) -> list[str]:
+    """The protocols the round's items are judged by (app.validation.reasons), in page order."""
+    with_question = ValidationItem.question.is_not(None)
+    found = db.session.execute(
+        select(with_question).where(ValidationItem.round_id == round_.id).distinct()
+    ).scalars()
+    present = {QUESTION if has else CATEGORY for has in found}
+    return [p for p in (CATEGORY, QUESTION) if p in present] or [CATEGORY]
+
+
+def _item_reasons(session: ValidationSession, body: object) -> list[str]:
+    """The reasons allowed for the posted item: those of its protocol (all of the round's
+    when the item is unknown; recording it then answers 404)."""
+    reasons = _reasons(session.round)
+    item_id = body.get("item_id") if isinstance(body, dict) else None
+    if not isinstance(item_id, str):
+        return reasons[QUESTION] + reasons[CATEGORY]
+    question = db.session.execute(
+        select(ValidationItem.question).where(
+            ValidationItem.round_id == session.round_id, ValidationItem.external_id == item_id
+        )
+    ).first()
+    if question is None:
+        return reasons[QUESTION] + reasons[CATEGORY]
+    return reasons[item_protocol(question[0])]
 
 
 @bp.get("/validate/<round_name>")
@@ -72,7 +99,9 @@ def start(round_name: str):
         page = render_template("validation/no_round.html", round_name=round_name)
         return page, 404
     if is_mturk_preview(request.args):
-        return render_template("validation/preview.html", reasons=_reasons(round_))
+        return render_template(
+            "validation/preview.html", reasons=_reasons(round_), protocols=_protocols(round_)
+        )
     identity, anonymous = request_identity(request.args, request.cookies)
     session = start_session(round_, identity)
     response = redirect(url_for("validation.session_page", token=session.token), code=302)
@@ -93,6 +122,7 @@ def session_page(token: str):
         "validation/session.html",
         csrf_token_value=capability_csrf_token(CSRF_SCOPE, token),
         reasons=_reasons(session.round),
+        protocols=_protocols(session.round),
         config=config,
     )
 
@@ -127,8 +157,13 @@ def item_json(item: ValidationItem) -> dict[str, Any]:
         else span(item.paired_paragraph_id, item.paired_start, item.paired_end, item.paired_text),
         "labels": list(item.labels or []),
         "label_names": names,
+        "label_descriptions": [
+            category.description if (category := taxonomy.category(label)) else None
+            for label in item.labels or []
+        ],
         "question": item.question,
         "comment": item.comment,
+        "protocol": item_protocol(item.question),
     }
 
 
@@ -137,15 +172,18 @@ def _finished(session: ValidationSession, done: int) -> dict[str, Any]:
     # when every item is taken is told so, not paid for nothing.
     # An MTurk validator's HIT is submitted by posting the assignment back to MTurk
     # (ExternalQuestion), as the annotator's completion page does: `mturk` says where.
+    # A validator who finishes a round completed it: the outcome `completed`, with its
+    # completion URL, as for annotators.
     if not done:
-        return {"completion_code": None, "completion_url": None, "mturk": None}
+        return {"completion_code": None, "completion_url": None, "mturk": None, "outcome": None}
     url = None
-    if session.platform == "prolific":  # the study's completion URL, as for annotators
-        url = prolific_completion_url(study_settings().completion_url, session.completion_code)
+    if session.platform == "prolific":
+        url = study_settings().completion_address("completed", session.completion_code)
     return {
         "completion_code": session.completion_code,
         "completion_url": url,
         "mturk": mturk_target(session.platform, session.platform_params or {}),
+        "outcome": "completed",
     }
 
 
@@ -171,7 +209,8 @@ def api_judgments(token: str):
     """Record a judgment: 201 when new, 200 for an identical retry, 409 for a change."""
     session = _session_or_404(token)
     require_capability_csrf(CSRF_SCOPE, token)
-    data = parse_judgment(json_object(), _reasons(session.round))
+    body = json_object()
+    data = parse_judgment(body, _item_reasons(session, body))
     judgment, created = record_judgment(session, data)
     body = {"judgment": judgment_json(judgment), "progress": progress(session)}
     return jsonify(body), 201 if created else 200

@@ -1,7 +1,7 @@
 """annotation sessions remember when their page was first loaded (places are claimed)
 
 Revision ID: b2e4f8a20002
-Revises: c01d82fceacd
+Revises: d4a6b0c40004
 Create Date: 2026-11-24 00:40:00.000000
 
 """
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = 'b2e4f8a20002'
-down_revision = 'c01d82fceacd'
+down_revision = 'd4a6b0c40004'
 branch_labels = None
 depends_on = None
 

@@ -243,14 +243,21 @@ def submit_single_paragraph_task(page: Page, live_server, query: str) -> str:
 
 
 def test_prolific_workers_get_a_link_back_with_their_code(page: Page, live_server):
-    """After Submit, a Prolific worker sees the code and the study's completion link."""
+    """After Submit, a Prolific worker sees the code and the study's completion link (the
+    default taxonomy's first-wave completion_url sends the session's own code), and is
+    taken there. Playwright answers for app.prolific.com: no real network."""
+    page.route(
+        "https://app.prolific.com/**",
+        lambda route: route.fulfill(status=200, content_type="text/html", body="Prolific"),
+    )
     code = submit_single_paragraph_task(
         page, live_server, "PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x1"
     )
-    link = page.get_by_role("link", name="Return to the study platform to finish")
+    link = page.get_by_role("link", name="Return to the study")
     expect(link).to_have_attribute(
         "href", f"https://app.prolific.com/submissions/complete?cc={code}"
     )
+    page.wait_for_url(f"https://app.prolific.com/submissions/complete?cc={code}")
 
 
 def test_mturk_workers_get_the_externalsubmit_form(page: Page, live_server):
@@ -264,3 +271,4 @@ def test_mturk_workers_get_the_externalsubmit_form(page: Page, live_server):
     form = page.locator("form", has=button)
     expect(form).to_have_attribute("action", "https://workersandbox.mturk.com/mturk/externalSubmit")
     expect(form.locator("input[name=assignmentId]")).to_have_value("A1")
+    expect(form.locator("input[name=outcome]")).to_have_value("completed")

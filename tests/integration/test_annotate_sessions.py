@@ -708,10 +708,15 @@ def test_a_known_sessions_submit_is_one_statement_and_answers_as_before(app, cli
     assert first.status_code == 200
     assert len(sent) == 1 and sent[0].startswith("UPDATE annotation_sessions"), sent
     row = session_row(token)
-    assert (row.status, row.submitted_at is not None) == ("submitted", True)
+    assert (row.status, row.submitted_at is not None, row.outcome) == (
+        "submitted",
+        True,
+        "completed",
+    )
     assert first.get_json() == {
         "completion_code": row.completion_code,
         "redirect_url": f"https://app.prolific.com/submissions/complete?cc={row.completion_code}",
+        "outcome": "completed",
     }
     db.session.commit()
     assert submit(client, token).get_json() == first.get_json()  # again: the full path

@@ -6,6 +6,8 @@ import pytest
 
 from app.extensions import db
 from app.models import ValidationItem, ValidationJudgment, ValidationSession
+from app.taxonomy import load_taxonomy
+from tests.conftest import ROOT
 from tests.integration.validation_support import (
     add_annotation,
     judge,
@@ -152,6 +154,24 @@ def test_a_prolific_validator_is_sent_to_the_studys_completion_url(app, client, 
         assert judge(client, token, answer["item"]["id"], "agree").status_code == 201
     code = answer["completion_code"]
     assert answer["completion_url"] == f"https://app.prolific.com/submissions/complete?cc={code}"
+
+
+def test_a_validator_who_finishes_completed_with_the_studys_fixed_code(
+    app, client, round_r, tmp_path
+):
+    taxonomy = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "taxonomy.yaml"
+    path.write_text(
+        taxonomy.replace("\nstudy:\n", "\nstudy:\n  completion: {completed: C1A2B3C4}\n", 1),
+        encoding="utf-8",
+    )
+    app.extensions["taxonomy"] = load_taxonomy(path)
+    token = start_validator(client, round_r, PROLIFIC_PID="p-7", STUDY_ID="s", SESSION_ID="x")
+    while (answer := next_item(client, token))["item"] is not None:
+        assert judge(client, token, answer["item"]["id"], "agree").status_code == 201
+    assert answer["completion_code"]  # the app's own code is still shown
+    assert answer["completion_url"] == "https://app.prolific.com/submissions/complete?cc=C1A2B3C4"
+    assert answer["outcome"] == "completed"
 
 
 def test_judgments_are_idempotent_and_final(client, round_r):

@@ -14,7 +14,7 @@ import pytest
 from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
-from app.models import Document
+from app.models import AnnotationSession, Document
 from app.security import capability_csrf_token
 
 XSS = '<img src=x onerror=alert(1)><script>alert("x")</script>'
@@ -142,6 +142,9 @@ def url_for_rule(rule: str, world: World, *, token: str | None = None) -> str:
         converter, _, name = match.group(1).rpartition(":")
         if converter == "int" and name == "document_id":
             return str(world.document_pk)
+        if converter == "int" and name == "session_id":  # the owner's session, by its pk
+            owner = db.select(AnnotationSession.id).filter_by(token=world.owner_token)
+            return str(db.session.scalar(owner))
         if name not in values:
             raise AssertionError(f"no sample value for <{name}> in {rule}")
         return str(values[name])

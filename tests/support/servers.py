@@ -22,11 +22,18 @@ def free_port() -> int:
 
 
 def start_gunicorn(
-    app_spec: str, database_url: str, port: int, **env_overrides: str
+    app_spec: str,
+    database_url: str,
+    port: int | None,
+    *,
+    socket_path: Path | None = None,
+    access_log: str = "/dev/null",
+    **env_overrides: str,
 ) -> subprocess.Popen:
-    """gunicorn with the project's gunicorn.conf.py on 127.0.0.1:port; returns once every
-    worker has loaded the app (its "Worker ready" line in the error log): a load started
-    earlier would all land on the first worker up."""
+    """gunicorn with the project's gunicorn.conf.py on 127.0.0.1:port, or on the unix
+    socket `socket_path` (as on Heroku behind nginx; port None); returns once every worker
+    has loaded the app (its "Worker ready" line in the error log): a load started earlier
+    would all land on the first worker up."""
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
@@ -35,6 +42,9 @@ def start_gunicorn(
         "APP_ENV": "development",
         **env_overrides,
     }
+    if socket_path is not None:
+        env["GUNICORN_SOCKET"] = str(socket_path)
+        env["GUNICORN_READY_FILE"] = f"{socket_path}.ready"
     workers = int(env.get("WEB_CONCURRENCY", "2"))
     handle, error_log = tempfile.mkstemp(prefix="gunicorn-", suffix=".log")
     os.close(handle)
@@ -46,7 +56,7 @@ def start_gunicorn(
             "--config",
             "gunicorn.conf.py",
             "--access-logfile",
-            "/dev/null",
+            access_log,
             "--error-logfile",
             error_log,
             app_spec,
@@ -63,16 +73,30 @@ def start_gunicorn(
             raise RuntimeError(f"gunicorn {app_spec} exited with {process.returncode}")
         if Path(error_log).read_text().count("Worker ready") >= workers:
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                _connect(port, socket_path)
                 return process
             except OSError:
                 pass
         time.sleep(0.1)
     stop(process)
     raise RuntimeError(
-        f"gunicorn {app_spec} did not start {workers} workers on port {port}:\n"
+        f"gunicorn {app_spec} did not start {workers} workers on {socket_path or port}:\n"
         + Path(error_log).read_text()[-2000:]
     )
+
+
+def _connect(port: int | None, socket_path: Path | None) -> None:
+    if socket_path is None:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return
+    with socket.socket(socket.AF_UNIX) as unix:
+        unix.settimeout(0.5)
+        unix.connect(str(socket_path))
+
+
+def error_log_text(process: subprocess.Popen) -> str:
+    """gunicorn's error log so far (where the app's warnings go too)."""
+    return Path(process.error_log).read_text(errors="replace")  # type: ignore[attr-defined]
 
 
 def stop(process: subprocess.Popen) -> None:

@@ -1,10 +1,11 @@
-"""Where a worker goes after Submit: MTurk externalSubmit and Prolific completion URLs."""
+"""Where a worker goes after Submit: MTurk externalSubmit (Prolific's per-outcome URLs:
+tests/unit/test_outcomes.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.annotate.completion import mturk_submit_url, mturk_target, prolific_completion_url
+from app.annotate.completion import mturk_submit_url, mturk_target
 
 
 @pytest.mark.parametrize(
@@ -44,12 +45,3 @@ def test_mturk_target_needs_platform_assignment_and_origin():
     assert mturk_target("prolific", params) is None
     assert mturk_target("mturk", {"turk_submit_to": "https://www.mturk.com"}) is None
     assert mturk_target("mturk", {"assignment_id": "A1"}) is None
-
-
-def test_prolific_completion_url_fills_in_the_code():
-    template = "https://app.prolific.com/submissions/complete?cc={code}"
-    assert prolific_completion_url(template, "ABC") == (
-        "https://app.prolific.com/submissions/complete?cc=ABC"
-    )
-    assert prolific_completion_url(None, "ABC") is None
-    assert prolific_completion_url("https://example.org/no-placeholder", "ABC") is None

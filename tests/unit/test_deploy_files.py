@@ -1,27 +1,35 @@
-"""Deploy files can't run here (no Docker engine): check that they parse."""
+"""Deploy files can't run here (no Docker engine, no Heroku): check that they parse, and
+that nginx accepts its configurations (`nginx -t`; tests/resilience runs them)."""
 
 from __future__ import annotations
 
 import gc
 import re
 import runpy
+import shlex
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
 import yaml
 
 from app import create_app
-from tests.conftest import make_test_config
+from config.settings import Config
+from tests.conftest import make_test_config, require_or_skip
+from tests.support.nginx import compose_config, heroku_config, nginx_binary, render_erb
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_procfile_runs_gunicorn_and_migrates_on_release():
+def test_procfile_runs_gunicorn_behind_the_nginx_buildpack_and_migrates_on_release():
     lines = dict(
         line.split(":", 1) for line in (ROOT / "Procfile").read_text().splitlines() if line
     )
-    assert lines["web"].strip().startswith("gunicorn --config gunicorn.conf.py")
-    assert "app:create_app()" in lines["web"]
+    web = shlex.split(lines["web"])
+    # The buildpack's conventions: bin/start-nginx runs the app server, which listens on
+    # /tmp/nginx.socket (GUNICORN_SOCKET tells gunicorn.conf.py).
+    assert web[:2] == ["GUNICORN_SOCKET=/tmp/nginx.socket", "bin/start-nginx"]
+    assert web[2:] == ["gunicorn", "--config", "gunicorn.conf.py", "app:create_app()"]
     assert lines["release"].strip() == "flask --app app db upgrade"
 
 
@@ -31,6 +39,23 @@ def test_gunicorn_config_reads_port_and_concurrency(monkeypatch):
     settings = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
     assert settings["bind"].endswith(":5123")
     assert settings["workers"] == 3
+    assert settings["ready_file"] == ""
+    assert settings["logger_class"] == "app.gunicorn_logging.RedactingLogger"
+
+
+def test_gunicorn_binds_the_unix_socket_and_touches_the_ready_file(monkeypatch, tmp_path):
+    monkeypatch.delenv("GUNICORN_READY_FILE", raising=False)
+    monkeypatch.setenv("GUNICORN_SOCKET", "/tmp/nginx.socket")
+    settings = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    assert settings["bind"] == "unix:/tmp/nginx.socket"
+    assert settings["ready_file"] == "/tmp/app-initialized"  # what bin/start-nginx waits for
+    monkeypatch.setenv("GUNICORN_READY_FILE", str(tmp_path / "ready"))
+    settings = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    try:
+        settings["post_worker_init"](SimpleNamespace(wsgi=object()))
+    finally:
+        gc.unfreeze()
+    assert (tmp_path / "ready").exists()
 
 
 def test_gunicorn_workers_compile_templates_freeze_and_say_ready(tmp_path):
@@ -59,6 +84,93 @@ def test_compose_has_postgres_with_volume_and_healthcheck():
     assert any(volume.endswith(":/var/lib/postgresql/data") for volume in db["volumes"])
     assert "pg_isready" in " ".join(db["healthcheck"]["test"])
     assert "pgdata" in compose["volumes"]
+
+
+def test_compose_publishes_only_nginx_which_fronts_web():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert "ports" not in services["web"]  # gunicorn is reached through nginx only
+    assert services["web"]["expose"] == ["8000"]
+    assert services["web"]["environment"]["TRUSTED_PROXIES"] == "1"
+    nginx = services["nginx"]
+    assert nginx["image"].startswith("nginx:")
+    assert nginx["ports"] == ["8000:80"]
+    assert nginx["volumes"] == ["./config/nginx:/etc/falte/nginx:ro"]
+    assert nginx["command"][:3] == ["nginx", "-c", "/etc/falte/nginx/nginx.conf"]
+    assert nginx["depends_on"]["web"]["condition"] == "service_healthy"
+    [publishing] = [name for name, service in services.items() if "ports" in service]
+    assert publishing == "nginx"
+    conf = (ROOT / "config" / "nginx" / "nginx.conf").read_text()
+    assert re.search(r"server web:8000\b", conf) and re.search(r"listen 80;", conf)
+
+
+def test_compose_shares_rate_limits_through_redis():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    redis = compose["services"]["redis"]
+    assert redis["image"].startswith("redis:")
+    assert redis["healthcheck"]["test"][-1] == "ping"
+    web = compose["services"]["web"]
+    assert web["environment"]["RATELIMIT_STORAGE_URI"].endswith("redis://redis:6379/0}")
+    assert web["depends_on"]["redis"]["condition"] == "service_healthy"
+
+
+def _directives(text: str) -> dict[str, str]:
+    """`name value;` lines of an nginx file (the last one of each name)."""
+    return dict(re.findall(r"^\s*([a-z_]+)\s+([^;{]*);", text, re.M))
+
+
+def test_proxy_conf_buffers_whole_requests_within_the_apps_body_limit():
+    proxy = _directives((ROOT / "config" / "nginx" / "proxy.conf").read_text())
+    assert proxy["proxy_request_buffering"] == "on"
+    assert proxy["proxy_buffering"] == "on"
+    limit = Config().MAX_CONTENT_LENGTH
+    assert proxy["client_max_body_size"] == f"{limit // 1024}k"
+    assert proxy["client_body_buffer_size"] == f"{limit // 1024}k"  # bodies stay in memory
+    for timeout in ("client_body_timeout", "client_header_timeout"):
+        assert 1 <= int(proxy[timeout].rstrip("s")) <= 30, timeout
+    text = (ROOT / "config" / "nginx" / "proxy.conf").read_text()
+    assert "X-Forwarded-For $proxy_add_x_forwarded_for;" in text
+    assert "X-Forwarded-Proto $falte_forwarded_proto;" in text
+
+
+def test_both_shapes_include_the_shared_proxy_conf():
+    compose = (ROOT / "config" / "nginx" / "nginx.conf").read_text()
+    heroku = (ROOT / "config" / "nginx.conf.erb").read_text()
+    # Relative to each main file's directory: /etc/falte/nginx/ in compose, config/ on Heroku.
+    assert re.search(r"^\s*include proxy\.conf;", compose, re.M)
+    assert re.search(r"^\s*include nginx/proxy\.conf;", heroku, re.M)
+    for text in (compose, heroku):
+        assert "$falte_forwarded_proto" in text and "access_log" in text and " falte;" in text
+        assert "proxy_set_header" not in text  # all in proxy.conf (a location would hide it)
+
+
+def test_heroku_template_follows_the_buildpack_conventions():
+    rendered = render_erb((ROOT / "config" / "nginx.conf.erb").read_text(), {"PORT": "31234"})
+    assert "daemon off;" in rendered
+    assert re.search(r"^\s*listen 31234;", rendered, re.M)
+    assert "server unix:/tmp/nginx.socket " in rendered
+    # The router's X-Forwarded-Proto is passed on, not replaced by nginx's own http.
+    assert "default $http_x_forwarded_proto;" in rendered
+
+
+def test_nginx_accepts_both_configurations(tmp_path):
+    binary = nginx_binary()
+    if binary is None:
+        require_or_skip("nginx is not installed (scripts/ensure-services.sh installs it)")
+    shapes = {
+        "heroku": heroku_config(tmp_path / "heroku", 31234, tmp_path / "nginx.socket"),
+        "compose": compose_config(tmp_path / "compose", 31235, ["127.0.0.1:31236"]),
+    }
+    for shape, conf in shapes.items():
+        prefix = conf.parents[1] if shape == "heroku" else conf.parents[2]
+        checked = subprocess.run(
+            [binary, "-t", "-p", f"{prefix}/", "-c", str(conf), "-g", f"pid {prefix}/n.pid;"]
+            if shape == "compose"
+            else [binary, "-t", "-p", f"{prefix}/", "-c", str(conf)],
+            capture_output=True,
+            text=True,
+        )
+        assert checked.returncode == 0, (shape, checked.stderr)
 
 
 def test_compose_web_builds_migrates_and_waits_for_healthy_db():

@@ -337,9 +337,11 @@ def test_settings_sections_are_checked(tmp_path):
         "12: comment.required: must be true or false, got 'yes'",
         "12: comment.max_length: must be a whole number from 1 to 10000, got 0",
         "13: study.abandon: unknown key; expected one of annotators_per_document, "
-        "completion_url, abandon_after_minutes, claim_minutes, attention_check_share",
-        "13: study.completion_url: must be an http(s) URL containing {code} and no other "
-        "braces, got 'https://x.org/done?cc={code}&s={study}'",
+        "completion_url, completion, attention_checks, abandon_after_minutes, claim_minutes, "
+        "attention_check_share",
+        "13: study.completion_url: must be an http(s) URL ({code} is replaced by the "
+        "session's own code), with no braces other than {code}, "
+        "got 'https://x.org/done?cc={code}&s={study}'",
         "14: validation.partial_counts_as_valid: must be true or false, got 1",
         "14: validation.reasons[1]: duplicate reason 'A'",
     ]

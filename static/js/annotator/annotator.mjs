@@ -377,7 +377,7 @@ export default class Annotator {
    * @param {boolean} focus
    */
   showCompletion(completion, focus) {
-    completionContent(this.$completion, completion, this.boot.mturk);
+    completionContent(this.$completion, completion, this.boot.mturk, { follow: focus });
     this.$completion.hidden = false;
     if (focus) {
       const $heading = /** @type {HTMLElement} */ (this.$completion.querySelector('h2'));

@@ -7,29 +7,41 @@
 
 import { mturkForm } from '../lib/mturk.mjs';
 
+/** How long the "Thank you" panel shows before a Prolific worker is sent back. */
+export const FOLLOW_DELAY_MS = 1500;
+
 /**
- * Fill the completion panel (built with DOM calls: the code and URL are data).
+ * Fill the completion panel (built with DOM calls: the code and URL are data). With
+ * `follow` (a Submit just now, not a reload of a submitted task), a worker with a
+ * platform link is sent there after FOLLOW_DELAY_MS: Prolific reads the outcome's
+ * completion code from that address.
  * @param {HTMLElement} $panel the `.js-completion` section
- * @param {{completion_code: string, redirect_url?: string | null}} completion
+ * @param {{completion_code: string, redirect_url?: string | null, outcome?: string | null}} completion
  * @param {{submit_to: string, assignment_id: string} | null | undefined} mturk
+ * @param {{follow?: boolean}} [options]
+ * @returns {number | null} the pending follow's timer id, if any
  */
-export function completionContent($panel, completion, mturk) {
+export function completionContent($panel, completion, mturk, { follow = false } = {}) {
   const $code = /** @type {HTMLElement} */ ($panel.querySelector('.js-completion-code'));
   const $next = /** @type {HTMLElement} */ ($panel.querySelector('.js-completion-next'));
   $code.textContent = completion.completion_code;
   $next.replaceChildren();
   if (mturk?.submit_to && mturk.assignment_id) {
-    $next.append(mturkForm(mturk, completion.completion_code));
+    $next.append(mturkForm(mturk, completion.completion_code, completion.outcome ?? 'completed'));
   } else if (completion.redirect_url && isPlatformUrl(completion.redirect_url)) {
     const $link = document.createElement('a');
     $link.className = 'button button--primary';
     $link.href = completion.redirect_url;
     $link.target = '_top'; // leave the platform's iframe, if any
-    $link.textContent = 'Return to the study platform to finish';
+    $link.textContent = 'Return to the study';
     $next.append($link);
+    // A click, not location.assign: the link's target takes the whole window out of
+    // the platform's iframe, as the worker's own click would.
+    if (follow) return window.setTimeout(() => $link.click(), FOLLOW_DELAY_MS);
   } else {
     $next.textContent = 'Keep this code: you may need it to be paid. You can close this page.';
   }
+  return null;
 }
 
 /**

@@ -17,6 +17,9 @@ import { mturkForm } from '../lib/mturk.mjs';
 const SPAN_COLOR = '#ffe08a';
 const PAIRED_COLOR = '#bcd7f5';
 const RETRY_MS = 3000;
+/** Keys for the verdicts, shown on the buttons (aria-hidden) and in aria-keyshortcuts. */
+const VERDICT_KEYS = /** @type {Record<string, string>} */ ({ 1: 'agree', 2: 'partial', 3: 'disagree' });
+const TEXT_FIELDS = 'input:not([type="checkbox"]):not([type="radio"]), textarea, select, [contenteditable]';
 
 /**
  * @typedef {object} Span
@@ -34,8 +37,10 @@ const RETRY_MS = 3000;
  * @property {Span | null} paired_span
  * @property {string[]} labels
  * @property {string[]} label_names
+ * @property {(string | null)[]} [label_descriptions]
  * @property {string | null} question
  * @property {string | null} comment
+ * @property {'question' | 'category'} [protocol]
  */
 
 export default class Validator {
@@ -51,6 +56,7 @@ export default class Validator {
     this.busy = false;
     /** @type {number | undefined} */
     this.retryTimer = undefined;
+    this.instructionsShown = false;
 
     this.$progress = this.find('.js-progress');
     this.$work = this.find('.js-work');
@@ -65,12 +71,14 @@ export default class Validator {
 
     this.queue = new SyncQueue({ storageKey: this.config.storage_key, csrfToken: this.csrfToken });
     this.onClick = (/** @type {MouseEvent} */ event) => this.handleClick(event);
+    this.onKeyDown = (/** @type {KeyboardEvent} */ event) => this.handleKey(event);
     this.onChange = () => this.handleChange();
     this.onAcknowledged = () => this.afterSaved();
     this.onRejected = (/** @type {Event} */ event) => this.afterRejected(/** @type {CustomEvent} */ (event).detail.error);
     this.onQueueChange = (/** @type {Event} */ event) => this.showQueue(/** @type {CustomEvent} */ (event).detail);
     $root.addEventListener('click', this.onClick);
     $root.addEventListener('change', this.onChange);
+    document.addEventListener('keydown', this.onKeyDown);
     this.queue.addEventListener('acknowledged', this.onAcknowledged);
     this.queue.addEventListener('rejected', this.onRejected);
     this.queue.addEventListener('change', this.onQueueChange);
@@ -109,21 +117,43 @@ export default class Validator {
       this.judge($verdict.dataset.verdict ?? '');
       return;
     }
-    if ($target.closest('.js-toggle-instructions')) {
-      const open = this.$instructions.hidden;
-      this.$instructions.hidden = !open;
-      this.$toggle.setAttribute('aria-expanded', String(open));
-    }
+    if ($target.closest('.js-toggle-instructions')) this.showInstructions(this.$instructions.hidden);
+  }
+
+  /** @param {boolean} open */
+  showInstructions(open) {
+    this.$instructions.hidden = !open;
+    this.$toggle.setAttribute('aria-expanded', String(open));
+  }
+
+  /**
+   * Keys 1, 2 and 3 give the verdicts, except while typing (the explanation field).
+   * @param {KeyboardEvent} event
+   */
+  handleKey(event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+    const verdict = VERDICT_KEYS[event.key];
+    if (!verdict || !this.item || this.$work.hidden) return;
+    if (event.target instanceof Element && event.target.closest(TEXT_FIELDS)) return;
+    event.preventDefault();
+    this.judge(verdict);
   }
 
   handleChange() {
     if (this.selectedReasons().length) this.$reasonsError.hidden = true;
   }
 
+  /** @returns {HTMLInputElement[]} the reason boxes of the current item's protocol */
+  reasonBoxes() {
+    const $set = this.$root.querySelector('.js-reasons:not([hidden])');
+    return /** @type {HTMLInputElement[]} */ ([...($set?.querySelectorAll('.js-reason') ?? [])]);
+  }
+
   /** @returns {string[]} */
   selectedReasons() {
-    const $boxes = /** @type {HTMLInputElement[]} */ ([...this.$root.querySelectorAll('.js-reason')]);
-    return $boxes.filter(($box) => $box.checked).map(($box) => $box.value);
+    return this.reasonBoxes()
+      .filter(($box) => $box.checked)
+      .map(($box) => $box.value);
   }
 
   /** @param {boolean} disabled */
@@ -139,7 +169,7 @@ export default class Validator {
     const reasons = this.selectedReasons();
     if (verdict !== 'agree' && !reasons.length) {
       this.$reasonsError.hidden = false;
-      /** @type {HTMLInputElement | null} */ (this.$root.querySelector('.js-reason'))?.focus();
+      this.reasonBoxes()[0]?.focus();
       return;
     }
     const explanation = this.$explanation.value.trim();
@@ -203,6 +233,8 @@ export default class Validator {
     this.showProgress(answer.progress, answer.item);
     if (answer.item) {
       this.showItem(answer.item);
+      if (!this.instructionsShown && answer.progress.done === 0) this.showInstructions(true);
+      this.instructionsShown = true;
       this.busy = false;
       this.setButtonsDisabled(false);
     } else {
@@ -251,13 +283,39 @@ export default class Validator {
     for (const $row of this.$root.querySelectorAll('.js-labels-row')) {
       /** @type {HTMLElement} */ ($row).hidden = !item.label_names.length;
     }
+    // What each error type means, from the taxonomy (named when there are several).
+    const described = item.label_names
+      .map((name, index) => [name, item.label_descriptions?.[index]])
+      .filter(([, description]) => description);
+    this.setText(
+      '.js-label-descriptions',
+      described.length === 1
+        ? String(described[0][1])
+        : described.map(([name, description]) => `${name}: ${description}`).join(' '),
+    );
+    this.showProtocol(item.protocol ?? (item.question ? 'question' : 'category'));
     if (isNew) {
       for (const $box of this.$root.querySelectorAll('.js-reason')) /** @type {HTMLInputElement} */ ($box).checked = false;
       this.$explanation.value = '';
       this.$reasonsError.hidden = true;
+      // "Saved." was about the previous item.
+      this.setStatus('');
     }
     const $mark = this.$document.querySelector('mark.validator__hl--span');
     $mark?.scrollIntoView({ block: 'center' });
+  }
+
+  /**
+   * Show the reasons and instructions of the item's protocol (app/validation/reasons.py).
+   * @param {string} protocol
+   */
+  showProtocol(protocol) {
+    // The page has the sets of every protocol among the round's items (never none).
+    for (const selector of ['.js-reasons', '.js-instructions-protocol']) {
+      const $sets = /** @type {HTMLElement[]} */ ([...this.$root.querySelectorAll(selector)]);
+      const $shown = $sets.find(($set) => $set.dataset.protocol === protocol) ?? $sets[0];
+      for (const $set of $sets) $set.hidden = $set !== $shown;
+    }
   }
 
   /**
@@ -340,6 +398,7 @@ export default class Validator {
     window.clearTimeout(this.retryTimer);
     this.$root.removeEventListener('click', this.onClick);
     this.$root.removeEventListener('change', this.onChange);
+    document.removeEventListener('keydown', this.onKeyDown);
     this.queue.removeEventListener('acknowledged', this.onAcknowledged);
     this.queue.removeEventListener('rejected', this.onRejected);
     this.queue.removeEventListener('change', this.onQueueChange);

@@ -1,0 +1,118 @@
+"""In Chromium: where Submit sends a worker. A Prolific worker lands on Prolific's
+completion URL with the study's fixed code of their outcome (Playwright answers for
+app.prolific.com: no real network); an MTurk worker's form posts the outcome."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from urllib.parse import parse_qs
+
+import pytest
+from playwright.sync_api import Page, Route, expect
+
+from app.document_formats import DocumentInput
+from app.documents import import_documents
+from tests.conftest import ROOT
+from tests.e2e.conftest import LiveServer, serving
+
+PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
+STUDY = """\
+study:
+  completion:
+    completed: C1A2B3C4
+    failed_checks: CQ5R4S3T
+  attention_checks: fail
+"""
+TEXT = "Carol waved at the ship."
+GOLD = [{"paragraph_id": 0, "start": 0, "end": 5, "category": "new-person"}]
+
+
+@pytest.fixture
+def study_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
+    """The app with per-outcome Prolific codes and `attention_checks: fail`, on SQLite,
+    with an ordinary document (doc-1) and an attention check (check-1)."""
+    default = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
+    taxonomy = tmp_path / "taxonomy.yaml"
+    taxonomy.write_text(default[: default.index("\nstudy:\n")] + "\n" + STUDY, encoding="utf-8")
+    database = tmp_path / "e2e.sqlite3"
+    shutil.copy(sqlite_template, database)
+    with serving(f"sqlite:///{database}", TAXONOMY_PATH=str(taxonomy)) as live:
+        with live.app.app_context():
+            import_documents(
+                [
+                    DocumentInput("doc-1", "A summary", (TEXT,)),
+                    DocumentInput("check-1", "Another summary", (TEXT,), gold=GOLD),
+                ]
+            )
+        yield live
+
+
+def stub_prolific(page: Page) -> list[str]:
+    """Answer every request to app.prolific.com in the browser; the URLs asked for."""
+    asked: list[str] = []
+
+    def answer(route: Route) -> None:
+        asked.append(route.request.url)
+        route.fulfill(status=200, content_type="text/html", body="<title>Prolific</title>")
+
+    page.route("https://app.prolific.com/**", answer)
+    return asked
+
+
+PROLIFIC_WORKER = "PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x1"
+
+
+def test_a_prolific_worker_lands_on_the_fixed_code_of_completed(page: Page, study_server):
+    asked = stub_prolific(page)
+    page.goto(f"{study_server.url}/annotate/doc-1?{PROLIFIC_WORKER}")
+    page.get_by_role("button", name="Submit").click()
+    code = page.locator(".js-completion-code")
+    expect(code).not_to_be_empty()  # the app's own code is shown before leaving
+    link = page.get_by_role("link", name="Return to the study")
+    expect(link).to_have_attribute("href", f"{PROLIFIC}C1A2B3C4")
+    page.wait_for_url(f"{PROLIFIC}C1A2B3C4")
+    assert asked == [f"{PROLIFIC}C1A2B3C4"]
+
+
+def test_a_prolific_worker_who_missed_the_checks_lands_on_failed_checks(page: Page, study_server):
+    asked = stub_prolific(page)
+    page.goto(f"{study_server.url}/annotate/check-1?{PROLIFIC_WORKER}")
+    page.get_by_role("button", name="Submit").click()  # nothing marked: the gold missed
+    page.wait_for_url(f"{PROLIFIC}CQ5R4S3T")
+    assert asked == [f"{PROLIFIC}CQ5R4S3T"]
+
+
+def test_reopening_a_submitted_task_does_not_leave_the_page(page: Page, study_server):
+    stub_prolific(page)
+    page.goto(f"{study_server.url}/annotate/doc-1?{PROLIFIC_WORKER}")
+    page.get_by_role("button", name="Submit").click()
+    page.wait_for_url(f"{PROLIFIC}C1A2B3C4")
+    page.goto(f"{study_server.url}/annotate/doc-1?{PROLIFIC_WORKER}")
+    expect(page.get_by_role("link", name="Return to the study")).to_be_visible()
+    page.wait_for_timeout(2500)  # longer than the follow delay after a Submit
+    assert page.url.startswith(study_server.url)
+
+
+def test_an_mturk_workers_form_posts_the_outcome(page: Page, study_server):
+    posted: list[dict[str, list[str]]] = []
+
+    def answer(route: Route) -> None:
+        posted.append(parse_qs(route.request.post_data or ""))
+        route.fulfill(status=200, content_type="text/html", body="<title>MTurk</title>")
+
+    page.route("https://workersandbox.mturk.com/**", answer)
+    mturk = (
+        "workerId=W1&assignmentId=A1&hitId=H1&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com"
+    )
+    page.goto(f"{study_server.url}/annotate/check-1?{mturk}")
+    page.get_by_role("button", name="Submit").click()
+    button = page.get_by_role("button", name="Send your work to MTurk")
+    form = page.locator("form", has=button)
+    expect(form.locator("input[name=outcome]")).to_have_value("failed_checks")
+    code = page.locator(".js-completion-code").text_content()
+    button.click()
+    page.wait_for_url("https://workersandbox.mturk.com/mturk/externalSubmit")
+    assert posted == [
+        {"assignmentId": ["A1"], "completion_code": [code], "outcome": ["failed_checks"]}
+    ]
