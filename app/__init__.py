@@ -38,10 +38,11 @@ def configure(app: Flask, config: Config | Mapping[str, Any] | None) -> None:
 
 def register_extensions(app: Flask) -> None:
     """Bind the unbound extensions and the taxonomy to this app."""
-    from app import security, taxonomy
+    from app import security, taxonomy, text_guard
     from app.extensions import csrf, db, limiter, login_manager, migrate
     from app.persistence import add_autocommit_bind
 
+    text_guard.init_app(app)  # first: its check runs before CSRF and every view
     add_autocommit_bind(app)
     db.init_app(app)
     migrate.init_app(app, db, directory=str(_root() / "migrations"))

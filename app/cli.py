@@ -7,6 +7,8 @@ import click
 from flask import Flask
 from flask.cli import with_appcontext
 
+from app.identity import annotator_name_option, signed_link
+
 
 def register(app: Flask) -> None:
     """Attach every command to app.cli."""
@@ -28,6 +30,12 @@ def register(app: Flask) -> None:
 
     app.cli.add_command(create_researcher_command)
 
+    from app.imports.cli import import_annotations_command
+    from app.research.report_cli import study_report_command
+
+    app.cli.add_command(import_annotations_command)
+    app.cli.add_command(study_report_command)
+
 
 @click.command("list-documents")
 @click.option(
@@ -36,19 +44,32 @@ def register(app: Flask) -> None:
     show_default=True,
     help="Where the app is served, to print full annotator links.",
 )
+@click.option(
+    "--annotator",
+    metavar="NAME",
+    callback=annotator_name_option,
+    help="Print the links signed for this annotator (annotator=NAME&sig=...), and the "
+    "signed /start link: production accepts direct links only signed.",
+)
 @with_appcontext
-def list_documents_command(base_url: str) -> None:
+def list_documents_command(base_url: str, annotator: str | None) -> None:
     """List imported documents with their annotator links."""
     from urllib.parse import quote
 
     from app.extensions import db
     from app.models import Document
 
+    base = base_url.rstrip("/")
     documents = db.session.scalars(db.select(Document).order_by(Document.external_id)).all()
     if not documents:
         click.echo("No documents. Import some with: flask --app app import-documents PATH")
         return
-    click.echo(f"{len(documents)} document(s). Annotator links:")
+    who = f" for annotator {annotator!r}" if annotator else ""
+    click.echo(f"{len(documents)} document(s). Annotator links{who}:")
     for doc in documents:
-        link = f"{base_url.rstrip('/')}/annotate/{quote(doc.external_id, safe='')}"
+        link = f"{base}/annotate/{quote(doc.external_id, safe='')}"
+        if annotator:
+            link = signed_link(link, doc.external_id, annotator)
         click.echo(f"  {doc.external_id:<24} {doc.paragraph_count:>4} paragraphs  {link}")
+    if annotator:
+        click.echo(f"Study entry link{who}: {signed_link(f'{base}/start', 'start', annotator)}")

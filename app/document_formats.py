@@ -12,10 +12,13 @@ Formats (DESIGN.md "Formats"), told apart by content, never by extension, except
    as README.md, and hidden files are skipped), each read by its own rules, in name
    order. The folder is one unit: one bad file rejects all of it.
 
-``"sentences"`` is a synonym of ``"paragraphs"``. ``gold`` (attention checks) is a list
-of ``{"paragraph_id", "start", "end", "category"}`` whose offsets must lie within that
-paragraph's normalised text. Any other key is refused (extra data belongs under
-``meta``), so that a misspelt key is reported instead of silently dropped.
+``"sentences"`` is a synonym of ``"paragraphs"``. A listed paragraph holding FALTE's entity
+marks (``<span class = "ne ne-4"> John</span>``, as in FALTE's own ``stories.json``) is
+stored as the text FALTE's page shows, and the marked names are added to the document's
+entities; any other markup in a listed paragraph is refused (app.falte_markup).
+``gold`` (attention checks) is a list of ``{"paragraph_id", "start", "end", "category"}``
+whose offsets must lie within that paragraph's normalised text. Any other key is refused
+(extra data belongs under ``meta``), so that a misspelt key is reported instead of silently dropped.
 
 Normalisation, applied once: NFC, CRLF and lone CR become LF, each paragraph is stripped;
 a ``text`` is split on blank lines (a line holding only whitespace is blank) and empty
@@ -29,8 +32,10 @@ Every problem names its place as ``FILE:LOCATION: FIELD: MESSAGE``, where LOCATI
 - empty for a ``.txt`` file (``notes.txt: paragraphs: no paragraphs``);
 
 and FIELD is a JSON path with 0-based indices (``paragraphs[2]``, ``gold[0].end``), as
-paragraph ids are 0-based. All problems of a file (at most MAX_PROBLEMS) are collected and
-raised together as one DocumentFileError.
+paragraph ids are 0-based. Text that cannot be stored (a NUL character, a lone surrogate
+such as ``"\\ud800"``: app.safe_text) rejects the file, each place named by its line.
+All problems of a file (at most MAX_PROBLEMS) are collected and raised together as one
+DocumentFileError.
 """
 
 from __future__ import annotations
@@ -44,6 +49,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from app.falte_markup import MarkupError, parse_paragraph
+from app.safe_text import json_text_problems, text_problem
 
 MAX_ID_LENGTH = 200
 MAX_TITLE_LENGTH = 500
@@ -184,6 +192,8 @@ class _Reader:
         except OSError as exc:
             self.add(path, "", "", f"cannot read the file: {exc.strerror or exc}")
             return []
+        if self.unstorable_text(path, text):
+            return []
         if path.suffix.lower() == ".txt":
             return self.read_txt(path, text)
         if not text.strip():
@@ -210,6 +220,17 @@ class _Reader:
             return self.read_falte(path, data)
         self.add(path, "", "", "expected a JSON object, a JSON list or JSON lines")
         return []
+
+    def unstorable_text(self, path: Path, text: str) -> bool:
+        """Report NUL characters and lone surrogates (app.safe_text) by line and field."""
+        if path.suffix.lower() == ".txt":
+            lines = enumerate(text.split("\n"), start=1)
+            found = [(n, "paragraphs", p) for n, line in lines if (p := text_problem(line))]
+        else:
+            found = json_text_problems(text)
+        for line, field_name, problem in found:
+            self.add(path, str(line), field_name, problem)
+        return bool(found)
 
     def read_txt(self, path: Path, text: str) -> list[DocumentInput]:
         check = _Check()
@@ -303,6 +324,7 @@ class _Check:
 
     def __init__(self) -> None:
         self.errors: list[tuple[str, str]] = []
+        self.marked_entities: list[str] = []  # names inside FALTE's ne-N marks
 
     def bad(self, field_name: str, message: str) -> None:
         self.errors.append((field_name, message))
@@ -315,6 +337,7 @@ class _Check:
         paragraphs = self.paragraphs(record)
         title = self.title(record.get("title"))
         entities = self.entities(record.get("entities"))
+        entities = tuple(dict.fromkeys((*entities, *self.marked_entities)))
         meta = {} if record.get("meta") is None else record["meta"]
         if not isinstance(meta, dict):
             self.bad("meta", f"must be an object, not {_json_type(meta)}")
@@ -366,11 +389,24 @@ class _Check:
         for index, paragraph in enumerate(value):
             if not isinstance(paragraph, str):
                 self.bad(f"{key}[{index}]", f"must be a string, not {_json_type(paragraph)}")
-            elif not (paragraph := normalise_text(paragraph).strip()):
+            elif (paragraph := self.unmarked(f"{key}[{index}]", paragraph)) is None:
+                continue  # refused markup, already reported
+            elif not paragraph:
                 self.bad(f"{key}[{index}]", "empty paragraph")
             else:
                 paragraphs.append(paragraph)
         return tuple(paragraphs) if len(paragraphs) == len(value) else ()
+
+    def unmarked(self, field_name: str, paragraph: str) -> str | None:
+        """The paragraph normalised, as plain text when it holds FALTE's entity marks."""
+        paragraph = normalise_text(paragraph).strip()
+        try:
+            marked = parse_paragraph(paragraph)
+        except MarkupError as exc:
+            self.bad(field_name, str(exc))
+            return None
+        self.marked_entities += marked.entities
+        return marked.text
 
     def title(self, value: Any) -> str | None:
         if value is None:

@@ -24,6 +24,7 @@ import click
 from flask.cli import with_appcontext
 from sqlalchemy import Select, func, select
 
+from app.csv_safety import safe_cell
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.taxonomy import Taxonomy, current_taxonomy
@@ -352,7 +353,9 @@ def iter_session_records(
 def _csv_value(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
-    return "" if value is None else value
+    # Text from documents, workers and URL parameters never reaches a spreadsheet as a
+    # formula (app.csv_safety).
+    return "" if value is None else safe_cell(value)
 
 
 def iter_csv(

@@ -7,6 +7,8 @@ COPY's CSV mode with a quote and a delimiter that JSON text never contains (cont
 characters are \\u-escaped in JSON) passes each line through unchanged (text mode would
 double every backslash). Used by `flask export-annotations --format jsonl` on PostgreSQL;
 other databases, and the streamed HTTP download, use app.export's row-by-row path.
+It writes JSON lines only (raw text, as every JSONL export): CSV exports always take the
+Python path, where app.csv_safety keeps formula-like cells from running in spreadsheets.
 """
 
 from __future__ import annotations

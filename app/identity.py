@@ -1,29 +1,55 @@
-"""Who is working: a crowd worker or validator identified by URL parameters.
+"""Who is working, and what lets them back into a session (DESIGN.md "Identity").
 
-Prolific sends PROLIFIC_PID, STUDY_ID, SESSION_ID; MTurk sends workerId, assignmentId,
-hitId, turkSubmitTo; a direct link may carry `annotator`; with none of them the worker is
-anonymous and remembered by a cookie (the only cookie the worker flow uses: everything
-after the redirect to /s/<token> works without cookies, e.g. in a third-party iframe).
+A start link names the worker: Prolific sends PROLIFIC_PID, STUDY_ID, SESSION_ID; MTurk
+sends workerId, assignmentId, hitId, turkSubmitTo; a direct link carries `annotator`
+(signed with `&sig=`); with none of them the worker is anonymous, remembered by a cookie.
+
+These ids are public (a worker id shows in many places), so naming one only opens a
+*new* session. Resuming an existing one needs something only that worker has:
+- the browser that opened it: the signed cookie OPENED_COOKIE lists the sessions this
+  browser opened or resumed;
+- the platform's per-submission secret: Prolific's SESSION_ID with the PROLIFIC_PID and
+  STUDY_ID stored on the session; MTurk's assignmentId of the assignment that opened it;
+- a signed annotator link, `&sig=` = hex HMAC-SHA256(SECRET_KEY, TARGET + "\\n" + NAME),
+  TARGET the document id, `start` or `round:<name>` (unsigned names: only where the app
+  config UNSIGNED_ANNOTATOR_LINKS allows them, development and testing);
+- for an anonymous worker, the anonymous cookie itself (a secret id the app signed).
+Everything after the redirect to /s/<token> works without cookies (a third-party iframe).
+
+A session belongs to the assignment that opened it: a request with another assignmentId
+is another assignment, never proof, and never changes the stored assignmentId or
+turkSubmitTo (the same browser still resumes the work; it is submitted to that first
+assignment). On a resume, parameters the session lacks are added, stored ones never change.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from urllib.parse import urlencode
 
-from flask import Response, current_app
+from flask import Flask, Response, current_app, render_template, request
 from werkzeug.datastructures import MultiDict
 
 from app.errors import ApiError
+from app.extensions import db
 from app.models import Annotator
 from app.persistence import get_or_create
 
 ANON_COOKIE = "falte_anon"
+OPENED_COOKIE = "falte_opened"
+COOKIE_MAX_AGE = 365 * 24 * 3600
+ANON_COOKIE_MAX_AGE = COOKIE_MAX_AGE
+MAX_OPENED = 100  # sessions one browser is remembered for (the cookie stays < 1 kB)
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
+MTURK_ORIGINS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
 MAX_ID_LENGTH = 200
 _PRINTABLE = re.compile(r"^[^\x00-\x1f\x7f]+$")
+_SESSION_REF = re.compile(r"^[av][0-9]{1,18}$")
 
 # (URL parameter, key stored in platform_params)
 PROLIFIC_PARAMS = (("STUDY_ID", "study_id"), ("SESSION_ID", "session_id"))
@@ -32,20 +58,160 @@ MTURK_PARAMS = (
     ("hitId", "hit_id"),
     ("turkSubmitTo", "turk_submit_to"),
 )
+MTURK_ASSIGNMENT_KEYS = ("assignment_id", "hit_id", "turk_submit_to")
 
 
 @dataclass(frozen=True)
 class WorkerIdentity:
-    """A worker's platform, their id on it, and the platform's extra parameters."""
+    """A worker's platform, their id on it, the platform's extra parameters, and what the
+    request proves: `owner` (a signed link or the anonymous cookie: any of this worker's
+    sessions on the link's target) and `opened` (the sessions this browser opened)."""
 
     platform: str  # prolific | mturk | direct | anonymous
     external_id: str
     params: dict[str, str] = field(default_factory=dict)
+    owner: bool = False
+    opened: frozenset[str] = frozenset()
 
     @property
     def label(self) -> str:
         """platform:external_id, as exports show it."""
         return f"{self.platform}:{self.external_id}"
+
+    def may_resume(self, kind: str, session_id: int, stored: Mapping[str, object]) -> bool:
+        """Whether this request may resume the worker's existing session (kind "a" for an
+        annotation session, "v" for a validation session) with these stored parameters."""
+        if self.owner or session_ref(kind, session_id) in self.opened:
+            return True
+        return platform_secret_matches(self.platform, self.params, stored)
+
+    def resumed_params(self, stored: Mapping[str, object] | None) -> dict[str, object]:
+        """The session's parameters after this resume: stored values never change; ones it
+        lacks are added (MTurk's assignment keys only while it has no assignment)."""
+        stored = dict(stored or {})
+        added = dict(self.params)
+        if self.platform == "mturk" and stored.get("assignment_id"):
+            for key in MTURK_ASSIGNMENT_KEYS:
+                added.pop(key, None)
+        return {**added, **stored}
+
+
+def platform_secret_matches(
+    platform: str, params: Mapping[str, str], stored: Mapping[str, object]
+) -> bool:
+    """The platform's per-submission secret in the request equals the stored one: Prolific
+    SESSION_ID and STUDY_ID (the PID is the identity itself), MTurk assignmentId."""
+    if platform == "prolific":
+        keys = ("study_id", "session_id")
+    elif platform == "mturk":
+        keys = ("assignment_id",)
+    else:
+        return False
+    for key in keys:
+        given, kept = params.get(key), stored.get(key)
+        if not given or not isinstance(kept, str) or not hmac.compare_digest(given, kept):
+            return False
+    return True
+
+
+def session_ref(kind: str, session_id: int) -> str:
+    """How OPENED_COOKIE names a session: "a12" (annotation), "v3" (validation)."""
+    return f"{kind}{session_id}"
+
+
+# --- refusals ---------------------------------------------------------------------------
+
+
+class OpenRefused(Exception):
+    """A start link that opens nothing: the page says why and how to get back to the task
+    (never which session the link pointed at)."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason  # resume | study_link | unsigned | bad_signature
+
+    @classmethod
+    def resume(cls) -> OpenRefused:
+        """403: the session exists and the request proves nothing of its worker."""
+        return cls(403, "resume")
+
+    @classmethod
+    def study_link(cls) -> OpenRefused:
+        """400: no platform id, signed link or cookie where anonymous workers are off."""
+        return cls(400, "study_link")
+
+    @classmethod
+    def unsigned(cls) -> OpenRefused:
+        """403: an annotator name without a signature where names must be signed."""
+        return cls(403, "unsigned")
+
+    @classmethod
+    def bad_signature(cls) -> OpenRefused:
+        """403: an annotator link whose signature is not this app's for this target."""
+        return cls(403, "bad_signature")
+
+
+def refusal_page(exc: OpenRefused):
+    """The HTML page for an OpenRefused (nothing the request began is kept)."""
+    db.session.rollback()
+    page = render_template("errors/open_refused.html", status=exc.status, reason=exc.reason)
+    return page, exc.status, {"Cache-Control": "no-store"}
+
+
+# --- signatures -------------------------------------------------------------------------
+
+
+def _key() -> bytes:
+    return str(current_app.config["SECRET_KEY"]).encode()
+
+
+def annotator_signature(target: str, name: str) -> str:
+    """hex HMAC-SHA256(SECRET_KEY, TARGET + "\\n" + NAME): the `sig` of a direct link."""
+    return hmac.new(_key(), f"{target}\n{name}".encode(), hashlib.sha256).hexdigest()
+
+
+def signed_annotator_query(target: str, name: str) -> str:
+    """`annotator=NAME&sig=...`, URL-encoded, for a link to TARGET."""
+    return urlencode({"annotator": name, "sig": annotator_signature(target, name)})
+
+
+def signed_link(url: str, target: str, name: str) -> str:
+    """The start link `url` (to TARGET) signed for annotator NAME."""
+    return f"{url}?{signed_annotator_query(target, name)}"
+
+
+def annotator_name_option(ctx: object, param: object, value: str | None) -> str | None:
+    """A click callback: --annotator NAME cleaned as links carry it, or a usage error."""
+    if value is None:
+        return None
+    try:
+        return clean_annotator_name(value)
+    except ApiError as exc:
+        import click
+
+        raise click.BadParameter(exc.message) from None
+
+
+def _cookie_signature(purpose: str, value: str) -> str:
+    # A key of its own (derived from SECRET_KEY) keeps cookie signatures apart from
+    # annotator links' whatever the document ids and names are.
+    key = hmac.new(_key(), b"falte cookie signing", hashlib.sha256).digest()
+    return hmac.new(key, f"{purpose}\n{value}".encode(), hashlib.sha256).hexdigest()
+
+
+def _signed(purpose: str, value: str) -> str:
+    return f"{value}~{_cookie_signature(purpose, value)}"
+
+
+def _unsigned(purpose: str, cookie: str | None) -> str | None:
+    value, _, signature = (cookie or "").rpartition("~")
+    if not value or not hmac.compare_digest(signature, _cookie_signature(purpose, value)):
+        return None
+    return value
+
+
+# --- reading a start link ---------------------------------------------------------------
 
 
 def _clean(name: str, value: str | None) -> str | None:
@@ -62,9 +228,41 @@ def _clean(name: str, value: str | None) -> str | None:
     return value
 
 
+def clean_annotator_name(value: str) -> str:
+    """An annotator name as links carry it (stripped); ApiError when it cannot be one."""
+    name = value.strip()
+    if not name or len(name) > MAX_ID_LENGTH or not _PRINTABLE.match(name):
+        raise ApiError.bad_request(
+            f"An annotator name must be 1-{MAX_ID_LENGTH} printable characters.",
+            field="annotator",
+        )
+    return name
+
+
 def _params(args: MultiDict, names: tuple[tuple[str, str], ...]) -> dict[str, str]:
     cleaned = {key: _clean(arg, args.get(arg)) for arg, key in names}
     return {key: value for key, value in cleaned.items() if value is not None}
+
+
+def mturk_origin(value: str) -> str | None:
+    """The MTurk origin turkSubmitTo names, when it is exactly one of MTURK_ORIGINS (a
+    trailing "/" allowed); None for anything else, look-alikes included."""
+    origin = value.removesuffix("/")
+    return origin if origin in MTURK_ORIGINS else None
+
+
+def _mturk_params(args: MultiDict) -> dict[str, str]:
+    params = _params(args, MTURK_PARAMS)
+    if "turk_submit_to" in params:
+        origin = mturk_origin(params["turk_submit_to"])
+        if origin is None:
+            raise ApiError.bad_request(
+                "URL parameter turkSubmitTo must be https://www.mturk.com or "
+                "https://workersandbox.mturk.com: open the task from its HIT on MTurk.",
+                field="turkSubmitTo",
+            )
+        params["turk_submit_to"] = origin
+    return params
 
 
 def is_mturk_preview(args: MultiDict) -> bool:
@@ -72,22 +270,62 @@ def is_mturk_preview(args: MultiDict) -> bool:
     return args.get("assignmentId") == MTURK_PREVIEW
 
 
-def identity_from_args(args: MultiDict, anonymous_id: str | None) -> WorkerIdentity | None:
-    """The identity the URL parameters name; None for an anonymous worker without cookie."""
+def _opened(cookies: Mapping[str, str]) -> frozenset[str]:
+    value = _unsigned("opened", cookies.get(OPENED_COOKIE))
+    refs = (value or "").split(".")
+    return frozenset(ref for ref in refs if _SESSION_REF.match(ref))
+
+
+def _anonymous_id(cookies: Mapping[str, str]) -> str | None:
+    value = _unsigned("anonymous", cookies.get(ANON_COOKIE))
+    if value and re.fullmatch(r"[A-Za-z0-9_-]{16,64}", value):
+        return value
+    return None
+
+
+def anonymous_allowed(app: Flask) -> bool:
+    """Whether a link without any identity makes a new anonymous worker: ANONYMOUS_WORKERS
+    (development, testing) or the taxonomy's `study: anonymous: true`."""
+    from app.taxonomy import current_taxonomy
+
+    return bool(app.config.get("ANONYMOUS_WORKERS")) or current_taxonomy().study.anonymous
+
+
+def _check_signature(name: str, args: MultiDict, target: str) -> None:
+    """OpenRefused unless the link's `sig` signs (target, name), or it has none and
+    unsigned names are allowed (UNSIGNED_ANNOTATOR_LINKS: development and testing)."""
+    signature = args.get("sig")
+    if signature is None:
+        if not current_app.config.get("UNSIGNED_ANNOTATOR_LINKS"):
+            raise OpenRefused.unsigned()
+    elif not hmac.compare_digest(
+        signature.strip().lower().encode(), annotator_signature(target, name).encode()
+    ):
+        raise OpenRefused.bad_signature()
+
+
+def identity_from_args(
+    args: MultiDict, cookies: Mapping[str, str], target: str
+) -> WorkerIdentity | None:
+    """The identity a start link to `target` names (None: it names none), with what the
+    request proves; OpenRefused for an annotator link that is not valid here."""
+    opened = _opened(cookies)
     if prolific_pid := _clean("PROLIFIC_PID", args.get("PROLIFIC_PID")):
-        return WorkerIdentity("prolific", prolific_pid, _params(args, PROLIFIC_PARAMS))
+        params = _params(args, PROLIFIC_PARAMS)
+        return WorkerIdentity("prolific", prolific_pid, params, opened=opened)
     if worker_id := _clean("workerId", args.get("workerId")):
-        return WorkerIdentity("mturk", worker_id, _params(args, MTURK_PARAMS))
+        return WorkerIdentity("mturk", worker_id, _mturk_params(args), opened=opened)
     if annotator := _clean("annotator", args.get("annotator")):
-        return WorkerIdentity("direct", annotator)
-    if anonymous_id and re.fullmatch(r"[A-Za-z0-9_-]{16,64}", anonymous_id):
-        return WorkerIdentity("anonymous", anonymous_id)
+        _check_signature(annotator, args, target)
+        return WorkerIdentity("direct", annotator, owner=True, opened=opened)
+    if anonymous_id := _anonymous_id(cookies):
+        return WorkerIdentity("anonymous", anonymous_id, owner=True, opened=opened)
     return None
 
 
 def new_anonymous_identity() -> WorkerIdentity:
-    """A fresh anonymous worker; the caller sets ANON_COOKIE to its external_id."""
-    return WorkerIdentity("anonymous", secrets.token_urlsafe(18))
+    """A fresh anonymous worker; the caller sets ANON_COOKIE (remember_anonymous)."""
+    return WorkerIdentity("anonymous", secrets.token_urlsafe(18), owner=True)
 
 
 def get_or_create_annotator(identity: WorkerIdentity) -> Annotator:
@@ -98,25 +336,53 @@ def get_or_create_annotator(identity: WorkerIdentity) -> Annotator:
     return annotator
 
 
-ANON_COOKIE_MAX_AGE = 365 * 24 * 3600
+def request_identity(target: str) -> tuple[WorkerIdentity, bool]:
+    """The identity of this request's start link to `target`; a new anonymous one (and
+    True) when it names none and anonymous workers are allowed, else OpenRefused."""
+    identity = identity_from_args(request.args, request.cookies, target)
+    if identity is not None:
+        return identity, False
+    if not anonymous_allowed(current_app):
+        raise OpenRefused.study_link()
+    return new_anonymous_identity(), True
 
 
-def request_identity(args: MultiDict, cookies: Mapping[str, str]) -> tuple[WorkerIdentity, bool]:
-    """The identity a start link names; a new anonymous one (and True) when it names none."""
-    identity = identity_from_args(args, cookies.get(ANON_COOKIE))
-    if identity is None:
-        return new_anonymous_identity(), True
-    return identity, False
+# --- cookies ----------------------------------------------------------------------------
 
 
-def remember_anonymous(response: Response, identity: WorkerIdentity) -> Response:
-    """Set the cookie that brings an anonymous worker back to their sessions."""
+def _set_cookie(response: Response, name: str, value: str) -> None:
     response.set_cookie(
-        ANON_COOKIE,
-        identity.external_id,
-        max_age=ANON_COOKIE_MAX_AGE,
+        name,
+        value,
+        max_age=COOKIE_MAX_AGE,
         httponly=True,
         samesite="Lax",
         secure=bool(current_app.config.get("SESSION_COOKIE_SECURE")),
     )
+
+
+def remember_anonymous(response: Response, identity: WorkerIdentity) -> Response:
+    """Set the cookie that brings an anonymous worker back to their sessions."""
+    _set_cookie(response, ANON_COOKIE, _signed("anonymous", identity.external_id))
     return response
+
+
+def remember_opened(response: Response, kind: str, session_id: int) -> Response:
+    """Add the session to this browser's OPENED_COOKIE (unchanged: no Set-Cookie)."""
+    ref = session_ref(kind, session_id)
+    value = _unsigned("opened", request.cookies.get(OPENED_COOKIE)) or ""
+    refs = [r for r in value.split(".") if _SESSION_REF.match(r)]
+    if ref in refs:
+        return response
+    refs = [*refs, ref][-MAX_OPENED:]
+    _set_cookie(response, OPENED_COOKIE, _signed("opened", ".".join(refs)))
+    return response
+
+
+def opened_response(
+    response: Response, identity: WorkerIdentity, anonymous: bool, kind: str, session_id: int
+) -> Response:
+    """The redirect to an opened session, with the cookies that bring this browser back."""
+    if anonymous:
+        remember_anonymous(response, identity)
+    return remember_opened(response, kind, session_id)

@@ -317,3 +317,14 @@ class Researcher(UserMixin, db.Model):
     password_hash: Mapped[str] = mapped_column(String(256))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     last_login_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Logout and `create-researcher --reset` increment it: it is part of the id kept in
+    # the session and remember-me cookies, so every cookie issued before stops working.
+    session_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+    def get_id(self) -> str:
+        """Flask-Login's alternative id: `<id>:<session_version>`."""
+        return f"{self.id}:{self.session_version}"
+
+    def end_sessions(self) -> None:
+        """Invalidate every session and remember-me cookie issued to this researcher."""
+        self.session_version = (self.session_version or 0) + 1

@@ -1,6 +1,7 @@
 """Rate limits, on the `limits` library: per capability token on the worker's and the
-validator's writes, per client address on the researchers' login. Beyond a limit: a 429
-with Retry-After (rendered by app.errors).
+validator's writes, per client address on the researchers' login and on the opens of
+start links (`limit_opens`). Beyond a limit: a 429 with Retry-After (rendered by
+app.errors).
 
 Limits are strings in the library's syntax ("120 per minute", "10/minute; 100/hour"),
 read from the app's config on every check (so a test or a deploy can change them). The
@@ -224,3 +225,11 @@ def url_token() -> str:
 def client_address() -> str:
     """The address the request came from (behind a load balancer: the balancer's)."""
     return request.remote_addr or "127.0.0.1"
+
+
+def limit_opens(view: Callable[P, T]) -> Callable[P, T]:
+    """Decorate a start link's view (/start, /annotate/<doc>, /validate/<round>): its GETs
+    count against OPEN_RATE_LIMIT per client address, so that nobody can drain a study's
+    places or grow its tables from one address."""
+    # HEAD runs the same view (it would open a session too).
+    return rate_limited("OPEN_RATE_LIMIT", "open", client_address, methods={"GET", "HEAD"})(view)

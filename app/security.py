@@ -37,10 +37,23 @@ class CookielessApiSessionInterface(SecureCookieSessionInterface):
         return super().open_session(app, request)
 
 
+# The pages crowd platforms show in an iframe (MTurk's ExternalQuestion): the worker's
+# and the validator's. Every other page (the researcher console above all, where a
+# framing site could trick a click) may not be framed at all.
+FRAMEABLE_BLUEPRINTS = frozenset({"annotate", "assignment", "validation"})
+
+
+def _frame_ancestors(config) -> str:
+    """FRAME_ANCESTORS on worker and validator pages, 'none' everywhere else."""
+    if request.blueprint in FRAMEABLE_BLUEPRINTS:
+        return config["FRAME_ANCESTORS"]
+    return "'none'"
+
+
 def _add_security_headers(response):
     config = current_app.config
     headers = response.headers
-    for name, value in _security_headers(config["FRAME_ANCESTORS"]):
+    for name, value in _security_headers(_frame_ancestors(config)):
         if name not in headers:  # a view may set its own
             headers[name] = value
     if config.get("HSTS") and request.is_secure and "Strict-Transport-Security" not in headers:
@@ -74,7 +87,10 @@ def capability_csrf_token(scope: str, token: str) -> str:
 
 def check_capability_csrf(scope: str, token: str, sent: str | None) -> bool:
     """True when `sent` is the CSRF token for this scope and capability token."""
-    return bool(sent) and hmac.compare_digest(capability_csrf_token(scope, token), sent)
+    # As bytes: compare_digest raises TypeError on a str with non-ASCII characters.
+    return bool(sent) and hmac.compare_digest(
+        capability_csrf_token(scope, token).encode(), sent.encode("utf-8", "surrogatepass")
+    )
 
 
 CSRF_HEADER = "X-CSRFToken"

@@ -4,7 +4,8 @@ The taxonomy file holds the study design (quota, completion codes per outcome, a
 how long an unused session holds its place, attention checks); deployment config may
 override the completion URL of every outcome (COMPLETION_URL) and the abandonment timeout
 (ABANDON_AFTER_MINUTES), and sets the recall below which a worker's attention checks are
-flagged (ATTENTION_CHECK_MIN_RECALL, default 0.5).
+flagged (ATTENTION_CHECK_MIN_RECALL, default 0.5) and the precision below which they are
+(ATTENTION_CHECK_MIN_PRECISION, default 0.5).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class EffectiveStudySettings:
     min_gold_recall: float
     completion_url_source: str  # "taxonomy" | "config" | "none"
     abandon_source: str  # "taxonomy" | "config"
+    min_gold_precision: float = DEFAULT_MIN_RECALL
     completion: tuple[CompletionTarget, ...] = ()  # one per outcome, in OUTCOMES order
     attention_checks: str = "flag"  # flag | fail
     claim_minutes: int = 10  # see app.assignment.claims
@@ -65,6 +67,7 @@ def study_settings() -> EffectiveStudySettings:
         abandon_after_minutes=int(abandon) if abandon else study.abandon_after_minutes,
         attention_check_share=study.attention_check_share,
         min_gold_recall=float(config.get("ATTENTION_CHECK_MIN_RECALL", DEFAULT_MIN_RECALL)),
+        min_gold_precision=float(config.get("ATTENTION_CHECK_MIN_PRECISION", DEFAULT_MIN_RECALL)),
         completion_url_source=url_source,
         abandon_source="config" if abandon else "taxonomy",
         completion=completion_targets(

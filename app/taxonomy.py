@@ -111,6 +111,9 @@ class StudySettings:
     abandon_after_minutes: int = 120
     claim_minutes: int = 10
     attention_check_share: float = 0.0
+    # Production: whether a start link without a platform id, signed link or cookie makes
+    # a new anonymous worker (development and testing always do: ANONYMOUS_WORKERS).
+    anonymous: bool = False
 
     @property
     def completion_targets(self) -> tuple[CompletionTarget, ...]:
@@ -268,6 +271,7 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             # minute, written at most once a minute): less would release working workers.
             claim_minutes=(10, integer(3, 100_000)),
             attention_check_share=(0.0, number(0.0, 0.5)),
+            anonymous=(False, flag),
         ),
         validation=_section(
             check,

@@ -7,11 +7,13 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TAXONOMY = ROOT / "config" / "taxonomy.yaml"
 INSECURE_DEV_KEY = "dev-only-insecure-key-change-me"
+MIN_SECRET_KEY_LENGTH = 32
 
 
 class ConfigError(RuntimeError):
@@ -66,6 +68,9 @@ class Config:
         self.SESSION_COOKIE_HTTPONLY = True
         self.SESSION_COOKIE_SAMESITE = "Lax"
         self.REMEMBER_COOKIE_HTTPONLY = True
+        self.REMEMBER_COOKIE_SAMESITE = "Lax"
+        # "Keep me logged in" lasts this long at most (logout and --reset end it sooner).
+        self.REMEMBER_COOKIE_DURATION = timedelta(days=int(env.get("REMEMBER_COOKIE_DAYS", "14")))
         self.WTF_CSRF_TIME_LIMIT = None
         self.COMPLETION_URL = env.get("COMPLETION_URL")  # overrides taxonomy study.completion_url
         # None: the taxonomy's study section decides.
@@ -73,11 +78,21 @@ class Config:
         self.ABANDON_AFTER_MINUTES = int(abandon) if abandon else None
         # Workers whose recall on attention-check gold spans is below this are flagged.
         self.ATTENTION_CHECK_MIN_RECALL = float(env.get("ATTENTION_CHECK_MIN_RECALL", "0.5"))
+        # ... or whose annotations on checks match gold spans below this share (precision).
+        self.ATTENTION_CHECK_MIN_PRECISION = float(env.get("ATTENTION_CHECK_MIN_PRECISION", "0.5"))
         # The limits ("120 per minute"; several: "10/minute; 100/hour"), per capability
         # token, or per client address for logins.
         self.ANNOTATE_WRITE_LIMIT = env.get("ANNOTATE_WRITE_LIMIT", "120 per minute")
         self.VALIDATE_WRITE_LIMIT = env.get("VALIDATE_WRITE_LIMIT", "120 per minute")
         self.LOGIN_RATE_LIMIT = env.get("LOGIN_RATE_LIMIT", "10 per minute")
+        # Opens of a start link (/start, /annotate/..., /id=..., /validate/...) per client
+        # address: room for a lab's workers behind one NAT, not for draining a study.
+        self.OPEN_RATE_LIMIT = env.get("OPEN_RATE_LIMIT", "60 per minute")
+        # Who may open without a platform id (app.identity): an unsigned `annotator=NAME`,
+        # and a link naming nobody (a new anonymous worker; the taxonomy's
+        # `study: anonymous: true` allows that in production too).
+        self.UNSIGNED_ANNOTATOR_LINKS = True
+        self.ANONYMOUS_WORKERS = True
 
     def validate(self) -> None:
         """Raise ConfigError for settings this environment cannot run without."""
@@ -112,13 +127,22 @@ class ProductionConfig(Config):
         self.REMEMBER_COOKIE_SECURE = True
         self.PREFERRED_URL_SCHEME = "https"
         self.HSTS = True
+        self.UNSIGNED_ANNOTATOR_LINKS = False
+        self.ANONYMOUS_WORKERS = False
 
     def validate(self) -> None:
-        """Production needs its own SECRET_KEY: sessions and CSRF tokens derive from it."""
+        """Production needs its own SECRET_KEY of at least 32 characters: sessions, CSRF
+        tokens and signed links derive from it, and a short one can be guessed offline."""
+        generate = "`python -c 'import secrets; print(secrets.token_hex(32))'`"
         if not os.environ.get("SECRET_KEY") or self.SECRET_KEY == INSECURE_DEV_KEY:
             raise ConfigError(
-                "SECRET_KEY is not set. In production set it to a long random value, e.g. "
-                "`python -c 'import secrets; print(secrets.token_hex(32))'`."
+                f"SECRET_KEY is not set. In production set it to a long random value, e.g. "
+                f"{generate}."
+            )
+        if len(self.SECRET_KEY) < MIN_SECRET_KEY_LENGTH:
+            raise ConfigError(
+                f"SECRET_KEY has {len(self.SECRET_KEY)} characters; production needs at least "
+                f"{MIN_SECRET_KEY_LENGTH}. Generate one with {generate}."
             )
 
 

@@ -22,7 +22,7 @@ from app import create_app
 from app.extensions import db
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data" / "booookscore-sample"
+BOOOOKSCORE_SAMPLE = ROOT / "tests" / "fixtures" / "booookscore"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
@@ -155,11 +155,15 @@ def runner(app):
 
 
 @pytest.fixture
-def shared_sample() -> Path:
-    """The BooookScore sample data in ../shared, or a skip naming what is missing."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"BooookScore sample not found at {SHARED_DATA} (it lives in ../shared)")
-    return SHARED_DATA
+def booookscore_sample() -> Path:
+    """The BooookScore sample data copied under tests/fixtures/booookscore (MIT, LICENSE there)."""
+    return BOOOOKSCORE_SAMPLE
+
+
+@pytest.fixture
+def shared_sample(booookscore_sample) -> Path:
+    """The old name of `booookscore_sample` (it read ../shared before the copy)."""
+    return booookscore_sample
 
 
 @pytest.fixture

@@ -5,37 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
+
+from app.identity import mturk_origin
 
 MTURK_SUBMIT_PATH = "/mturk/externalSubmit"
 
 
 def mturk_submit_url(turk_submit_to: Any) -> str | None:
-    """`<turkSubmitTo>/mturk/externalSubmit` when turkSubmitTo is an https://*.mturk.com origin.
+    """`<turkSubmitTo>/mturk/externalSubmit` when turkSubmitTo is exactly one of MTurk's
+    origins (https://www.mturk.com, https://workersandbox.mturk.com; a trailing "/"
+    allowed), else None.
 
-    turkSubmitTo comes from the URL, so anyone can forge it: only MTurk's own origins
-    (www.mturk.com, workersandbox.mturk.com) may receive the form, never another site.
-    """
+    turkSubmitTo comes from the URL, so anyone can forge it: the form may go to MTurk only.
+    An exact comparison, not a parse: look-alikes such as `https://evil.com\\.mturk.com`
+    (browsers read the backslash as a slash), userinfo, ports or paths never pass."""
     if not isinstance(turk_submit_to, str):
         return None
-    try:
-        parts = urlsplit(turk_submit_to.strip())
-        port = parts.port
-    except ValueError:
-        return None
-    host = parts.hostname or ""
-    if (
-        parts.scheme != "https"
-        or not host.endswith(".mturk.com")
-        or parts.username is not None
-        or parts.password is not None
-        or port is not None
-        or parts.path not in ("", "/")
-        or parts.query
-        or parts.fragment
-    ):
-        return None
-    return f"https://{host}{MTURK_SUBMIT_PATH}"
+    origin = mturk_origin(turk_submit_to)
+    return None if origin is None else f"{origin}{MTURK_SUBMIT_PATH}"
 
 
 def mturk_target(platform: str, params: Mapping[str, Any]) -> dict[str, str] | None:

@@ -5,7 +5,8 @@ a study is published, so it skips the ORM: the document is read with one Core SE
 the request's autocommit connection, and on PostgreSQL the annotator row and the session
 are created by one `WITH ... INSERT` (writes' autocommit connection: no BEGIN/COMMIT). A
 returning worker (the session exists), a race between two first opens, and SQLite take
-sessions.start_or_resume_session, which answers every case as before.
+sessions.start_or_resume_session, which answers every case as before and is where a
+resume is checked (app.identity: only the worker may resume their session).
 """
 
 from __future__ import annotations
@@ -73,6 +74,14 @@ _NEW_SESSION = (
 
 
 @dataclass(frozen=True, slots=True)
+class Opened:
+    """The session a start link opened: its id (for the browser's cookie) and token."""
+
+    session_id: int
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
 class DocumentKey:
     """What opening a document needs of it."""
 
@@ -99,9 +108,9 @@ def find_document_key(external_id: str) -> DocumentKey | None:
     return None if row is None else DocumentKey(*row)
 
 
-def start_new_session(document: DocumentKey, identity: WorkerIdentity) -> str | None:
-    """The token of the worker's new session on the document, created (with the worker's
-    annotator row when new) in one statement on PostgreSQL.
+def start_new_session(document: DocumentKey, identity: WorkerIdentity) -> Opened | None:
+    """The worker's new session on the document, created (with the worker's annotator row
+    when new) in one statement on PostgreSQL.
 
     None when the worker already has a session there, when two first opens race, and on
     other databases: the caller then takes sessions.start_or_resume_session. The new
@@ -129,4 +138,4 @@ def start_new_session(document: DocumentKey, identity: WorkerIdentity) -> str | 
     known = known_sessions()
     known.remember(token, key, furthest=0)
     known.touched(session_id)
-    return token
+    return Opened(session_id, token)

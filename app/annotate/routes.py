@@ -8,9 +8,16 @@ from app.annotate import bp, opening, reads
 from app.annotate import sessions as domain
 from app.annotate.completion import mturk_target
 from app.annotate.serializers import page_bootstrap, preview_bootstrap
-from app.identity import is_mturk_preview, remember_anonymous, request_identity
+from app.identity import (
+    OpenRefused,
+    is_mturk_preview,
+    opened_response,
+    refusal_page,
+    request_identity,
+)
 from app.models import AnnotationSession, Document
 from app.persistence import retry_on_disconnect
+from app.rate_limits import limit_opens
 from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy
 
@@ -27,27 +34,33 @@ def _no_document(document_id: str):
     return page, 404
 
 
+bp.register_error_handler(OpenRefused, refusal_page)
+
+
 @bp.get("/annotate/<document_id>")
+@limit_opens
 @retry_on_disconnect
 def start(document_id: str):
     """Start or resume this worker's session on the document, then go to its page.
 
     A worker's first session on a document is one statement (opening.start_new_session,
-    PostgreSQL); a returning worker, or another database, takes the ORM path."""
+    PostgreSQL); a returning worker, or another database, takes the ORM path, where
+    resuming needs proof of being that worker (app.identity)."""
     key = opening.find_document_key(document_id)
     if key is None:
         return _no_document(document_id)
     if is_mturk_preview(request.args):
         return _preview(key.id, document_id)
-    identity, anonymous = request_identity(request.args, request.cookies)
-    token = opening.start_new_session(key, identity)
-    if token is None:
+    identity, anonymous = request_identity(target=document_id)
+    opened = opening.start_new_session(key, identity)
+    if opened is None:
         document = domain.db.session.get(Document, key.id)
         if document is None:  # deleted a moment ago
             return _no_document(document_id)
-        token = domain.start_or_resume_session(document, identity).token
-    response = redirect(url_for("annotate.session_page", token=token), code=302)
-    return remember_anonymous(response, identity) if anonymous else response
+        session = domain.start_or_resume_session(document, identity)
+        opened = opening.Opened(session.id, session.token)
+    response = redirect(url_for("annotate.session_page", token=opened.token), code=302)
+    return opened_response(response, identity, anonymous, "a", opened.session_id)
 
 
 @bp.get("/id=<document_id>")

@@ -21,7 +21,7 @@ from sqlalchemy.orm import joinedload
 
 from app.errors import ApiError
 from app.extensions import db
-from app.identity import WorkerIdentity, get_or_create_annotator
+from app.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
 from app.outcomes import session_outcome
 from app.persistence import get_or_create
@@ -134,8 +134,10 @@ def max_comment_length() -> int:
 def start_or_resume_session(document: Document, identity: WorkerIdentity) -> AnnotationSession:
     """The one session of this worker on this document, created if new; commits.
 
-    Safe when the same worker opens the link twice at once: the unique constraint on
-    (document, annotator) lets one insert win and the other reads that row back.
+    Resuming an existing session needs the request's proof of being its worker
+    (WorkerIdentity.may_resume), else OpenRefused and nothing changes. Safe when the same
+    worker opens the link twice at once: the unique constraint on (document, annotator)
+    lets one insert win and the other reads that row back.
     """
     session, created = get_or_create(
         AnnotationSession,
@@ -155,9 +157,12 @@ def start_or_resume_session(document: Document, identity: WorkerIdentity) -> Ann
 
 
 def _resume(session: AnnotationSession, identity: WorkerIdentity) -> None:
-    # A returning MTurk worker may bring a new assignmentId: the latest parameters win.
-    if identity.params:
-        session.platform_params = {**(session.platform_params or {}), **identity.params}
+    if not identity.may_resume("a", session.id, session.platform_params or {}):
+        raise OpenRefused.resume()
+    # Stored parameters never change (a new MTurk assignment is not this session's).
+    params = identity.resumed_params(session.platform_params)
+    if params != (session.platform_params or {}):
+        session.platform_params = params
     touch(session)
 
 
@@ -207,7 +212,9 @@ def submit_outcome(
             Annotation.paragraph_id, Annotation.span_start, Annotation.span_end, Annotation.category
         ).where(Annotation.session_id == session_id, Annotation.deleted_at.is_(None))
         spans = [tuple(row) for row in db.session.execute(query)]
-        failed = attention_flagged(gold_recall(gold, spans), settings.min_gold_recall)
+        failed = attention_flagged(
+            gold_recall(gold, spans), settings.min_gold_recall, settings.min_gold_precision
+        )
     return session_outcome(failed_checks=failed, attention_checks=settings.attention_checks)
 
 

@@ -6,30 +6,45 @@ from flask import make_response, redirect, render_template, request, url_for
 
 from app.assignment import bp
 from app.assignment.service import assign
-from app.identity import is_mturk_preview, remember_anonymous, request_identity
+from app.identity import (
+    OpenRefused,
+    is_mturk_preview,
+    opened_response,
+    refusal_page,
+    remember_anonymous,
+    request_identity,
+)
 from app.persistence import retry_on_disconnect
+from app.rate_limits import limit_opens
 from app.study import instructions_markup
 from app.taxonomy import current_taxonomy
 
+bp.register_error_handler(OpenRefused, refusal_page)
+
 
 @bp.get("/start")
+@limit_opens
 @retry_on_disconnect
 def start():
-    """Resume the worker's session or hand out the document that most needs annotators."""
+    """Resume the worker's session or hand out the document that most needs annotators.
+
+    Resuming needs proof of being that worker: assign() resumes through
+    sessions.start_or_resume_session, which refuses (OpenRefused) without it."""
     taxonomy = current_taxonomy()
     if is_mturk_preview(request.args):
         # MTurk shows the HIT before it is accepted: describe the task, hold no place.
         return render_template(
             "assignment/preview.html", taxonomy=taxonomy, instructions=instructions_markup(taxonomy)
         )
-    identity, anonymous = request_identity(request.args, request.cookies)
+    identity, anonymous = request_identity(target="start")
     session = assign(identity)
     if session is None:
         response = make_response(render_template("assignment/no_tasks.html", taxonomy=taxonomy))
+        if anonymous:
+            remember_anonymous(response, identity)
     else:
         response = redirect(url_for("annotate.session_page", token=session.token))
-    if anonymous:
-        remember_anonymous(response, identity)
+        opened_response(response, identity, anonymous, "a", session.id)
     # The answer depends on the database at this moment: never replay a cached one.
     response.headers["Cache-Control"] = "no-store"
     return response

@@ -1,6 +1,6 @@
 """Home page and /healthz."""
 
-from flask import jsonify, render_template
+from flask import current_app, jsonify, render_template
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -11,8 +11,15 @@ from app.models import Document
 
 @bp.get("/")
 def index():
-    """List the documents with their annotate links."""
-    documents = db.session.scalars(db.select(Document).order_by(Document.external_id)).all()
+    """In development, the documents with their annotate links; elsewhere a neutral page.
+
+    A public list would hand anyone the study's documents and links; attention checks
+    are never listed (a worker who knew them could pass them without reading)."""
+    if current_app.config.get("APP_ENV") != "development":
+        return render_template("main/index.html", documents=None)
+    documents = db.session.scalars(
+        db.select(Document).where(Document.gold.is_(None)).order_by(Document.external_id)
+    ).all()
     return render_template("main/index.html", documents=documents)
 
 

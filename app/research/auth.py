@@ -35,10 +35,18 @@ login_manager.login_message_category = "info"
 
 @login_manager.user_loader
 def load_researcher(user_id: str) -> Researcher | None:
-    """Flask-Login calls this with the id stored in the session cookie."""
-    if not user_id.isdigit():
+    """Flask-Login calls this with the id stored in the session or remember-me cookie:
+    `<id>:<session_version>` (Researcher.get_id); a cookie issued before the researcher's
+    last logout or password reset carries an older version and logs nobody in. A bare
+    `<id>` (cookies from before versions existed) counts as version 0."""
+    number, _, version = user_id.partition(":")
+    version = version or "0"
+    if not (number.isascii() and number.isdigit() and version.isascii() and version.isdigit()):
         return None
-    return db.session.get(Researcher, int(user_id))
+    researcher = db.session.get(Researcher, int(number))
+    if researcher is None or researcher.session_version != int(version):
+        return None
+    return researcher
 
 
 @login_manager.unauthorized_handler
@@ -115,7 +123,11 @@ def login():
 
 @bp.post("/logout")
 def logout():
-    """Log out (POST with the CSRF token, so another site cannot log you out)."""
+    """Log out (POST with the CSRF token, so another site cannot log you out): every
+    session and remember-me cookie of this researcher ends, on every browser."""
+    if current_user.is_authenticated:
+        current_user.end_sessions()
+        db.session.commit()
     logout_user()
     flash("You are logged out.", "info")
     return redirect(url_for("research.login"))

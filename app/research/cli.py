@@ -81,6 +81,9 @@ def create_researcher_command(email: str, password_stdin: bool, reset: bool) -> 
         message = f"Created researcher {email}. Log in at /research/login."
     else:
         existing.password_hash = password_hash
-        message = f"Changed the password of researcher {email}."
+        existing.end_sessions()  # whoever was logged in with the old password is logged out
+        message = (
+            f"Changed the password of researcher {email}; every existing login of it has ended."
+        )
     db.session.commit()
     click.echo(message)

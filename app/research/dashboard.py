@@ -53,15 +53,23 @@ class SessionRow:
     outcome: str | None = None  # completed | failed_training | failed_checks | no_consent
     annotations: int = 0
     categories: Counter[str] = field(default_factory=Counter)
-    packed: str = ""  # live spans "p:start:end:category;...", kept for submitted sessions
+    # live spans "p:start:end:category:pp:ps:pe;..." (pp:ps:pe: the paired span, or
+    # empty), kept for submitted sessions
+    packed: str = ""
+
+    @cached_property
+    def _items(self) -> list[list[str]]:
+        return [item.split(":") for item in self.packed.split(";")] if self.packed else []
 
     @cached_property
     def spans(self) -> list[tuple[int, int, int, str]]:
         """Live spans (paragraph_id, start, end, category) of a submitted session."""
-        if not self.packed:
-            return []
-        items = (item.split(":") for item in self.packed.split(";"))
-        return [(int(p), int(a), int(b), c) for p, a, b, c in items]
+        return [(int(p), int(a), int(b), c) for p, a, b, c, *_ in self._items]
+
+    @cached_property
+    def pairs(self) -> list[tuple[int, int, int] | None]:
+        """The paired span of each of `spans` (paragraph_id, start, end), or None."""
+        return [(int(p), int(a), int(b)) if p else None for *_, p, a, b in self._items]
 
 
 @dataclass
@@ -78,6 +86,8 @@ class DocumentRow:
     sentences: list[Sentence] = field(default_factory=list)
     sessions: list[SessionRow] = field(default_factory=list)
     coherence: float | None = None
+    error_sentences: float | None = None  # BooookScore footnote 12, mean over sessions
+    scored_sentences: float | None = None  # sentences as footnote 12 merges them, mean
     alpha: float | None = None
     f1: float | None = None
 
@@ -177,18 +187,29 @@ class Study:
         return self.sessions[:RECENT_SESSIONS]
 
     @property
+    def excluded(self) -> list[str]:
+        """External ids of the attention checks, which no study figure counts."""
+        return [document.external_id for document in self.documents if document.is_check]
+
+    @property
     def errors_per_sentence(self) -> dict[str, float]:
-        """BooookScore Table 1 rates over submitted sessions."""
+        """BooookScore Table 1 rates over submitted sessions (attention checks left out)."""
         return metrics.errors_per_sentence(self.submitted_categories, self.submitted_sentences)
 
 
 def load_study(
-    settings: EffectiveStudySettings, now: datetime | None = None, document_id: int | None = None
+    settings: EffectiveStudySettings,
+    now: datetime | None = None,
+    document_id: int | None = None,
+    id_prefix: str | None = None,
 ) -> Study:
-    """Query the study (or one document of it) and compute every dashboard figure."""
+    """Query the study (one document, or those whose id starts with id_prefix): every figure."""
     now = now or datetime.now(UTC)
     documents = _documents(document_id)
     sessions = _sessions(settings, now, document_id)
+    if id_prefix:
+        documents = {k: d for k, d in documents.items() if d.external_id.startswith(id_prefix)}
+        sessions = [session for session in sessions if session.document_id in documents]
     by_session = {session.id: session for session in sessions}
     _add_annotations(by_session, document_id)
     for session in sessions:
@@ -310,6 +331,12 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
         + cast(Annotation.span_end, String)
         + ":"
         + Annotation.category
+        + ":"
+        + func.coalesce(cast(Annotation.paired_paragraph_id, String), "")
+        + ":"
+        + func.coalesce(cast(Annotation.paired_start, String), "")
+        + ":"
+        + func.coalesce(cast(Annotation.paired_end, String), "")
     )
     query = (
         db.select(Annotation.session_id, func.aggregate_strings(packed, ";"))
@@ -323,7 +350,7 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
         if session is None or not spans:
             continue
         items = spans.split(";")
-        session.categories.update(item.rpartition(":")[2] for item in items)
+        session.categories.update(item.split(":")[3] for item in items)
         session.annotations = len(items)
         if session.status == "submitted":
             session.packed = spans  # parsed only if its document's figures are not memoised
@@ -332,6 +359,8 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
 def _compute(
     documents: list[DocumentRow], sessions: list[SessionRow], settings: EffectiveStudySettings
 ) -> Study:
+    # Attention checks (documents with gold spans) measure the workers, not the texts: every
+    # study figure leaves them out; their rows still show their own figures.
     value_counts: list[tuple[int, int]] = []
     all_submitted: list[SessionRow] = []
     submitted_sentences = 0
@@ -343,9 +372,14 @@ def _compute(
             figures.alpha,
             figures.f1,
         )
+        document.error_sentences = figures.error_sentences
+        document.scored_sentences = figures.scored_sentences
+        if document.is_check:
+            continue
         value_counts.extend(figures.value_counts)
         all_submitted.extend(submitted)
         submitted_sentences += len(document.sentences) * len(submitted)
+    regular = [d for d in documents if not d.is_check]
     return Study(
         documents=documents,
         sessions=sessions,
@@ -354,8 +388,8 @@ def _compute(
         submitted_categories=_total(session.categories for session in all_submitted),
         submitted_sentences=submitted_sentences,
         pooled_alpha=metrics.krippendorff_alpha(value_counts),
-        mean_f1=metrics.mean(d.f1 for d in documents),
-        mean_coherence=metrics.mean(d.coherence for d in documents if not d.is_check),
+        mean_f1=metrics.mean(d.f1 for d in regular),
+        mean_coherence=metrics.mean(d.coherence for d in regular),
     )
 
 
@@ -364,6 +398,8 @@ class DocumentFigures:
     """Agreement and BooookScore of one document over its submitted sessions."""
 
     coherence: float | None
+    error_sentences: float | None  # mean over the submitted sessions
+    scored_sentences: float | None  # footnote 12's merged sentences, mean over sessions
     value_counts: list[tuple[int, int]]
     alpha: float | None
     f1: float | None
@@ -382,12 +418,15 @@ def _document_figures(document: DocumentRow, submitted: list[SessionRow]) -> Doc
     figures = _FIGURES_CACHE.get(key)
     if figures is not None:
         return figures
-    readings = [metrics.Reading(session.spans) for session in submitted]
+    readings = [metrics.Reading(session.spans, session.pairs) for session in submitted]
     masks = metrics.sentence_masks(document.sentences) if readings else []
     labels = [reading.labels_from_masks(masks) for reading in readings]
     counts = metrics.label_value_counts(labels)
+    footnote12 = [reading.footnote12_counts(masks) for reading in readings] if masks else []
     figures = DocumentFigures(
-        coherence=metrics.mean(row.count(False) / len(row) if row else None for row in labels),
+        coherence=metrics.mean(1 - errors / total for total, errors in footnote12),
+        error_sentences=metrics.mean(errors for _, errors in footnote12),
+        scored_sentences=metrics.mean(total for total, _ in footnote12),
         value_counts=counts,
         alpha=metrics.krippendorff_alpha(counts),
         f1=metrics.mean_pairwise_f1(readings),
@@ -422,5 +461,7 @@ def _annotators(
         if session.status == "submitted" and session.document_id in gold:
             row.gold += metrics.gold_recall(gold[session.document_id], session.spans)
     for row in rows.values():
-        row.flagged = metrics.attention_flagged(row.gold, settings.min_gold_recall)
+        row.flagged = metrics.attention_flagged(
+            row.gold, settings.min_gold_recall, settings.min_gold_precision
+        )
     return sorted(rows.values(), key=lambda r: (not r.flagged, r.label))

@@ -12,12 +12,34 @@ Conventions:
   repetition or inconsistency points at the earlier text it relates to, which is not
   itself an error.
 
-BooookScore (Chang et al., ICLR 2024, section 3): the score of a summary is the share of
-its sentences without any error; Table 1's "errors per sentence" of a category is its
-number of occurrences divided by the total number of sentences. With several annotators
-per document, each submitted session is one reading of the document: the rate divides by
-the sentences of every submitted session's document, and a document's score is the mean
-over its submitted sessions.
+BooookScore (Chang et al., ICLR 2024, section 4.1, equation 1): the score of a summary is
+the share of its sentences without any error, reported 0-100 here:
+``booookscore = 100 * (1 - error sentences / sentences)``. Footnote 12 says how human
+annotations map to sentences: annotators "can (1) highlight multiples [sic] consecutive
+sentences as one span and (2) create relations between two spans, while GPT-4 can only
+highlight single sentences as spans. To adjust for this difference, we treat both consecutive
+sentences and relations as single sentences when computing BooookScore for humans."
+So (`footnote12_counts`), Equation 1 is applied to the sentences as footnote 12 treats
+them: the sentences one annotation covers (those its span overlaps, and for a paired
+annotation, a relation, those its paired span overlaps too) are one single sentence,
+merged (transitively, when annotations share a sentence); the score is the share of
+these sentences that hold no annotation. A span over three sentences is one error
+sentence out of n - 2; a relation between two sentences one out of n - 1; a sentence
+counts once however many annotations fall on it (section 4.1: "each sentence as a
+singular unit of confusion"). Without annotations this is Equation 1 over the n
+sentences of the summary.
+Table 1's "% errors per sentence" of a category is "the number of error occurrences in
+all summaries normalized by the total number of sentences in all summaries": every
+annotation of that category is one occurrence (an annotation with two labels is two
+occurrences, one per category), divided by the sentences, x 100. With several
+annotators per document, each submitted session is one reading of the document: the
+rate divides by the sentences of every submitted session's document, and a document's
+score is the mean over its submitted sessions; the study's score is the mean over
+documents ("the mean BooookScore across all summaries").
+
+Agreement (Krippendorff's alpha over sentences) uses `sentence_labels`, where a sentence
+is marked when any span overlaps it: it compares where annotators saw errors, which is
+not the BooookScore count.
 """
 
 from __future__ import annotations
@@ -123,12 +145,32 @@ def sentence_labels(sentences: Sequence[Sentence], spans: Iterable[Span]) -> lis
     return Reading(spans).labels(sentences)
 
 
-def coherence_score(sentences: Sequence[Sentence], spans: Iterable[Span]) -> float | None:
-    """BooookScore of one reading: the share of sentences no error span overlaps."""
+def coherence_score(
+    sentences: Sequence[Sentence],
+    spans: Iterable[Span],
+    paired: Sequence[Span | None] | None = None,
+) -> float | None:
+    """BooookScore of one reading as a share (0-1) of error-free sentences (footnote 12)."""
     if not sentences:
         return None
-    labels = sentence_labels(sentences, spans)
-    return labels.count(False) / len(labels)
+    total, errors = footnote12_counts(sentences, spans, paired)
+    return 1 - errors / total
+
+
+def footnote12_counts(
+    sentences: Sequence[Sentence],
+    spans: Iterable[Span],
+    paired: Sequence[Span | None] | None = None,
+) -> tuple[int, int]:
+    """(sentences as footnote 12 treats them, how many hold an error) for one reading."""
+    return Reading(spans, paired).footnote12_counts(sentence_masks(sentences))
+
+
+def booookscore(sentences: int, error_sentences: int) -> float | None:
+    """BooookScore on the paper's 0-100 scale: 100 * (1 - error sentences / sentences)."""
+    if sentences <= 0:
+        return None
+    return 100 * (1 - error_sentences / sentences)
 
 
 def errors_per_sentence(counts: Mapping[str, int], sentences: int) -> dict[str, float]:
@@ -186,8 +228,13 @@ class Reading:
     a bit, so each overlap question is one integer AND (fast, whatever the span count).
     """
 
-    def __init__(self, spans: Iterable[Span]) -> None:
+    def __init__(self, spans: Iterable[Span], paired: Sequence[Span | None] | None = None) -> None:
         self.span_masks = [(span[0], _mask(span[1], span[2])) for span in spans]
+        # The paired span of each annotation (or None), used only by footnote12_counts.
+        self.paired_masks = [
+            None if pair is None else (pair[0], _mask(pair[1], pair[2]))
+            for pair in (paired or [None] * len(self.span_masks))
+        ]
         self.masks: dict[int, int] = defaultdict(int)
         for paragraph_id, mask in self.span_masks:
             self.masks[paragraph_id] |= mask
@@ -205,6 +252,40 @@ class Reading:
         """`labels` for sentences already turned into (paragraph_id, mask) by sentence_masks."""
         masks = self.masks
         return [bool(masks.get(p, 0) & mask) for p, mask in sentences]
+
+    def footnote12_counts(self, sentences: Sequence[tuple[int, int]]) -> tuple[int, int]:
+        """(merged sentences, merged sentences with an error) from sentence_masks' output.
+
+        Each annotation's covered sentences (span and paired span) become one sentence:
+        a union-find over sentence indices, then one count per group.
+        """
+        by_paragraph: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for index, (paragraph_id, mask) in enumerate(sentences):
+            by_paragraph[paragraph_id].append((index, mask))
+        parent = list(range(len(sentences)))
+
+        def root(index: int) -> int:
+            while parent[index] != index:
+                parent[index] = parent[parent[index]]
+                index = parent[index]
+            return index
+
+        marked: list[int] = []
+        for span, pair in zip(self.span_masks, self.paired_masks, strict=True):
+            sides = (span, pair) if pair else (span,)
+            covered = [
+                index
+                for paragraph_id, span_mask in sides
+                for index, mask in by_paragraph.get(paragraph_id, ())
+                if mask & span_mask
+            ]
+            if not covered:
+                continue
+            for index in covered[1:]:
+                parent[root(index)] = root(covered[0])
+            marked.append(covered[0])
+        groups = {root(index) for index in range(len(sentences))}
+        return len(groups), len({root(index) for index in marked})
 
     def matched_share(self, other: Reading) -> float:
         """The share of these spans that overlap one of `other`'s (0.0 without spans)."""
@@ -240,54 +321,88 @@ def mean_pairwise_f1(readings: Sequence[Sequence[Span] | Reading]) -> float | No
 
 @dataclass(frozen=True)
 class GoldRecall:
-    """How many gold spans a worker found, with and without the right category."""
+    """An attention check's score: gold spans found (recall) and stray spans (precision).
+
+    Rule (issue 16: a check must not be passed by highlighting everything): an annotation
+    *matches* a gold span when it is in the same paragraph and they share at least half of
+    the shorter one's characters (`substantial_overlap`). A gold span is found when an
+    annotation of its category matches it (`found_same_category`; `found_any` ignores the
+    category, shown for information). The worker's annotations that match no gold span of
+    their category are `unmatched`; precision = matched annotations / annotations.
+    """
 
     total: int
     found_any: int
     found_same_category: int
+    annotations: int = 0
+    unmatched: int = 0
 
     @property
     def recall_any(self) -> float | None:
-        """Category-blind recall."""
+        """Category-blind recall (information only; the flag uses `recall_category`)."""
         return self.found_any / self.total if self.total else None
 
     @property
     def recall_category(self) -> float | None:
-        """Category-aware recall: the overlapping annotation has the gold category."""
+        """Recall: gold spans matched by an annotation of the gold span's category."""
         return self.found_same_category / self.total if self.total else None
+
+    @property
+    def precision(self) -> float | None:
+        """The share of the worker's annotations on checks that match a gold span."""
+        if not self.total:
+            return None
+        return (self.annotations - self.unmatched) / self.annotations if self.annotations else 0.0
 
     def __add__(self, other: GoldRecall) -> GoldRecall:
         return GoldRecall(
             self.total + other.total,
             self.found_any + other.found_any,
             self.found_same_category + other.found_same_category,
+            self.annotations + other.annotations,
+            self.unmatched + other.unmatched,
         )
 
 
 NO_GOLD = GoldRecall(0, 0, 0)
 
 
-def attention_flagged(gold: GoldRecall, min_recall: float) -> bool:
-    """The attention-check rule: flagged when category-blind gold recall is below
-    `min_recall` (ATTENTION_CHECK_MIN_RECALL); never without gold spans. The dashboard
-    flags workers by it, and Submit gives `failed_checks` by it under `attention_checks: fail`."""
-    recall = gold.recall_any
-    return recall is not None and recall < min_recall
+def substantial_overlap(a: Span, b: Span) -> bool:
+    """Same paragraph, and at least half of the shorter span's characters shared."""
+    if a[0] != b[0]:
+        return False
+    shared = min(a[2], b[2]) - max(a[1], b[1])
+    shorter = min(a[2] - a[1], b[2] - b[1])
+    return shared > 0 and 2 * shared >= shorter
 
 
 def gold_recall(
     gold: Iterable[Mapping[str, object]], annotations: Sequence[tuple[int, int, int, str]]
 ) -> GoldRecall:
-    """Gold spans found by one worker's live annotations (paragraph_id, start, end, category).
-
-    A gold span is found when an annotation overlaps it in the same paragraph; it is found
-    with the right category when such an annotation also has the gold span's category.
-    """
-    total = found_any = found_category = 0
-    for item in gold:
-        gold_span = (int(item["paragraph_id"]), int(item["start"]), int(item["end"]))
-        hits = [a for a in annotations if overlaps(gold_span, a[:3])]
-        total += 1
+    """Score one worker's live annotations (paragraph_id, start, end, category) on a check."""
+    spans = [
+        ((int(item["paragraph_id"]), int(item["start"]), int(item["end"])), item.get("category"))
+        for item in gold
+    ]
+    found_any = found_category = 0
+    for span, category in spans:
+        hits = [a for a in annotations if substantial_overlap(span, a[:3])]
         found_any += bool(hits)
-        found_category += any(a[3] == item.get("category") for a in hits)
-    return GoldRecall(total, found_any, found_category)
+        found_category += any(a[3] == category for a in hits)
+    unmatched = sum(
+        not any(a[3] == category and substantial_overlap(span, a[:3]) for span, category in spans)
+        for a in annotations
+    )
+    return GoldRecall(len(spans), found_any, found_category, len(annotations), unmatched)
+
+
+def attention_flagged(gold: GoldRecall, min_recall: float, min_precision: float) -> bool:
+    """Flagged when recall or precision on attention checks is below its threshold.
+
+    Thresholds: ATTENTION_CHECK_MIN_RECALL and ATTENTION_CHECK_MIN_PRECISION (0.5 each);
+    a worker without submitted checks is never flagged.
+    """
+    recall, precision = gold.recall_category, gold.precision
+    if recall is None or precision is None:
+        return False
+    return recall < min_recall or precision < min_precision

@@ -5,10 +5,12 @@ Login is required for all of them (app.research.auth.require_researcher).
 
 from __future__ import annotations
 
-from flask import abort, current_app, render_template, url_for
+from flask import abort, current_app, render_template, request, url_for
 
+from app.errors import ApiError
 from app.extensions import db
-from app.models import AnnotationSession, Document
+from app.identity import clean_annotator_name, signed_link
+from app.models import AnnotationSession, Document, ValidationRound
 from app.research import bp
 from app.research.charts import dashboard_charts, document_charts, formatters
 from app.research.dashboard import load_study
@@ -63,6 +65,34 @@ def document(document_id: int):
     )
 
 
+def _signed_links(start_url: str) -> dict:
+    """?annotator=NAME: NAME's signed /start link and validator links (DESIGN.md
+    "Identity"), or the problem with the name."""
+    given = request.args.get("annotator", "")
+    if not given.strip():
+        return {"annotator": "", "signed": None, "annotator_error": None}
+    try:
+        name = clean_annotator_name(given)
+    except ApiError as exc:
+        return {"annotator": given, "signed": None, "annotator_error": exc.message}
+    rounds = db.session.scalars(db.select(ValidationRound.name).order_by(ValidationRound.name))
+    signed = {
+        "start": signed_link(start_url, "start", name),
+        "rounds": [
+            (
+                round_name,
+                signed_link(
+                    url_for("validation.start", round_name=round_name, _external=True),
+                    f"round:{round_name}",
+                    name,
+                ),
+            )
+            for round_name in rounds
+        ],
+    }
+    return {"annotator": name, "signed": signed, "annotator_error": None}
+
+
 @bp.get("/sessions/<int:session_id>")
 def session_viewer(session_id: int):
     """One annotation session read-only, drawn by the annotator page's own code."""
@@ -88,10 +118,11 @@ def session_viewer(session_id: int):
 
 @bp.get("/study")
 def study_links():
-    """The links to paste into Prolific and MTurk, and the study's settings."""
+    """The links to paste into Prolific and MTurk, signed direct links, the settings."""
     start_url = url_for("assignment.start", _external=True)
     return render_template(
         "research/study.html",
+        **_signed_links(start_url),
         settings=study_settings(),
         start_url=start_url,
         prolific_url=prolific_study_url(start_url),

@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.errors import ApiError
 from app.extensions import db
-from app.identity import WorkerIdentity, get_or_create_annotator
+from app.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
 from app.models import (
     VERDICTS,
     Annotation,
@@ -50,17 +50,22 @@ class JudgmentInput:
 
 
 def start_session(round_: ValidationRound, identity: WorkerIdentity) -> ValidationSession:
-    """The validator's session in this round, created on first arrival (race-safe). A
-    returning MTurk validator may bring a new assignmentId: the latest parameters win
-    (the HIT submitted at the end is the current assignment)."""
+    """The validator's session in this round, created on first arrival (race-safe).
+    Resuming it needs the request's proof of being that validator (app.identity), else
+    OpenRefused; its stored parameters (the MTurk assignment it submits) never change."""
     session, created = get_or_create(
         ValidationSession,
         defaults={"platform": identity.platform, "platform_params": dict(identity.params)},
         round_id=round_.id,
         annotator_id=get_or_create_annotator(identity).id,
     )
-    if not created and identity.params:
-        session.platform_params = {**(session.platform_params or {}), **identity.params}
+    if not created:
+        stored = session.platform_params or {}
+        if not identity.may_resume("v", session.id, stored):
+            raise OpenRefused.resume()
+        params = identity.resumed_params(stored)
+        if params != stored:
+            session.platform_params = params
     db.session.commit()
     return session
 

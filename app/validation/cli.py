@@ -6,10 +6,12 @@ import json
 import sys
 from pathlib import Path
 from typing import NoReturn
+from urllib.parse import quote
 
 import click
 from flask.cli import AppGroup
 
+from app.identity import annotator_name_option, signed_link
 from app.taxonomy import current_taxonomy
 from app.validation.importers import FORMATS
 from app.validation.judgments import JudgmentImportError, import_judgments
@@ -116,6 +118,8 @@ def create_round_command(
         click.echo(f"  {item_source}: {count}")
     if summary.documents_imported:
         click.echo(f"Documents imported: {', '.join(summary.documents_imported)}")
+    for line in summary.skipped:
+        click.echo(f"  warning: {line}")
     click.echo(f"Ambiguous spans (first occurrence used): {len(summary.ambiguous)}")
     for line in summary.ambiguous:
         click.echo(f"  {line}")
@@ -131,7 +135,20 @@ def create_round_command(
 
 
 @validation_group.command("list-rounds")
-def list_rounds_command() -> None:
+@click.option(
+    "--annotator",
+    metavar="NAME",
+    callback=annotator_name_option,
+    help="Also print each round's validator link signed for this annotator "
+    "(annotator=NAME&sig=...): production accepts direct links only signed.",
+)
+@click.option(
+    "--base-url",
+    default="http://127.0.0.1:5000",
+    show_default=True,
+    help="Where the app is served, to print full validator links.",
+)
+def list_rounds_command(annotator: str | None, base_url: str) -> None:
     """List the rounds with their items and judgments."""
     rows = round_overview()
     if not rows:
@@ -145,6 +162,11 @@ def list_rounds_command() -> None:
             f"  {row.name:<30} {row.items:>6} items  {row.judgments:>6} judgments  "
             f"{row.judgments_per_item} per item  created {row.created_at:%Y-%m-%d %H:%M}"
         )
+        if annotator:
+            url = f"{base_url.rstrip('/')}/validate/{quote(row.name, safe='')}"
+            click.echo(
+                f"    link for {annotator!r}: {signed_link(url, f'round:{row.name}', annotator)}"
+            )
 
 
 @validation_group.command("import-judgments")

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from app.document_formats import normalise_text, split_paragraphs
+from app.safe_text import json_text_problems
 
 FORMATS = ("auto", "jsonl", "booookscore-human", "booookscore-model", "booookscore-validation")
 SPAN_KEYS = {"text", "paragraph_id", "start", "end"}
@@ -53,6 +54,7 @@ EXPORT_KEYS = {
     "removed_at",
 }
 
+WARNING = "warning: "  # marks a note among a reader's problems: it rejects nothing
 MODEL_HINT = (
     "BooookScore model files hold no summary text: import the book's summary first "
     "(`flask import-documents`, or a round made from human-annotations.json or "
@@ -98,9 +100,14 @@ class ItemInput:
 
 
 def detect_format(data: Any) -> str:
-    """Which BooookScore file a parsed JSON object is, or "jsonl" for anything else."""
-    if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values()):
-        first = next(iter(data.values()))
+    """Which BooookScore file a parsed JSON object is, or "jsonl" for anything else.
+
+    Told by structure: an object of books whose values are objects; books that are
+    ``null`` (six in BooookScore's GPT-4 file) are skipped by the readers, not counted here.
+    """
+    books = [v for v in data.values() if v is not None] if isinstance(data, dict) else []
+    if books and all(isinstance(v, dict) for v in books):
+        first = next((v for v in books if v), books[0])
         if "singles" in first or "relations" in first:
             return "booookscore-human"
         if "annotations" in first:
@@ -110,12 +117,20 @@ def detect_format(data: Any) -> str:
     return "jsonl"
 
 
-def read_items(path: Path, fmt: str = "auto") -> tuple[list[ItemInput], list[str]]:
-    """Every readable item of a file, and a problem line for each record that is not."""
+def read_items(
+    path: Path, fmt: str = "auto", warnings: list[str] | None = None
+) -> tuple[list[ItemInput], list[str]]:
+    """Every readable item of a file, and a problem line for each record that is not.
+
+    Notes that reject nothing (a BooookScore book that is null) go to `warnings`.
+    """
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         return [], [f"{path.name}: cannot read the file ({exc})"]
+    unstorable = json_text_problems(text)
+    if unstorable:
+        return [], [f"{path.name}:{line}: {name}: {problem}" for line, name, problem in unstorable]
     data: Any = None
     try:
         data = json.loads(text)
@@ -132,7 +147,9 @@ def read_items(path: Path, fmt: str = "auto") -> tuple[list[ItemInput], list[str
         "booookscore-validation": _read_validation,
     }[fmt]
     items = reader(path.name, text, data, problems)
-    return items, problems
+    if warnings is not None:
+        warnings += [p.removeprefix(WARNING) for p in problems if p.startswith(WARNING)]
+    return items, [p for p in problems if not p.startswith(WARNING)]
 
 
 def _string(value: Any) -> str | None:
@@ -336,7 +353,9 @@ def _books(name: str, data: Any, problems: list[str]) -> list[tuple[str, dict]]:
         return []
     books = []
     for book, entry in data.items():
-        if not isinstance(entry, dict):
+        if entry is None:
+            problems.append(f"{WARNING}{name}:{book}: null: skipped (the file has no entry)")
+        elif not isinstance(entry, dict):
             problems.append(f"{name}:{book}: must be an object")
         else:
             books.append((book, entry))

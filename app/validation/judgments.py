@@ -8,6 +8,8 @@ Two inputs, told apart by content:
   missing or holds another span, by span text and question), and the validator is the
   file's name without extension (the file does not name its validators).
 
+An ``explanation`` given as a list of strings (as in part of BooookScore's release) is
+stored as its strings joined by a space.
 Verdicts may use BooookScore's wording ("Agree", "Partially agree", "Don't agree").
 A reason is a round reason given exactly, or by its letter: "C. Not addressing issues
 that matter (refer to standards)" is the round's "C. Not addressing issues that matter".
@@ -28,6 +30,7 @@ from sqlalchemy import insert, select
 
 from app.extensions import db
 from app.models import ValidationItem, ValidationJudgment, ValidationRound
+from app.safe_text import json_text_problems
 from app.taxonomy import current_taxonomy
 from app.validation.importers import detect_format, validation_item_id
 from app.validation.locate import normalise
@@ -98,6 +101,11 @@ def parse_verdict(value: Any) -> str | None:
 
 def _rows(path: Path) -> Iterator[_Row | str]:
     text = path.read_text(encoding="utf-8-sig")
+    unstorable = json_text_problems(text)
+    if unstorable:
+        for line, name, problem in unstorable:
+            yield f"{path.name}:{line}: {name}: {problem}"
+        return
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
@@ -116,7 +124,7 @@ def _rows(path: Path) -> Iterator[_Row | str]:
                     validator,
                     record.get("agreement"),
                     record.get("reasons"),
-                    record.get("explanation"),
+                    _joined(record.get("explanation")),
                 )
         return
     for number, line in enumerate(text.splitlines(), 1):
@@ -153,6 +161,13 @@ def _rows(path: Path) -> Iterator[_Row | str]:
             record.get("reasons"),
             record.get("explanation"),
         )
+
+
+def _joined(explanation: Any) -> Any:
+    # BooookScore's release gives some explanations as a list of strings (31 of 1437).
+    if isinstance(explanation, list) and all(isinstance(part, str) for part in explanation):
+        return " ".join(part.strip() for part in explanation if part.strip())
+    return explanation
 
 
 class _Items:

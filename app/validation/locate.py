@@ -84,8 +84,10 @@ def _occurrences(haystack: str, needle: str) -> list[int]:
     return found
 
 
-def locate(paragraphs: Sequence[str], text: str, paragraph_id: int | None = None) -> Located | None:
-    """Find `text` in the paragraphs (or only in `paragraph_id`); None when nowhere."""
+def occurrences(
+    paragraphs: Sequence[str], text: str, paragraph_id: int | None = None
+) -> list[tuple[int, int, int]]:
+    """Every (paragraph_id, start, end) of `text`: the exact matches, else the tolerant ones."""
     candidates = (
         [(paragraph_id, paragraphs[paragraph_id])]
         if paragraph_id is not None
@@ -93,12 +95,14 @@ def locate(paragraphs: Sequence[str], text: str, paragraph_id: int | None = None
     )
     needle = unicodedata.normalize("NFC", text).strip()
     if not needle:
-        return None
-    exact = [(pid, start) for pid, para in candidates for start in _occurrences(para, needle)]
+        return []
+    exact = [
+        (pid, start, start + len(needle))
+        for pid, para in candidates
+        for start in _occurrences(para, needle)
+    ]
     if exact:
-        pid, start = exact[0]
-        end = start + len(needle)
-        return Located(pid, start, end, paragraphs[pid][start:end], len(exact))
+        return exact
     loose_needle = normalise(text)
     loose: list[tuple[int, int, int]] = []
     for pid, para in candidates:
@@ -106,7 +110,51 @@ def locate(paragraphs: Sequence[str], text: str, paragraph_id: int | None = None
         for start in _occurrences(normalised, loose_needle):
             end = index[start + len(loose_needle) - 1] + 1
             loose.append((pid, index[start], end))
-    if not loose:
+    return loose
+
+
+def locate(paragraphs: Sequence[str], text: str, paragraph_id: int | None = None) -> Located | None:
+    """Find `text` in the paragraphs (or only in `paragraph_id`); None when nowhere."""
+    found = occurrences(paragraphs, text, paragraph_id)
+    if not found:
         return None
-    pid, start, end = loose[0]
-    return Located(pid, start, end, paragraphs[pid][start:end], len(loose))
+    pid, start, end = found[0]
+    return Located(pid, start, end, paragraphs[pid][start:end], len(found))
+
+
+def overlap(a: Located, b: Located) -> bool:
+    """True when two placed spans share a character."""
+    return a.paragraph_id == b.paragraph_id and a.start < b.end and b.start < a.end
+
+
+def place_pair(
+    paragraphs: Sequence[str],
+    span: tuple[str, int | None],
+    paired: tuple[str, int | None],
+) -> tuple[Located, Located] | None:
+    """Both spans of a pair, (text, paragraph or None) each, at distinct occurrences.
+
+    Used when the two texts, each placed at its first occurrence, would overlap (a
+    duplication whose two spans have the same text). The paired span is the earlier text
+    (DESIGN.md), so the pair is the first (paired, span) choice in reading order where
+    the paired occurrence comes before the span's and they do not overlap. When that is
+    the only possible choice (the text occurs exactly twice) neither is ambiguous; when
+    there are several, each keeps its number of occurrences and is reported ambiguous.
+    None when no two distinct occurrences exist.
+    """
+    spans = occurrences(paragraphs, *span)
+    pairs = occurrences(paragraphs, *paired)
+    choices = [
+        (p, s)
+        for p in pairs
+        for s in spans
+        if p < s and not (p[0] == s[0] and p[1] < s[2] and s[1] < p[2])
+    ]
+    if not choices:
+        return None
+    (ppid, pstart, pend), (spid, sstart, send) = choices[0]
+    unique = len(choices) == 1
+    return (
+        Located(spid, sstart, send, paragraphs[spid][sstart:send], 1 if unique else len(spans)),
+        Located(ppid, pstart, pend, paragraphs[ppid][pstart:pend], 1 if unique else len(pairs)),
+    )

@@ -9,8 +9,12 @@ out of it. `by_annotator` covers items with an original annotator (our own expor
 model items and other items without one are left out of it.
 `agreement`, over the items judged by two or more validators: percent_agreement is the
 mean, over those items, of the share of validator pairs that gave the same verdict;
-krippendorff_alpha is nominal alpha on the three verdicts (null when undefined, e.g.
-when every judgment has the same verdict).
+Krippendorff's alpha (Krippendorff 2011, "Computing Krippendorff's alpha-reliability")
+three ways, each null when undefined (e.g. every judgment has the same value):
+krippendorff_alpha_ordinal, the main figure, on the verdicts ordered agree > partial >
+disagree (ordinal metric); krippendorff_alpha_valid, nominal alpha on valid vs not valid
+as precision counts them (partial is valid when the round's partial_counts_as_valid);
+krippendorff_alpha, nominal alpha on the three verdicts (secondary).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import krippendorff
 import numpy as np
 from sqlalchemy import Select, case, distinct, func, select, true
 
+from app.csv_safety import safe_cell
 from app.extensions import db
 from app.models import VERDICTS, Document, ValidationItem, ValidationJudgment, ValidationRound
 
@@ -62,9 +67,11 @@ def group_stats(
     }
 
 
-def _count_matrix(per_item: Iterable[Sequence[int]]) -> np.ndarray:
-    """Rows of (agree, partial, disagree) counts, keeping items with 2+ judgments."""
-    matrix = np.array(list(per_item), dtype=float).reshape(-1, len(VERDICTS))
+def _count_matrix(per_item: Iterable[Sequence[int]], width: int = len(VERDICTS)) -> np.ndarray:
+    """Rows of per-value counts (agree, partial, disagree), keeping items with 2+ judgments."""
+    rows = list(per_item)
+    width = len(rows[0]) if rows else width
+    matrix = np.array(rows, dtype=float).reshape(-1, width)
     return matrix[matrix.sum(axis=1) >= 2]
 
 
@@ -81,19 +88,42 @@ def percent_agreement(per_item: Iterable[Sequence[int]]) -> float | None:
     return float((same / (n * (n - 1))).mean())
 
 
-def krippendorff_alpha(per_item: Iterable[Sequence[int]]) -> float | None:
-    """Nominal Krippendorff's alpha from (agree, partial, disagree) counts per item.
+def krippendorff_alpha(per_item: Iterable[Sequence[int]], level: str = "nominal") -> float | None:
+    """Krippendorff's alpha from per-item counts of each value, values in their order.
 
-    None when undefined (no item with two judgments, or only one verdict ever given).
+    `level`: "nominal" or "ordinal" (the columns are the ordered values, e.g. agree,
+    partial, disagree). None when undefined (no item with two judgments, or one value only).
     """
     matrix = _count_matrix(per_item)
     if not len(matrix) or np.count_nonzero(matrix.sum(axis=0)) < 2:
-        return None  # one verdict only: expected disagreement is 0, alpha undefined
+        return None  # one value only: expected disagreement is 0, alpha undefined
     try:
-        value = krippendorff.alpha(value_counts=matrix, level_of_measurement="nominal")
+        value = krippendorff.alpha(value_counts=matrix, level_of_measurement=level)
     except (ValueError, ZeroDivisionError):
         return None
     return None if math.isnan(value) else float(value)
+
+
+def valid_counts(
+    per_item: Iterable[Sequence[int]], partial_counts_as_valid: bool = True
+) -> list[tuple[int, int]]:
+    """(valid, not valid) counts per item from (agree, partial, disagree), as precision counts."""
+    if partial_counts_as_valid:
+        return [(agree + partial, disagree) for agree, partial, disagree in per_item]
+    return [(agree, partial + disagree) for agree, partial, disagree in per_item]
+
+
+def agreement(per_item: Sequence[Sequence[int]], partial_counts_as_valid: bool) -> dict[str, Any]:
+    """The report's agreement block: percent agreement and the three alphas."""
+    return {
+        "items_with_multiple": len(per_item),
+        "percent_agreement": percent_agreement(per_item),
+        "krippendorff_alpha_ordinal": krippendorff_alpha(per_item, "ordinal"),
+        "krippendorff_alpha_valid": krippendorff_alpha(
+            valid_counts(per_item, partial_counts_as_valid)
+        ),
+        "krippendorff_alpha": krippendorff_alpha(per_item),
+    }
 
 
 def _counts_by(rows: Iterable[tuple[Any, str, int]]) -> dict[Any, dict[str, int]]:
@@ -181,11 +211,7 @@ def compute_report(round_: ValidationRound) -> dict[str, Any]:
             for key, c in sorted(groups[name].items(), key=lambda kv: str(kv[0]))
         }
     report["reasons"] = dict(sorted(reason_rows, key=lambda kv: (-kv[1], kv[0])))
-    report["agreement"] = {
-        "items_with_multiple": len(per_item),
-        "percent_agreement": percent_agreement(per_item),
-        "krippendorff_alpha": krippendorff_alpha(per_item),
-    }
+    report["agreement"] = agreement(per_item, lenient)
     return report
 
 
@@ -202,6 +228,17 @@ def _multi_judged(round_id: int) -> list[tuple[int, int, int]]:
         .having(func.count() >= 2)
     )
     return [tuple(row) for row in db.session.execute(query)]
+
+
+ALPHA_LABELS = (
+    ("krippendorff_alpha_ordinal", "ordinal, agree > partial > disagree (main)"),
+    ("krippendorff_alpha_valid", "valid vs not valid, as precision counts"),
+    ("krippendorff_alpha", "nominal, three verdicts"),
+)
+
+
+def _alpha(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _pct(value: float | None) -> str:
@@ -266,15 +303,11 @@ def format_table(report: Mapping[str, Any]) -> str:
     text += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in lines]
     if report["reasons"]:
         text.append("Reasons: " + "; ".join(f"{r}: {c}" for r, c in report["reasons"].items()))
-    agreement = report["agreement"]
+    figures = report["agreement"]
     text.append(
-        f"Agreement on {agreement['items_with_multiple']} items with 2+ validators: "
-        f"{_pct(agreement['percent_agreement'])}, Krippendorff's alpha "
-        + (
-            "-"
-            if agreement["krippendorff_alpha"] is None
-            else f"{agreement['krippendorff_alpha']:.3f}"
-        )
+        f"Agreement on {figures['items_with_multiple']} items with 2+ validators: "
+        f"{_pct(figures['percent_agreement'])}; Krippendorff's alpha: "
+        + ", ".join(f"{label} {_alpha(figures[key])}" for key, label in ALPHA_LABELS)
     )
     return "\n".join(text) + "\n"
 
@@ -302,7 +335,7 @@ def format_csv(report: Mapping[str, Any]) -> str:
         writer.writerow(
             (
                 group,
-                name,
+                safe_cell(name),  # sources, categories, annotators, documents: imported text
                 s["judgments"],
                 s["agree"],
                 s["partial"],

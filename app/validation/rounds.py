@@ -32,7 +32,7 @@ from app.models import (
 )
 from app.taxonomy import Taxonomy
 from app.validation.importers import ItemInput, SpanInput, generated_id, read_items
-from app.validation.locate import Located, locate
+from app.validation.locate import Located, locate, overlap, place_pair
 
 ROUND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 
@@ -53,6 +53,7 @@ class RoundSummary:
     seed: int
     items_by_source: dict[str, int] = field(default_factory=dict)
     ambiguous: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # e.g. BooookScore's null books
     rejected: list[str] = field(default_factory=list)
     documents_imported: list[str] = field(default_factory=list)
     # Annotations of sessions not submitted (our export's `"submitted": false`), left out.
@@ -156,8 +157,9 @@ def create_round(
     _check_arguments(name, judgments_per_item, sample)
     items: list[ItemInput] = []
     problems: list[str] = []
+    skipped: list[str] = []
     for path in paths:
-        found, trouble = read_items(Path(path), fmt)
+        found, trouble = read_items(Path(path), fmt, skipped)
         items += found
         problems += trouble
     left_out = 0
@@ -206,6 +208,7 @@ def create_round(
     summary = RoundSummary(
         name=name, seed=seed, ambiguous=ambiguous, rejected=problems, unsubmitted_left_out=left_out
     )
+    summary.skipped = skipped
     try:
         summary.documents_imported = _store_new_documents(chosen)
         summary.items_by_source = _store_round(name, chosen, taxonomy, judgments_per_item, seed)
@@ -310,6 +313,13 @@ def _resolve(
         paired = _place(item.paired_span, doc)
         if isinstance(paired, str):
             return f"{item.where}: paired_span: {paired}"
+        if overlap(span, paired) and not (item.span.has_offsets or item.paired_span.has_offsets):
+            # Two spans of a pair with the same text: put them at distinct occurrences.
+            span, paired = place_pair(
+                doc.paragraphs,
+                (item.span.text, item.span.paragraph_id),
+                (item.paired_span.text, item.paired_span.paragraph_id),
+            ) or (span, paired)
     return _Resolved(item, doc, span, paired)
 
 

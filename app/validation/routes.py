@@ -15,10 +15,16 @@ from sqlalchemy import select
 from app.annotate.completion import mturk_target
 from app.errors import ApiError
 from app.extensions import db
-from app.identity import is_mturk_preview, remember_anonymous, request_identity
+from app.identity import (
+    OpenRefused,
+    is_mturk_preview,
+    opened_response,
+    refusal_page,
+    request_identity,
+)
 from app.models import Paragraph, ValidationItem, ValidationRound, ValidationSession
 from app.persistence import retry_on_disconnect
-from app.rate_limits import rate_limited, url_token
+from app.rate_limits import limit_opens, rate_limited, url_token
 from app.request_json import json_object
 from app.security import capability_csrf_token, require_capability_csrf
 from app.study import study_settings
@@ -38,6 +44,7 @@ CSRF_SCOPE = "validate"
 
 
 write_limit = rate_limited("VALIDATE_WRITE_LIMIT", "validate", url_token)
+bp.register_error_handler(OpenRefused, refusal_page)
 
 
 @bp.after_request
@@ -91,6 +98,7 @@ def _item_reasons(session: ValidationSession, body: object) -> list[str]:
 
 
 @bp.get("/validate/<round_name>")
+@limit_opens
 @retry_on_disconnect
 def start(round_name: str):
     """Start or resume this validator's session in the round, then go to its page."""
@@ -102,10 +110,10 @@ def start(round_name: str):
         return render_template(
             "validation/preview.html", reasons=_reasons(round_), protocols=_protocols(round_)
         )
-    identity, anonymous = request_identity(request.args, request.cookies)
+    identity, anonymous = request_identity(target=f"round:{round_name}")
     session = start_session(round_, identity)
     response = redirect(url_for("validation.session_page", token=session.token), code=302)
-    return remember_anonymous(response, identity) if anonymous else response
+    return opened_response(response, identity, anonymous, "v", session.id)
 
 
 @bp.get("/v/<token>")

@@ -1,7 +1,7 @@
 """annotation sessions remember when their page was first loaded (places are claimed)
 
 Revision ID: b2e4f8a20002
-Revises: d4a6b0c40004
+Revises: c3f5a9b30003
 Create Date: 2026-11-24 00:40:00.000000
 
 """
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = 'b2e4f8a20002'
-down_revision = 'd4a6b0c40004'
+down_revision = 'c3f5a9b30003'
 branch_labels = None
 depends_on = None
 

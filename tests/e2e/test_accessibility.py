@@ -53,7 +53,10 @@ def test_the_annotator_page_in_each_state(page: Page, live_server):
     assert not any(seen.values()), seen
 
 
-@pytest.mark.parametrize("path", ["/", "/annotate/no-such-document", "/s/no-such-token"])
+@pytest.mark.parametrize(
+    "path",
+    ["/", "/annotate/no-such-document", "/s/no-such-token", "/start?annotator=a11y&sig=0"],
+)
 def test_other_worker_pages(page: Page, live_server, path):
     page.goto(f"{live_server.url}{path}")
     assert violations(page) == []
@@ -81,7 +84,13 @@ def test_the_researcher_console(console, page: Page):  # noqa: F811 (fixture)
     seen = {"login": violations(page)}
     log_in(page, console.url)
     seen["dashboard"] = violations(page)
-    for path in ("/research/study", "/research/taxonomy", "/research/rounds"):
+    for path in (
+        "/research/study",
+        "/research/study?annotator=a11y",  # signed links shown
+        "/research/study?annotator=%01x",  # the name refused
+        "/research/taxonomy",
+        "/research/rounds",
+    ):
         page.goto(f"{console.url}{path}")
         expect(page.get_by_role("heading", level=1)).to_be_visible()
         seen[path] = violations(page)

@@ -170,13 +170,14 @@ def test_a_paired_item_highlights_both_spans(page: Page, live_server, tmp_path):
 
 
 def test_an_mturk_validator_submits_the_hit_to_mturk(page: Page, live_server, tmp_path):
-    """ExternalQuestion HITs are submitted by the page: the done panel posts the current
-    assignment (the latest assignmentId, after the validator came back) to MTurk."""
+    """ExternalQuestion HITs are submitted by the page: the done panel posts the assignment
+    that began the work to MTurk; coming back with another assignmentId in the same browser
+    resumes the work but never moves its submit target (docs/identity.md)."""
     seed_round(live_server, tmp_path)
     mturk = "workerId=W7&hitId=H1&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com"
     page.goto(f"{live_server.url}/validate/blind-1?{mturk}&assignmentId=A1")
     page.get_by_role("button", name="Agree", exact=True).click()
-    page.goto(f"{live_server.url}/validate/blind-1?{mturk}&assignmentId=A2")  # HIT re-accepted
+    page.goto(f"{live_server.url}/validate/blind-1?{mturk}&assignmentId=A2")  # another HIT
     progress = page.locator(".js-progress")
     expect(progress).to_have_text("Item 2 of 3")
     for expected in ("Item 2 of 3", "Item 3 of 3"):
@@ -186,7 +187,7 @@ def test_an_mturk_validator_submits_the_hit_to_mturk(page: Page, live_server, tm
     expect(button).to_be_visible()
     form = page.locator("form", has=button)
     expect(form).to_have_attribute("action", "https://workersandbox.mturk.com/mturk/externalSubmit")
-    expect(form.locator("input[name=assignmentId]")).to_have_value("A2")
+    expect(form.locator("input[name=assignmentId]")).to_have_value("A1")
     code = page.locator(".js-code").text_content()
     expect(form.locator("input[name=completion_code]")).to_have_value(code)
     expect(form.locator("input[name=outcome]")).to_have_value("completed")

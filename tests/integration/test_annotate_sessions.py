@@ -14,7 +14,7 @@ from app.annotate import writes
 from app.annotate.sessions import start_or_resume_session
 from app.errors import ApiError
 from app.extensions import db
-from app.identity import ANON_COOKIE, WorkerIdentity
+from app.identity import ANON_COOKIE, OpenRefused, WorkerIdentity
 from app.models import AnnotationSession, Annotator, Document
 from app.persistence import AUTOCOMMIT_BIND
 from app.security import capability_csrf_token
@@ -77,10 +77,11 @@ def test_prolific_worker_gets_one_session_per_document(client, document):
     assert row.taxonomy_version == current_taxonomy().version
     assert (row.status, row.position, row.furthest) == ("active", 0, 0)
     assert len(token) >= 22  # >= 128 bits of URL-safe base64
-    # Same worker, same document: same session; the latest parameters are kept.
+    # Same worker, same document, same browser: same session; the stored parameters stay
+    # (another SESSION_ID is another Prolific submission, not this session's).
     again = start_session(client, **{**params, "SESSION_ID": "s-2"})
     assert again == token
-    assert session_row(token).platform_params == {"study_id": "study", "session_id": "s-2"}
+    assert session_row(token).platform_params == {"study_id": "study", "session_id": "s-1"}
     other = start_session(client, PROLIFIC_PID="p-2", STUDY_ID="study", SESSION_ID="s-3")
     assert other != token
     assert sessions_count() == 2
@@ -175,12 +176,15 @@ def test_attention_check_flag_comes_from_the_documents_gold(app, client):
 
 
 def test_domain_function_creates_or_resumes(app, document):
-    identity = WorkerIdentity("direct", "carol")
+    identity = WorkerIdentity("direct", "carol", owner=True)  # as from a signed link
     first = start_or_resume_session(document, identity)
     second = start_or_resume_session(document, identity)
     assert first.id == second.id
     assert first.token == second.token
     assert sessions_count() == 1
+    # The same name proving nothing (no signature, cookie or platform secret): refused.
+    with pytest.raises(OpenRefused):
+        start_or_resume_session(document, WorkerIdentity("direct", "carol"))
 
 
 def _start_in_thread(app, barrier: threading.Barrier, out: list) -> None:
@@ -312,10 +316,14 @@ def test_reading_a_session_records_activity_without_a_transaction(client, docume
 
 @pytest.mark.parametrize(
     "submit_to",
-    ["https://evil.example", "http://www.mturk.com", "https://www.mturk.com.evil.example", ""],
+    ["https://evil.example", "http://www.mturk.com", "https://www.mturk.com.evil.example"],
 )
 def test_mturk_submit_target_must_be_an_mturk_origin(app, client, document, submit_to):
-    token = start_session(client, workerId="W1", assignmentId="A1", turkSubmitTo=submit_to)
+    query = {"workerId": "W1", "assignmentId": "A1", "turkSubmitTo": submit_to}
+    assert client.get("/annotate/doc-1", query_string=query).status_code == 400
+    assert sessions_count() == 0
+    # Without turkSubmitTo the session has no MTurk form to post.
+    token = start_session(client, workerId="W1", assignmentId="A1", turkSubmitTo="")
     with rendered(app) as seen:
         client.get(f"/s/{token}")
     assert seen[0][1]["bootstrap"]["mturk"] is None
@@ -397,7 +405,8 @@ def test_complete_page_links_back_to_prolific(client, document):
     assert f"https://app.prolific.com/submissions/complete?cc={code}" in page
 
 
-def test_home_page_links_to_the_start_address(client, document):
+def test_home_page_links_to_the_start_address(app, client, document):
+    app.config["APP_ENV"] = "development"  # the document list is shown in development only
     page = client.get("/").get_data(as_text=True)
     assert 'href="/annotate/doc-1"' in page
 
@@ -541,9 +550,9 @@ def test_a_workers_first_open_is_one_statement_after_the_document(client, docume
     if postgresql:  # besides the document's text, read once per process
         saved = [s for s in saved if not s.startswith("SELECT paragraphs.text")]
         assert len(saved) == 1 and saved[0].startswith("INSERT INTO annotations"), saved
-    # Opening it again resumes it (the other path): same session, latest parameters.
-    assert start_session(client, PROLIFIC_PID="p-9", STUDY_ID="st", SESSION_ID="s2") == token
-    assert session_row(token).platform_params == {"study_id": "st", "session_id": "s2"}
+    # Opening it again resumes it (the other path): same session, stored parameters.
+    assert start_session(client, PROLIFIC_PID="p-9", STUDY_ID="st", SESSION_ID="se") == token
+    assert session_row(token).platform_params == {"study_id": "st", "session_id": "se"}
     assert sessions_count() == 1
 
 

@@ -354,3 +354,20 @@ def test_many_documents_show_progress_and_use_few_statements(runner, tmp_path, a
     assert counts() == (250, 10_000)
     # Not one statement per paragraph: batched documents, executemany for paragraphs.
     assert len(statements) < 30
+
+
+def test_faltes_own_stories_json_imports_as_text_with_its_entities(app, runner):
+    path = ROOT / "tests" / "fixtures" / "falte" / "stories.json"
+    result = runner.invoke(args=["import-documents", str(path)])
+    assert result.exit_code == 0, result.output
+    document = db.session.scalars(select(Document).filter_by(external_id="test0")).one()
+    texts = [p.text for p in sorted(document.paragraphs, key=lambda p: p.position)]
+    assert texts[0].startswith("John Fenwick, an aspiring artist, accepts a loan from Mr. Morrison")
+    assert not any("<" in text or "ne-" in text for text in texts)
+    assert document.entities == ["John", "Fenwick", "Morrison"]
+
+    bad = ROOT / "tests" / "fixtures" / "falte" / "bad-markup.json"
+    result = runner.invoke(args=["import-documents", str(bad)])
+    assert result.exit_code != 0
+    assert "bad-markup.json:record 1 (story): sentences[1]: markup other than" in result.output
+    assert db.session.scalar(select(func.count(Document.id)).filter_by(external_id="story")) == 0

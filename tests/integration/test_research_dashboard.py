@@ -116,17 +116,49 @@ def test_load_study_figures_by_hand(app, small_study):
     assert doc.f1 == 0.0
     # Removed annotations count nowhere.
     assert doc.categories == {"new-person": 2, "missing-info": 1, "repetition": 1}
-    # Errors per sentence over submitted sessions: 4 + 2 annotations on the check document.
-    assert study.submitted_sentences == 3 * 2 + 3 * 2
-    assert study.errors_per_sentence["new-person"] == pytest.approx(3 / 12)
+    # Errors per sentence over submitted sessions of doc-a: the check document is left out.
+    assert study.submitted_sentences == 3 * 2
+    assert study.errors_per_sentence["new-person"] == pytest.approx(2 / 6)
+    assert study.excluded == ["check-1"]
     annotators = {row.label: row for row in study.annotators}
-    # Worker a missed the gold span (annotated paragraph 1); b found it, other category.
+    # Worker a missed the gold span (annotated paragraph 1); b's span shares 2 of the gold
+    # span's 4 characters (half of the shorter: a match) but has another category.
     assert annotators["direct:a"].gold.recall_any == 0.0
     assert annotators["direct:a"].flagged
     assert annotators["direct:b"].gold.recall_any == 1.0
     assert annotators["direct:b"].gold.recall_category == 0.0
-    assert not annotators["direct:b"].flagged
+    assert annotators["direct:b"].gold.precision == 0.0
+    assert annotators["direct:b"].flagged
     assert study.annotators[0].label == "direct:a"  # flagged workers first
+
+
+def test_study_figures_leave_attention_checks_out_and_follow_footnote_12(app, small_study):
+    # Both workers agree perfectly on a second check: its F1 (1.0) and its sentences
+    # would move every pooled figure if checks were counted.
+    check = add_document(
+        "check-2", gold=[{"paragraph_id": 1, "start": 0, "end": 4, "category": "new-person"}]
+    )
+    for worker in ("a", "b"):
+        add_session(check, worker, "submitted", [(1, 0, 4, "new-person")], is_attention_check=True)
+    # A span over "Bob. They" covers sentences 0 and 1: one sentence (footnote 12), so
+    # 1 of 2 sentences has an error.
+    doc = add_document("doc-long")
+    add_session(doc, "d", "submitted", [(0, 9, 18, "new-person")])
+    db.session.commit()
+    study = load_study(study_settings())
+    assert study.by_id[doc.id].coherence == pytest.approx(1 / 2)
+    assert study.by_id[doc.id].error_sentences == 1
+    assert study.by_id[doc.id].scored_sentences == 2
+    assert study.by_id[check.id].f1 == 1.0  # the check's own row keeps its figure
+    assert study.mean_f1 == 0.0  # doc-a only (doc-long has one reader)
+    assert study.pooled_alpha == pytest.approx(study.by_id[small_study.id].alpha)
+    assert study.submitted_sentences == 3 * 2 + 3
+    assert study.errors_per_sentence["new-person"] == pytest.approx(3 / 9)
+    assert study.mean_coherence == pytest.approx((1 / 3 + 1 / 2) / 2)
+    assert study.excluded == ["check-1", "check-2"]
+    annotators = {row.label: row for row in study.annotators}
+    gold = annotators["direct:a"].gold  # missed check-1, found check-2 with its one span
+    assert (gold.total, gold.found_same_category, gold.annotations, gold.unmatched) == (2, 1, 2, 1)
 
 
 def test_dashboard_page_shows_the_study(researcher_client, small_study):
@@ -135,6 +167,7 @@ def test_dashboard_page_shows_the_study(researcher_client, small_study):
     html = response.get_data(as_text=True)
     assert "doc-a" in html and "check-1" in html
     assert "33.3%" in html  # BooookScore of doc-a
+    assert "Attention checks (1) are left out of every study figure" in html
     assert "-0.25" in html  # its alpha
     assert "below threshold" in html
     assert 'role="img"' in html and '<title id="chart-categories-title">' in html

@@ -12,8 +12,8 @@ from app.validation.rounds import find_round
 
 
 @pytest.fixture
-def judged_round(app, runner, shared_sample):
-    path = str(shared_sample / "validation-judgments.json")
+def judged_round(app, runner, booookscore_sample):
+    path = str(booookscore_sample / "validation-judgments.json")
     assert runner.invoke(args=["validation", "create-round", "bs", "--items", path]).exit_code == 0
     assert runner.invoke(args=["validation", "import-judgments", "bs", path]).exit_code == 0
     return "bs"

@@ -38,8 +38,8 @@ def _report(runner, name: str) -> dict:
     return json.loads(result.stdout)
 
 
-def test_booookscore_validation_file_round_trip(app, runner, shared_sample):
-    path = shared_sample / "validation-judgments.json"
+def test_booookscore_validation_file_round_trip(app, runner, booookscore_sample):
+    path = booookscore_sample / "validation-judgments.json"
     data = json.loads(path.read_text("utf-8"))
     expected: dict[str, Counter] = {}
     for entry in data.values():
@@ -104,9 +104,9 @@ def test_booookscore_validation_file_round_trip(app, runner, shared_sample):
     assert _report(runner, "bs")["judgments"] == total
 
 
-def test_human_and_model_files_need_the_summaries(app, runner, shared_sample):
-    model = shared_sample / "model-annotations.json"
-    human = shared_sample / "human-annotations.json"
+def test_human_and_model_files_need_the_summaries(app, runner, booookscore_sample):
+    model = booookscore_sample / "model-annotations.json"
+    human = booookscore_sample / "human-annotations.json"
     result = runner.invoke(args=["validation", "create-round", "m", "--items", str(model)])
     assert result.exit_code == 1
     assert "not imported" in result.output
@@ -241,8 +241,8 @@ def test_our_export_becomes_human_items_linked_to_annotations(app, runner, tmp_p
     assert items[1].paired_text == "Zoë smiled"
 
 
-def test_sample_and_seed_make_the_same_round(app, runner, shared_sample):
-    path = str(shared_sample / "validation-judgments.json")
+def test_sample_and_seed_make_the_same_round(app, runner, booookscore_sample):
+    path = str(booookscore_sample / "validation-judgments.json")
     for name in ("s1", "s2"):
         args = ["validation", "create-round", name, "--items", path, "--sample", "20"]
         result = runner.invoke(args=[*args, "--seed", "42"])
@@ -313,6 +313,13 @@ def test_import_judgments_jsonl_is_atomic_with_line_numbers(app, runner, tmp_pat
     }
     assert report["agreement"]["items_with_multiple"] == 1
     assert report["agreement"]["percent_agreement"] == 0.0
+    # One pair (partial, disagree): every alpha is 1 - D_o / D_e = 1 - 1 = 0.
+    assert report["agreement"]["krippendorff_alpha_ordinal"] == 0.0
+    assert report["agreement"]["krippendorff_alpha_valid"] == 0.0
+    assert report["agreement"]["krippendorff_alpha"] == 0.0
+    table = runner.invoke(args=["validation", "report", "j"]).stdout
+    assert "ordinal, agree > partial > disagree (main) 0.000" in table
+    assert "valid vs not valid, as precision counts 0.000" in table
 
     changed = write_jsonl(
         tmp_path / "changed.jsonl",
@@ -322,8 +329,8 @@ def test_import_judgments_jsonl_is_atomic_with_line_numbers(app, runner, tmp_pat
     assert result.exit_code == 1 and "different judgment" in result.output
 
 
-def test_report_formats_and_shape(app, runner, shared_sample):
-    path = str(shared_sample / "validation-judgments.json")
+def test_report_formats_and_shape(app, runner, booookscore_sample):
+    path = str(booookscore_sample / "validation-judgments.json")
     runner.invoke(args=["validation", "create-round", "r", "--items", path])
     runner.invoke(args=["validation", "import-judgments", "r", path])
     report = _report(runner, "r")

@@ -16,7 +16,8 @@ from app.annotate.completion import mturk_submit_url, mturk_target
             "https://workersandbox.mturk.com/",
             "https://workersandbox.mturk.com/mturk/externalSubmit",
         ),
-        ("https://WWW.MTURK.COM", "https://www.mturk.com/mturk/externalSubmit"),
+        ("https://WWW.MTURK.COM", None),  # MTurk sends its origins exactly: nothing else
+        ("https://evil.com\\.mturk.com", None),  # a backslash is a slash to browsers: evil.com
         ("http://www.mturk.com", None),
         ("https://mturk.com.evil.example", None),
         ("https://evilmturk.com", None),

@@ -96,7 +96,9 @@ def test_sentence_labels_and_booookscore():
     sentences = [(0, 0, 10), (0, 11, 20), (1, 0, 8), (1, 9, 15)]
     spans = [(0, 8, 12), (1, 14, 15)]  # touches sentences 0 and 1, and 3
     assert sentence_labels(sentences, spans) == [True, True, False, True]
-    assert booookscore(sentences, spans) == pytest.approx(1 / 4)
+    # BooookScore footnote 12: sentences 0 and 1, under one span, are one sentence: 1 of 3
+    # sentences is error-free.
+    assert booookscore(sentences, spans) == pytest.approx(1 / 3)
     assert booookscore(sentences, []) == 1.0
     assert booookscore([], spans) is None
 
@@ -183,14 +185,16 @@ def test_gold_recall_category_blind_and_aware():
         {"paragraph_id": 2, "start": 0, "end": 4, "category": "ungrammatical"},
     ]
     annotations = [
-        (0, 3, 8, "new-person"),  # finds gold 1 with the right category
-        (1, 19, 25, "inconsistency"),  # finds gold 2, wrong category
+        (0, 2, 8, "new-person"),  # shares 3 of gold 1's 5 characters: found, right category
+        (1, 15, 25, "inconsistency"),  # shares 5 of 10: found, wrong category
         (3, 0, 4, "ungrammatical"),  # other paragraph: finds nothing
     ]
     result = gold_recall(gold, annotations)
     assert (result.total, result.found_any, result.found_same_category) == (3, 2, 1)
     assert result.recall_any == pytest.approx(2 / 3)
     assert result.recall_category == pytest.approx(1 / 3)
+    assert (result.annotations, result.unmatched) == (3, 2)
+    assert result.precision == pytest.approx(1 / 3)
     combined = result + gold_recall(gold[:1], [])
     assert (combined.total, combined.found_any) == (4, 2)
     assert gold_recall([], annotations).recall_any is None

@@ -19,7 +19,6 @@ from app.outcomes import (
     completion_targets,
     session_outcome,
 )
-from app.research.metrics import GoldRecall, attention_flagged
 from app.taxonomy import TaxonomyError, check_taxonomy_command, load_taxonomy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,19 +65,6 @@ def test_the_first_step_not_got_through_decides():
         session_outcome(passed_training=False, failed_checks=True, attention_checks="fail")
         == "failed_training"
     )
-
-
-@pytest.mark.parametrize(
-    ("gold", "flagged"),
-    [
-        (GoldRecall(4, 1, 1), True),  # 25% < 50%
-        (GoldRecall(4, 2, 0), False),  # 50% is not below; the category does not count
-        (GoldRecall(2, 2, 2), False),
-        (GoldRecall(0, 0, 0), False),  # no gold spans: nothing to fail
-    ],
-)
-def test_attention_rule_is_category_blind_recall_below_the_threshold(gold, flagged):
-    assert attention_flagged(gold, 0.5) is flagged
 
 
 # --- where each outcome goes ---------------------------------------------------------

@@ -88,3 +88,13 @@ def test_rate_limit_storage_can_be_shared_redis(monkeypatch):
     monkeypatch.delenv("RATELIMIT_STORAGE_URI")
     default = create_app({"APP_ENV": "development", "SQLALCHEMY_DATABASE_URI": "sqlite://"})
     assert isinstance(default.extensions[EXTENSION].storage, MemoryStorage)
+
+
+def test_production_refuses_a_short_secret_key(monkeypatch):
+    monkeypatch.setenv("SECRET_KEY", "k" * 31)
+    with pytest.raises(
+        ConfigError, match="SECRET_KEY has 31 characters; production needs at least 32"
+    ):
+        create_app({"APP_ENV": "production"})
+    monkeypatch.setenv("SECRET_KEY", "k" * 32)
+    ProductionConfig().validate()

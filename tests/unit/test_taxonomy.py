@@ -167,6 +167,7 @@ def test_minimal_file_gets_defaults(tmp_path):
     assert taxonomy.entities == "auto"
     assert taxonomy.study.annotators_per_document == 3
     assert taxonomy.study.completion_url is None
+    assert taxonomy.study.anonymous is False  # production needs a platform id or link
     assert taxonomy.validation.partial_counts_as_valid is True
     assert taxonomy.category("echo") is echo
     assert taxonomy.category("missing") is None
@@ -329,7 +330,8 @@ def test_required_fields_and_empty_categories(tmp_path):
 def test_settings_sections_are_checked(tmp_path):
     content = GOOD + (
         "comment: {label: 5, required: 'yes', max_length: 0}\n"
-        "study: {completion_url: 'https://x.org/done?cc={code}&s={study}', abandon: 3}\n"
+        "study: {completion_url: 'https://x.org/done?cc={code}&s={study}', abandon: 3,"
+        " anonymous: 'no'}\n"
         "validation: {partial_counts_as_valid: 1, reasons: [A, A]}\n"
     )
     assert problems_of(write(tmp_path, content)) == [
@@ -338,10 +340,11 @@ def test_settings_sections_are_checked(tmp_path):
         "12: comment.max_length: must be a whole number from 1 to 10000, got 0",
         "13: study.abandon: unknown key; expected one of annotators_per_document, "
         "completion_url, completion, attention_checks, abandon_after_minutes, claim_minutes, "
-        "attention_check_share",
+        "attention_check_share, anonymous",
         "13: study.completion_url: must be an http(s) URL ({code} is replaced by the "
         "session's own code), with no braces other than {code}, "
         "got 'https://x.org/done?cc={code}&s={study}'",
+        "13: study.anonymous: must be true or false, got 'no'",
         "14: validation.partial_counts_as_valid: must be true or false, got 1",
         "14: validation.reasons[1]: duplicate reason 'A'",
     ]

@@ -175,3 +175,17 @@ def test_reasons_match_exactly_or_by_letter():
     assert match_reason("b. answered in the summary", REASONS) == "B. Answered in the summary"
     assert match_reason("E. Something else", REASONS) is None
     assert match_reason("Unrelated", REASONS) is None
+
+
+def test_null_books_do_not_hide_the_format_and_are_skipped_with_a_warning(tmp_path):
+    model = {"gone": None, "book": {"Anna left.": {"questions": "Who?", "types": ["language"]}}}
+    assert detect_format(model) == "booookscore-model"
+    human = {"gone": None, "book": {"summary": "Anna left.", "singles": [], "relations": []}}
+    assert detect_format(human) == "booookscore-human"
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(model), "utf-8")
+    warnings: list[str] = []
+    items, problems = read_items(path, "auto", warnings)
+    assert problems == []
+    assert [item.span.text for item in items] == ["Anna left."]
+    assert warnings == ["model.json:gone: null: skipped (the file has no entry)"]

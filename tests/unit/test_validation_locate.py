@@ -45,3 +45,22 @@ def test_normalised_map_points_back_to_the_original():
     text, index = normalise_with_map("a  \n b’c")
     assert text == "a b'c"
     assert [index[i] for i in range(len(text))] == [0, 1, 5, 6, 7]
+
+
+def test_a_pair_with_the_same_text_gets_distinct_occurrences():
+    from app.validation.locate import place_pair
+
+    paragraphs = ("Anna wrote. Then Anna wrote.", "Anna wrote.")
+    span, paired = place_pair(paragraphs, ("Anna wrote.", None), ("Anna wrote.", None))
+    # The paired span (the earlier text) takes the first occurrence, the span the next.
+    assert (paired.paragraph_id, paired.start, paired.end) == (0, 0, 11)
+    assert (span.paragraph_id, span.start, span.end) == (0, 17, 28)
+    # Three occurrences: still ambiguous, and each says how often its text occurs.
+    assert span.ambiguous and paired.ambiguous and span.matches == 3
+    two = place_pair(paragraphs[:1], ("Anna wrote.", None), ("Anna wrote.", None))
+    assert not two[0].ambiguous and not two[1].ambiguous  # only one way to place them
+    assert (two[1].start, two[0].start) == (0, 17)
+    assert place_pair(("Anna wrote.",), ("Anna wrote.", None), ("Anna wrote.", None)) is None
+    # Limited to paragraphs: the paired span in paragraph 0, the span in paragraph 1.
+    span, paired = place_pair(paragraphs, ("Anna wrote.", 1), ("Anna wrote.", 0))
+    assert (paired.paragraph_id, paired.start, span.paragraph_id, span.start) == (0, 0, 1, 0)

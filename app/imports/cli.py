@@ -1,0 +1,76 @@
+"""`flask import-annotations PATH`: annotations made elsewhere as submitted sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import yaml
+from flask.cli import with_appcontext
+
+from app.imports.readers import FORMATS
+from app.imports.store import AnnotationImportError, prepare_import
+
+
+def read_taxonomy_map(path: Path | None) -> dict[str, str]:
+    """The --taxonomy-map YAML file, {label: key}; ClickException when it is not one."""
+    if path is None:
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise click.ClickException(f"{path}: cannot read the taxonomy map ({exc})") from exc
+    if not isinstance(data, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in data.items()
+    ):
+        raise click.ClickException(f"{path}: must be a YAML map of label: category-key")
+    return {k.strip(): v.strip() for k, v in data.items()}
+
+
+@click.command("import-annotations")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
+@click.option("--id-prefix", default="", help="Put before every document id of the file.")
+@click.option(
+    "--taxonomy-map",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="YAML map {label: category-key}; else a label is its lower-cased, hyphenated key.",
+)
+@click.option(
+    "--skip-rejected", is_flag=True, help="Leave out annotations with problems (reported)."
+)
+@with_appcontext
+def import_annotations_command(
+    path: Path, fmt: str, id_prefix: str, taxonomy_map: Path | None, skip_rejected: bool
+) -> None:
+    """Import annotations made elsewhere as documents (when new) and submitted sessions.
+
+    Formats: our JSONL export (documents must be imported; it imports back to the same
+    export), BooookScore's human annotation files (summaries become documents), or a CSV /
+    JSON dump of FALTE's annotation_v2 table. One session per annotator and document;
+    spans are located in the text as `validation create-round` locates them. All or
+    nothing: every problem is listed as FILE:LINE: field: message.
+    """
+    mapping = read_taxonomy_map(taxonomy_map)
+    try:
+        plan = prepare_import(path, fmt, id_prefix, mapping, skip_rejected)
+    except AnnotationImportError as exc:
+        click.echo(f"{path}: {len(exc.problems)} problem(s); nothing imported:", err=True)
+        for line in exc.problems:
+            click.echo(f"  {line}", err=True)
+        raise SystemExit(1) from None
+    with click.progressbar(length=plan.sessions, label="Storing sessions") as bar:
+        summary = plan.store(bar.update)
+    click.echo(
+        f"Imported {summary.annotations} annotation(s) in {summary.sessions} submitted "
+        f"session(s); {len(summary.documents_created)} new document(s)."
+    )
+    for line in summary.warnings:
+        click.echo(f"  warning: {line}")
+    click.echo(f"Ambiguous spans (first occurrence used): {len(summary.ambiguous)}")
+    for line in summary.ambiguous:
+        click.echo(f"  {line}")
+    if summary.rejected:
+        click.echo(f"Rejected (left out): {len(summary.rejected)}")
+        for line in summary.rejected:
+            click.echo(f"  {line}")

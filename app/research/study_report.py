@@ -1,0 +1,157 @@
+"""The study's figures for papers (`flask study-report`, /research/export/study-report.*).
+
+The same figures as the dashboard (app.research.dashboard computes them; the rules are
+in app.research.metrics), in DESIGN.md's second-wave JSON shape. Every score is on a
+0-100 scale: a document's ``booookscore`` (BooookScore, Chang et al. 2024, eq. 1 with
+footnote 12), the study's ``booookscore`` (the mean over documents with a submitted
+session), ``errors_per_sentence`` (Table 1: occurrences / sentences x 100), the span F1
+and the attention-check precision and recall under ``gold``. Krippendorff's alpha stays a
+coefficient (-1 to 1). Per document, ``sentences`` is its number of sentences (what
+Table 1 divides by); ``footnote12_sentences`` the sentences once footnote 12 has merged
+the ones an annotation covers, and ``error_sentences`` those holding an error, each the
+mean over the document's submitted sessions (whole numbers with one annotator), so that
+with one annotator booookscore = 100 * (1 - error_sentences / footnote12_sentences).
+Attention-check documents are listed under ``excluded`` and counted in no figure.
+Fields this version cannot fill are present and empty: ``mqm_per_100_words`` (null: the
+taxonomy has no severities) and ``suggestions``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from typing import Any
+
+from app.csv_safety import safe_cell
+from app.research.dashboard import Study
+
+
+def _percent(value: float | None) -> float | None:
+    return None if value is None else 100 * value
+
+
+def build_report(study: Study, category_keys: list[str]) -> dict[str, Any]:
+    """The study-report JSON of a loaded study (see the module docstring)."""
+    regular = [document for document in study.documents if not document.is_check]
+    rates = study.errors_per_sentence
+    keys = [*category_keys, *sorted(set(rates) - set(category_keys))]
+    annotators = {
+        session.annotator
+        for document in regular
+        for session in document.sessions
+        if session.status == "submitted"
+    }
+    return {
+        "documents": [
+            {
+                "document_id": document.external_id,
+                "sentences": len(document.sentences),
+                "footnote12_sentences": document.scored_sentences,
+                "error_sentences": document.error_sentences,
+                "booookscore": _percent(document.coherence),
+                "mqm_per_100_words": None,
+            }
+            for document in regular
+        ],
+        "booookscore": _percent(study.mean_coherence),
+        "errors_per_sentence": {key: 100 * rates.get(key, 0.0) for key in keys},
+        "agreement": {
+            "krippendorff_alpha_sentences": {
+                "value": study.pooled_alpha,
+                "ci95": None,
+                "unit": "alpha (-1 to 1), nominal, error / no error per sentence, pooled",
+            },
+            "mean_pairwise_span_f1": {
+                "value": _percent(study.mean_f1),
+                "ci95": None,
+                "unit": "percent, span-overlap F1 averaged over annotator pairs and documents",
+            },
+        },
+        "suggestions": {},
+        "gold": {
+            row.label: {
+                "precision": _percent(row.gold.precision),
+                "recall": _percent(row.gold.recall_category),
+            }
+            for row in study.annotators
+            if row.gold.total
+        },
+        "excluded": study.excluded,
+        "annotators": len(annotators),
+    }
+
+
+def _number(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def format_table(report: Mapping[str, Any]) -> str:
+    """The report as plain text for the terminal."""
+    lines = [
+        f"BooookScore (mean over documents, 0-100): {_number(report['booookscore'])}",
+        f"Annotators: {report['annotators']}",
+        "",
+        f"{'document':<40} {'sentences':>9} {'footnote 12':>11} {'with error':>10} "
+        f"{'BooookScore':>11}",
+    ]
+    for document in report["documents"]:
+        name = document["document_id"]
+        lines.append(
+            f"{name if len(name) <= 40 else name[:39] + '…':<40} {document['sentences']:>9} "
+            f"{_number(document['footnote12_sentences']):>11} "
+            f"{_number(document['error_sentences']):>10} {_number(document['booookscore']):>11}"
+        )
+    lines += ["", "Errors per sentence (% , BooookScore Table 1):"]
+    lines += [f"  {key:<30} {value:6.2f}" for key, value in report["errors_per_sentence"].items()]
+    lines += ["", "Agreement:"]
+    lines += [
+        f"  {name}: {_number(figure['value'], 3)} ({figure['unit']})"
+        for name, figure in report["agreement"].items()
+    ]
+    if report["gold"]:
+        lines += ["", "Attention checks (precision / recall, %):"]
+        lines += [
+            f"  {name}: {_number(g['precision'], 1)} / {_number(g['recall'], 1)}"
+            for name, g in report["gold"].items()
+        ]
+    excluded = report["excluded"]
+    lines += ["", f"Excluded (attention checks): {', '.join(excluded) if excluded else 'none'}"]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: Any) -> Any:
+    # Ids come from imported files: a cell starting like a formula is neutralised.
+    return "" if value is None else safe_cell(value)
+
+
+def format_csv(report: Mapping[str, Any]) -> str:
+    """The report as CSV rows: section, key, sentence counts (documents), value."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(
+        ("section", "key", "sentences", "footnote12_sentences", "error_sentences", "value")
+    )
+    for document in report["documents"]:
+        writer.writerow(
+            (
+                "document",
+                _cell(document["document_id"]),
+                document["sentences"],
+                _cell(document["footnote12_sentences"]),
+                _cell(document["error_sentences"]),
+                _cell(document["booookscore"]),
+            )
+        )
+    writer.writerow(("study", "booookscore", "", "", "", _cell(report["booookscore"])))
+    writer.writerow(("study", "annotators", "", "", "", report["annotators"]))
+    for key, value in report["errors_per_sentence"].items():
+        writer.writerow(("errors_per_sentence", _cell(key), "", "", "", value))
+    for name, figure in report["agreement"].items():
+        writer.writerow(("agreement", name, "", "", "", _cell(figure["value"])))
+    for name, gold in report["gold"].items():
+        writer.writerow(("gold_precision", _cell(name), "", "", "", _cell(gold["precision"])))
+        writer.writerow(("gold_recall", _cell(name), "", "", "", _cell(gold["recall"])))
+    for document_id in report["excluded"]:
+        writer.writerow(("excluded", _cell(document_id), "", "", "", ""))
+    return buffer.getvalue()
