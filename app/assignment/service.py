@@ -121,7 +121,7 @@ _MY_SESSIONS = select(SESSIONS.c.document_id, SESSIONS.c.status).where(
     SESSIONS.c.annotator_id == _WORKER
 )
 _NEW_ANNOTATOR = insert(ANNOTATORS).returning(ANNOTATORS.c.id)
-_NEW_SESSION = insert(SESSIONS).returning(SESSIONS.c.token)
+_NEW_SESSION = insert(SESSIONS).returning(SESSIONS.c.id, SESSIONS.c.token)
 
 
 @dataclass(frozen=True)
@@ -148,6 +148,7 @@ class DocumentState:
 class Assignment:
     """Where /start sends the worker: the page of this session."""
 
+    id: int
     token: str
 
 
@@ -359,7 +360,7 @@ def _resumable(documents: list[DocumentState], quota: int) -> list[DocumentState
 
 def _resume(document_id: int, identity: WorkerIdentity) -> Assignment:
     session = start_or_resume_session(db.session.get(Document, document_id), identity)
-    return Assignment(session.token)
+    return Assignment(session.id, session.token)
 
 
 def _new_session(
@@ -371,7 +372,7 @@ def _new_session(
         annotator_id = db.session.scalar(
             _NEW_ANNOTATOR, {"platform": identity.platform, "external_id": identity.external_id}
         )
-    token = db.session.scalar(
+    row = db.session.execute(
         _NEW_SESSION,
         {
             "document_id": document_id,
@@ -381,6 +382,6 @@ def _new_session(
             "taxonomy_version": current_taxonomy().version,
             "is_attention_check": is_check,
         },
-    )
+    ).one()
     db.session.commit()
-    return Assignment(token)
+    return Assignment(row.id, row.token)
