@@ -150,6 +150,9 @@ class AnnotationSession(db.Model):
     is_attention_check: Mapped[bool] = mapped_column(Boolean, default=False)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # When the worker's browser first loaded the page (None: never, e.g. a link opened by a
+    # script): whether the session holds its place (app.assignment.claims).
+    page_loaded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     submitted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     document: Mapped[Document] = relationship()

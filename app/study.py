@@ -1,10 +1,11 @@
 """The crowd study's effective settings: the taxonomy's `study:` section, then config overrides.
 
 The taxonomy file holds the study design (quota, completion codes per outcome, abandonment,
-attention checks); deployment config may override the completion URL of every outcome
-(COMPLETION_URL) and the abandonment timeout (ABANDON_AFTER_MINUTES), and sets the recall
-below which a worker's attention checks are flagged (ATTENTION_CHECK_MIN_RECALL, default
-0.5) and the precision below which they are (ATTENTION_CHECK_MIN_PRECISION, default 0.5).
+how long an unused session holds its place, attention checks); deployment config may
+override the completion URL of every outcome (COMPLETION_URL) and the abandonment timeout
+(ABANDON_AFTER_MINUTES), and sets the recall below which a worker's attention checks are
+flagged (ATTENTION_CHECK_MIN_RECALL, default 0.5) and the precision below which they are
+(ATTENTION_CHECK_MIN_PRECISION, default 0.5).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class EffectiveStudySettings:
     min_gold_precision: float = DEFAULT_MIN_RECALL
     completion: tuple[CompletionTarget, ...] = ()  # one per outcome, in OUTCOMES order
     attention_checks: str = "flag"  # flag | fail
+    claim_minutes: int = 10  # see app.assignment.claims
 
     def completion_template(self, outcome: str | None) -> str | None:
         """The completion URL of an outcome ({code} unfilled); an open session's is None."""
@@ -72,6 +74,7 @@ def study_settings() -> EffectiveStudySettings:
             dict(study.completion), study.completion_url, config.get("COMPLETION_URL")
         ),
         attention_checks=study.attention_checks,
+        claim_minutes=study.claim_minutes,
     )
 
 

@@ -110,6 +110,7 @@ class StudySettings:
     completion: tuple[tuple[str, str], ...] = ()
     attention_checks: str = "flag"  # flag | fail (fail: missed checks -> failed_checks)
     abandon_after_minutes: int = 120
+    claim_minutes: int = 10
     attention_check_share: float = 0.0
     # Production: whether a start link without a platform id, signed link or cookie makes
     # a new anonymous worker (development and testing always do: ANONYMOUS_WORKERS).
@@ -267,6 +268,9 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             completion=((), lambda value: _completion(check, value)),
             attention_checks=("flag", one_of(*ATTENTION_CHECK_MODES)),
             abandon_after_minutes=(120, integer(1, 100_000)),
+            # A working page records activity at least every two minutes (a heartbeat a
+            # minute, written at most once a minute): less would release working workers.
+            claim_minutes=(10, integer(3, 100_000)),
             attention_check_share=(0.0, number(0.0, 0.5)),
             anonymous=(False, flag),
         ),
@@ -373,6 +377,7 @@ def summarise(taxonomy: Taxonomy) -> str:
         f"max {taxonomy.comment.max_length} characters)",
         f"study: {study.annotators_per_document} annotator(s) per document, "
         f"abandoned after {study.abandon_after_minutes} min, "
+        f"places released after {study.claim_minutes} min without activity, "
         f"attention checks {study.attention_check_share:.0%}, "
         f"completion URL {study.completion_url or '(none)'}",
         f"attention_checks: {study.attention_checks} ("

@@ -34,6 +34,10 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "export_bench": ([], ["--annotations", "100000", "--small", "10000"]),
     "report_bench": ([], ["--judgments", "10000"]),
     "dashboard_bench": ([], ["--documents", "100"]),
+    "start_burst": (
+        [],
+        ["--arrivals", "200", "--seconds", "5", "--documents", "20", "--rounds", "1"],
+    ),
 }
 
 

@@ -1,19 +1,25 @@
-"""The save benchmark's baseline: a bare Flask view inserting one annotation-shaped row
-with psycopg2, no ORM, no validation. Served by gunicorn with the app's own settings."""
+"""The benchmarks' baselines: bare Flask views, each one psycopg2 statement, no ORM, no
+validation, served by gunicorn with the app's own settings. POST /save inserts one
+annotation-shaped row (bench.save_load); GET /start inserts one session-shaped row and
+redirects to its page (bench.start_burst)."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import threading
 
 import psycopg2
-from flask import Flask, jsonify, request
+from flask import Flask, jsonify, redirect, request
 
 DDL = """
 CREATE TABLE IF NOT EXISTS bench_baseline (
     id BIGSERIAL PRIMARY KEY, client_id VARCHAR(36) NOT NULL UNIQUE,
     paragraph_id INT NOT NULL, span_start INT NOT NULL, span_end INT NOT NULL,
     span_text TEXT NOT NULL, category VARCHAR(64) NOT NULL, comment TEXT,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT now());
+CREATE TABLE IF NOT EXISTS bench_baseline_start (
+    id BIGSERIAL PRIMARY KEY, token VARCHAR(64) NOT NULL UNIQUE, worker VARCHAR(200) NOT NULL,
     created_at TIMESTAMPTZ NOT NULL DEFAULT now())
 """
 
@@ -30,7 +36,7 @@ def _connection():
 
 
 def create_table(dsn: str) -> None:
-    """Create the baseline's table (once, before the server starts)."""
+    """Create the baselines' tables (once, before the server starts)."""
     conn = psycopg2.connect(dsn)
     with conn, conn.cursor() as cur:
         cur.execute(DDL)
@@ -59,3 +65,16 @@ def save():
             ),
         )
     return jsonify(id=body["id"]), 201
+
+
+@app.get("/start")
+def start():
+    """Insert one session-shaped row for the worker and redirect to its page."""
+    token = secrets.token_urlsafe(24)
+    conn = _connection()
+    with conn, conn.cursor() as cur:
+        cur.execute(
+            "INSERT INTO bench_baseline_start (token, worker) VALUES (%s, %s)",
+            (token, request.args.get("PROLIFIC_PID", "")),
+        )
+    return redirect(f"/s/{token}")

@@ -13,7 +13,7 @@ from flask import jsonify
 
 from app.annotate import api_bp, reads, writes
 from app.annotate import sessions as domain
-from app.annotate.schemas import AnnotationIn, PositionIn, SubmitIn, parse_body
+from app.annotate.schemas import AnnotationIn, HeartbeatIn, PositionIn, SubmitIn, parse_body
 from app.annotate.serializers import annotation_dict, paragraph_dict, session_state
 from app.annotate.writes import SessionRef
 from app.api_spec import build_spec
@@ -143,6 +143,17 @@ def submit(token: str):
     domain.touch(session)
     parse_body(SubmitIn, json_object(optional=True))
     return jsonify(domain.submit_session(session).to_dict())
+
+
+@api_bp.post("/api/sessions/<token>/heartbeat")
+@retry_on_disconnect
+def heartbeat(token: str):
+    """The page is open and in use: the session keeps its place, or takes it back
+    (app.assignment.claims). Answers 204; a submitted session has nothing to keep."""
+    ref = _writable_ref(token, touch=False)
+    parse_body(HeartbeatIn, json_object(optional=True))
+    writes.touch(ref)
+    return "", 204
 
 
 @api_bp.get("/api/openapi.json")

@@ -1,8 +1,9 @@
 """The annotator page's reads (GET /s/<token>, GET /api/sessions/<token>) without the
 ORM's unit of work or a transaction: two SELECTs (the session with its document, then its
 live annotations) on the request's autocommit connection, and the activity UPDATE when
-one is due (at most once a minute). Every worker opens the page at the start of a task,
-so this is the cost of a study's opening burst (see README "Performance").
+one is due (at most once a minute, and at the page's first load). Every worker opens the
+page at the start of a task, so this is the cost of a study's opening burst (see README
+"Performance").
 
 The views returned have the attributes the serializers and the page's template read.
 Reading the session here makes the process know it (writes.KnownSessions): the worker's
@@ -62,6 +63,7 @@ _SESSION = (
         SESSIONS.c.completion_code,
         SESSIONS.c.outcome,
         SESSIONS.c.last_seen_at,
+        SESSIONS.c.page_loaded_at,
         SESSIONS.c.document_id,
         DOCUMENTS.c.external_id,
         DOCUMENTS.c.title,
@@ -96,7 +98,9 @@ def read_session(token: str) -> SessionView | None:
         end_orm_transaction()
         return None
     status = row.status
-    if touch_due(row.last_seen_at, status):
+    # The first load is written at once: until then the session holds its place only
+    # for a minute (app.assignment.claims).
+    if row.page_loaded_at is None or touch_due(row.last_seen_at, status):
         connection.execute(TOUCH, {"sid": row.id, "now": utcnow()})
         status = "active" if status == "abandoned" else status  # as TOUCH sets it
         seen_ago = 0.0

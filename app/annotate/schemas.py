@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.errors import ApiError
 from app.spans import Span
@@ -84,6 +84,13 @@ class PositionIn(_Strict):
 
 class SubmitIn(_Strict):
     """POST /api/sessions/<token>/submit: no fields (an empty object or no body)."""
+
+
+class HeartbeatIn(_Strict):
+    """POST /api/sessions/<token>/heartbeat: optionally, the seconds the worker was active
+    since the last heartbeat (accepted and checked; only the activity itself is stored)."""
+
+    active_seconds: float | None = Field(default=None, ge=0, le=86_400, allow_inf_nan=False)
 
 
 def _field_name(location: tuple[int | str, ...]) -> str:

@@ -110,6 +110,7 @@ def api_urls(token: str) -> dict[str, str]:
         "annotations": url_for("annotate_api.save", token=token),
         "position": url_for("annotate_api.position", token=token),
         "submit": url_for("annotate_api.submit", token=token),
+        "heartbeat": url_for("annotate_api.heartbeat", token=token),
     }
 
 
@@ -143,7 +144,13 @@ def preview_bootstrap(document: Document) -> dict[str, Any]:
         "csrf_token": None,
         "read_only": True,
         "preview": True,
-        "api": {"session": None, "annotations": None, "position": None, "submit": None},
+        "api": {
+            "session": None,
+            "annotations": None,
+            "position": None,
+            "submit": None,
+            "heartbeat": None,
+        },
         "completion": None,
         "mturk": None,
         "max_comment_length": max_comment_length(),

@@ -24,7 +24,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import Row, bindparam, case, select, update
+from sqlalchemy import Row, bindparam, case, func, select, update
 
 from app.annotate.schemas import AnnotationIn, SpanIn, canonical_uuid
 from app.annotate.sessions import (
@@ -177,13 +177,19 @@ _LOOKUP = (
     .where(SESSIONS.c.token == bindparam("token"))
 )
 
-# Activity: a session marked abandoned comes back to life when used again.
+# Activity: a session marked abandoned comes back to life when used again. Every caller
+# is a request of the page (its load, its reads and writes, its heartbeat), so the page
+# was loaded: the session claims its place (app.assignment.claims).
 _REVIVED_STATUS = case((SESSIONS.c.status == "abandoned", "active"), else_=SESSIONS.c.status)
 
 TOUCH = (
     update(SESSIONS)
     .where(SESSIONS.c.id == bindparam("sid"))
-    .values(last_seen_at=bindparam("now"), status=_REVIVED_STATUS)
+    .values(
+        last_seen_at=bindparam("now"),
+        status=_REVIVED_STATUS,
+        page_loaded_at=func.coalesce(SESSIONS.c.page_loaded_at, bindparam("now")),
+    )
 )
 
 

@@ -1,31 +1,54 @@
 """Which document a crowd worker gets from GET /start.
 
 Rules, in order:
-1. A worker with an *active* session resumes it (the one seen most recently).
+1. A worker with an *active* session resumes it (the one seen most recently), also when
+   it had released its place for want of activity (app.assignment.claims): the worker
+   keeps their work and takes the place back, over the quota if need be.
 2. A worker whose session was marked abandoned resumes it when its document still has a
    free place (their annotations are kept either way).
 3. Otherwise the worker gets a new document they have never had a session for (in any
    status). Regular documents are filled evenly: the one with the fewest *occupied*
-   places (submitted + active sessions) below the quota (`annotators_per_document`), ties
-   broken by the lower document id, so every document reaches its quota before any gets
-   more and none exceeds it.
+   places (submitted sessions and active ones that hold their place: the claim rule of
+   app.assignment.claims) below the quota (`annotators_per_document`), ties broken by
+   the lower document id, so every document reaches its quota before any gets more and
+   none exceeds it.
 4. Attention checks (documents with gold spans) are not bound by the quota: their purpose
    is to check workers, not to collect annotations. A worker gets one, if one is left that
    they have not done, when the study's check sessions are below the configured share of
    all occupied sessions counting this one: ``checks < share * (occupied + 1)``. This
-   deterministic rule keeps the share exact over the study (a worker-level share would
-   give a check to every worker who does only one document).
+   deterministic rule keeps the share exact over a study's arrivals one after another (a
+   worker-level share would give a check to every worker who does only one document);
+   workers arriving in the same instant may each get one.
 5. When no regular document has a free place for this worker, there is no task, even if
    attention checks remain: checks alone collect nothing.
 
-Abandonment: an active session not seen for `abandon_after_minutes` no longer holds a
-place. It is marked 'abandoned' lazily, each time an assignment is made; its annotations
-stay in the database and in exports.
+Abandonment: an active session not seen for `abandon_after_minutes` is marked
+'abandoned', lazily, each time an assignment is made; its annotations stay in the
+database and in exports. (It released its place long before, after `claim_minutes`.)
 
-Concurrency: the whole decision runs under one lock, so simultaneous arrivals cannot
-both take the last place of a document. PostgreSQL: a transaction-level advisory lock
-(`pg_advisory_xact_lock`), released by the commit that stores the new session. SQLite:
-`BEGIN IMMEDIATE` takes the database's single write lock before the first read.
+Concurrency: decisions are serialised per document, not globally: arrivals that end on
+different documents never wait for each other, and simultaneous arrivals cannot both
+take the last place of a document (nor can one worker's double click take two).
+- PostgreSQL: a transaction-level advisory lock on the worker's identity comes first (one
+  decision per worker at a time). The documents are ranked from one snapshot query (their
+  occupied places and this worker's sessions, read without a lock); then the best one's
+  row is locked with `SELECT ... FOR NO KEY UPDATE SKIP LOCKED` and its occupied places
+  are counted again under the lock (read committed: the count sees every session
+  committed by the arrivals that held the lock before). A free place is taken by
+  inserting the session and committing, which releases the locks. A full document is
+  passed over for the next one, and so is a document locked by another arrival; only
+  when every document with room was locked does the decision wait for them, in turn,
+  and before it waits it gives back every lock it holds (a rollback; then the worker's
+  lock again), so no two decisions ever wait for each other. A lock lasts a few
+  statements. `NO KEY UPDATE`, not `UPDATE`: it does not block the foreign-key checks of
+  sessions inserted for the document by /annotate/<document>.
+- SQLite has one writer at a time anyway: `BEGIN IMMEDIATE` takes the database's write
+  lock before the first read, and the whole decision runs under it.
+
+Cost: a study's link is opened by many workers at once, so a decision is a handful of
+statements and one commit (see bench/start_burst.py): the abandonment marks are one
+autocommit UPDATE, the snapshot one query, and a worker who gets no task writes nothing
+(not even an annotator row).
 """
 
 from __future__ import annotations
@@ -33,18 +56,72 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Literal
 
-from sqlalchemy import func, text, update
+from sqlalchemy import bindparam, func, insert, select, text, update
 
 from app.annotate.sessions import start_or_resume_session
+from app.assignment.claims import ClaimRule, holds_place
 from app.extensions import db
-from app.identity import WorkerIdentity, get_or_create_annotator
-from app.models import AnnotationSession, Document
+from app.identity import WorkerIdentity
+from app.models import AnnotationSession, Annotator, Document
+from app.persistence import autocommit_connection, end_orm_transaction
 from app.study import EffectiveStudySettings, as_utc, study_settings
+from app.taxonomy import current_taxonomy
 
-# Any fixed 64-bit number; it names this lock among the database's advisory locks.
-ASSIGNMENT_LOCK_KEY = 0x46414C5445  # "FALTE"
-OCCUPYING = ("active", "submitted")
+SESSIONS = AnnotationSession.__table__
+DOCUMENTS = Document.__table__
+ANNOTATORS = Annotator.__table__
+
+Place = Literal["taken", "full", "busy"]
+
+# The statements are built once: each request only binds its values.
+_WORKER = (
+    select(ANNOTATORS.c.id)
+    .where(
+        ANNOTATORS.c.platform == bindparam("platform"),
+        ANNOTATORS.c.external_id == bindparam("external_id"),
+    )
+    .scalar_subquery()
+)
+_MINE = SESSIONS.c.annotator_id == _WORKER
+_SNAPSHOT = (
+    select(
+        DOCUMENTS.c.id,
+        DOCUMENTS.c.gold,
+        func.count(SESSIONS.c.id).filter(holds_place(SESSIONS.c)),
+        func.max(SESSIONS.c.status).filter(_MINE),  # a worker has one session per document
+        func.max(SESSIONS.c.last_seen_at).filter(_MINE),
+        _WORKER,
+    )
+    .select_from(DOCUMENTS.outerjoin(SESSIONS, SESSIONS.c.document_id == DOCUMENTS.c.id))
+    .group_by(DOCUMENTS.c.id)
+)
+_OCCUPIED = (
+    select(SESSIONS.c.document_id, func.count())
+    .where(holds_place(SESSIONS.c))
+    .group_by(SESSIONS.c.document_id)
+)
+_OCCUPIED_OF = select(func.count(SESSIONS.c.id)).where(
+    SESSIONS.c.document_id == bindparam("document_id"), holds_place(SESSIONS.c)
+)
+_LOCK_DOCUMENT = {
+    skip: select(DOCUMENTS.c.id)
+    .where(DOCUMENTS.c.id == bindparam("document_id"))
+    .with_for_update(key_share=True, skip_locked=skip)  # FOR NO KEY UPDATE [SKIP LOCKED]
+    for skip in (True, False)
+}
+_LOCK_WORKER = select(func.pg_advisory_xact_lock(func.hashtextextended(bindparam("worker"), 0)))
+_MARK_ABANDONED = (
+    update(SESSIONS)
+    .where(SESSIONS.c.status == "active", SESSIONS.c.last_seen_at < bindparam("cutoff"))
+    .values(status="abandoned")
+)
+_MY_SESSIONS = select(SESSIONS.c.document_id, SESSIONS.c.status).where(
+    SESSIONS.c.annotator_id == _WORKER
+)
+_NEW_ANNOTATOR = insert(ANNOTATORS).returning(ANNOTATORS.c.id)
+_NEW_SESSION = insert(SESSIONS).returning(SESSIONS.c.id, SESSIONS.c.token)
 
 
 @dataclass(frozen=True)
@@ -56,36 +133,118 @@ class Candidate:
     is_check: bool
 
 
-def lock_assignments() -> None:
-    """Serialise assignment decisions until the current transaction ends."""
-    db.session.commit()  # SQLite cannot BEGIN IMMEDIATE inside an open transaction
-    dialect = db.session.get_bind().dialect.name
-    if dialect == "postgresql":
-        db.session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": ASSIGNMENT_LOCK_KEY})
-    elif dialect == "sqlite":
-        db.session.execute(text("BEGIN IMMEDIATE"))
+@dataclass(frozen=True)
+class DocumentState:
+    """One row of the snapshot: a document, its occupied places, this worker's session."""
+
+    document_id: int
+    is_check: bool
+    occupied: int
+    my_status: str | None  # the worker's session on it, if any
+    my_seen: datetime | None
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """Where /start sends the worker: the page of this session."""
+
+    id: int
+    token: str
+
+
+class DecisionLocks:
+    """The locks of one worker's assignment decision (see Concurrency above)."""
+
+    def __init__(self, identity: WorkerIdentity, rule: ClaimRule) -> None:
+        self.worker = f"{identity.platform}:{identity.external_id}"
+        self.params = rule.params()
+        self.per_document = db.session.get_bind().dialect.name == "postgresql"
+        self.holding = False  # some document's row lock
+
+    def lock_worker(self) -> None:
+        """Before the decision's first read: PostgreSQL, this worker's advisory lock (a
+        hash of the identity: two workers may share one, and then wait a moment);
+        SQLite, the database's write lock."""
+        if self.per_document:
+            db.session.execute(_LOCK_WORKER, {"worker": self.worker})
+        else:
+            db.session.commit()  # SQLite cannot BEGIN IMMEDIATE inside an open transaction
+            db.session.execute(text("BEGIN IMMEDIATE"))
+
+    def take_place(self, document_id: int, quota: int, *, wait: bool) -> Place:
+        """Whether the document has a free place now; "taken" leaves it locked until the
+        caller commits. "busy": another arrival holds it (only when not `wait`)."""
+        if self.per_document:
+            if wait and self.holding:  # never wait while holding a lock
+                db.session.rollback()
+                self.holding = False
+                self.lock_worker()
+            lock = _LOCK_DOCUMENT[not wait]
+            if db.session.execute(lock, {"document_id": document_id}).first() is None:
+                return "busy"
+            self.holding = True
+        occupied = db.session.scalar(_OCCUPIED_OF, {"document_id": document_id, **self.params})
+        return "taken" if occupied < quota else "full"
 
 
 def mark_abandoned(settings: EffectiveStudySettings, now: datetime | None = None) -> int:
-    """Mark active sessions not seen within the timeout 'abandoned'; returns how many."""
-    cutoff = settings.abandoned_before(now)
-    result = db.session.execute(
-        update(AnnotationSession)
-        .where(AnnotationSession.status == "active", AnnotationSession.last_seen_at < cutoff)
-        .values(status="abandoned")
-        .execution_options(synchronize_session=False)
+    """Mark active sessions not seen within the timeout 'abandoned'; returns how many.
+
+    One statement in autocommit on PostgreSQL: it holds its row locks for no longer
+    than itself (no decision waits for another's marks)."""
+    result = autocommit_connection().execute(
+        _MARK_ABANDONED, {"cutoff": settings.abandoned_before(now)}
     )
     return result.rowcount or 0
 
 
-def occupied_places() -> Counter[int]:
-    """Per document id: its submitted + active sessions."""
-    query = (
-        db.select(AnnotationSession.document_id, func.count())
-        .where(AnnotationSession.status.in_(OCCUPYING))
-        .group_by(AnnotationSession.document_id)
+def occupied_places(rule: ClaimRule) -> Counter[int]:
+    """Per document id: the sessions that occupy one of its places (the claim rule)."""
+    rows = db.session.execute(_OCCUPIED, rule.params())
+    return Counter({document_id: count for document_id, count in rows})
+
+
+def snapshot(
+    rule: ClaimRule, identity: WorkerIdentity, connection=None
+) -> tuple[list[DocumentState], int | None]:
+    """Every document with its occupied places and this worker's session on it, and the
+    worker's annotator id (None when new), in one query (on `connection`, else the ORM
+    session). Read without a lock: a place is checked again under its document's lock."""
+    rows = (
+        (connection or db.session)
+        .execute(
+            _SNAPSHOT,
+            {"platform": identity.platform, "external_id": identity.external_id, **rule.params()},
+        )
+        .all()
     )
-    return Counter({document_id: count for document_id, count in db.session.execute(query)})
+    documents = [
+        DocumentState(doc_id, bool(gold), occupied, status, as_utc(seen))
+        for doc_id, gold, occupied, status, seen, _worker in rows
+    ]
+    return documents, rows[0][5] if rows else None
+
+
+def rank_documents(
+    candidates: list[Candidate],
+    quota: int,
+    check_share: float,
+    checks_so_far: int,
+    occupied_so_far: int,
+) -> list[int]:
+    """Pure rules 3-5 above: the document ids to try, best first; empty when no task."""
+
+    def fewest_first(pool):
+        return sorted(pool, key=lambda c: (c.occupied, c.document_id))
+
+    regular = fewest_first(c for c in candidates if not c.is_check and c.occupied < quota)
+    if not regular:
+        return []
+    checks = fewest_first(c for c in candidates if c.is_check)
+    pool = regular
+    if checks and checks_so_far < check_share * (occupied_so_far + 1):
+        pool = checks
+    return [c.document_id for c in pool]
 
 
 def choose_document(
@@ -95,68 +254,134 @@ def choose_document(
     checks_so_far: int,
     occupied_so_far: int,
 ) -> int | None:
-    """Pure rule 3-5 above: the document id to hand out, or None when there is no task."""
-    regular = [c for c in candidates if not c.is_check and c.occupied < quota]
-    if not regular:
-        return None
-    checks = [c for c in candidates if c.is_check]
-    pool = regular
-    if checks and checks_so_far < check_share * (occupied_so_far + 1):
-        pool = checks
-    best = min(pool, key=lambda c: (c.occupied, c.document_id))
-    return best.document_id
+    """The document id rules 3-5 hand out when nothing else arrives meanwhile, or None."""
+    ranked = rank_documents(candidates, quota, check_share, checks_so_far, occupied_so_far)
+    return ranked[0] if ranked else None
 
 
-def assign(identity: WorkerIdentity, now: datetime | None = None) -> AnnotationSession | None:
-    """The session this worker should work in (resumed or new); None when no task is left."""
+@dataclass(frozen=True)
+class Plan:
+    """What rules 1-5 make of a snapshot."""
+
+    active: int | None  # the document of the session to resume (rule 1)
+    abandoned: list[int]  # documents of abandoned sessions to resume if there is room
+    ranked: list[int]  # new documents to try, best first
+    checks: frozenset[int]  # attention checks (not bound by the quota)
+    mine: dict[int, str]  # the worker's sessions: document id -> status
+
+    @property
+    def empty(self) -> bool:
+        """No task for this worker."""
+        return self.active is None and not self.abandoned and not self.ranked
+
+
+def plan(documents: list[DocumentState], settings: EffectiveStudySettings) -> Plan:
+    """Rules 1-5 applied to a snapshot."""
+    quota = settings.annotators_per_document
+    resumable = _resumable(documents, quota)
+    active = [d.document_id for d in resumable if d.my_status == "active"]
+    checks = [d for d in documents if d.is_check]
+    ranked = rank_documents(
+        [Candidate(d.document_id, d.occupied, d.is_check) for d in documents if not d.my_status],
+        quota=quota,
+        check_share=settings.attention_check_share,
+        checks_so_far=sum(d.occupied for d in checks),
+        occupied_so_far=sum(d.occupied for d in documents),
+    )
+    return Plan(
+        active=active[0] if active else None,
+        abandoned=[d.document_id for d in resumable if d.my_status == "abandoned"],
+        ranked=ranked,
+        checks=frozenset(d.document_id for d in checks),
+        mine={d.document_id: d.my_status for d in documents if d.my_status},
+    )
+
+
+def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment | None:
+    """The session this worker should work in (resumed or new); None when no task is left.
+
+    The snapshot is read in autocommit: a worker who resumes an active session or gets
+    no task takes no lock and writes nothing."""
     settings = study_settings()
     now = now or datetime.now(UTC)
-    lock_assignments()
+    quota = settings.annotators_per_document
+    rule = ClaimRule.at(now, settings.claim_minutes)
     mark_abandoned(settings, now)
-    annotator = get_or_create_annotator(identity)
-    own = db.session.scalars(
-        db.select(AnnotationSession).where(AnnotationSession.annotator_id == annotator.id)
-    ).all()
-    occupied = occupied_places()
-    resumable = _resumable(own, occupied, settings.annotators_per_document)
-    if resumable is not None:
-        return start_or_resume_session(resumable.document, identity)
-
-    taken = {session.document_id for session in own}
-    documents = db.session.execute(db.select(Document.id, Document.gold)).all()
-    check_ids = {doc_id for doc_id, gold in documents if gold}
-    candidates = [
-        Candidate(doc_id, occupied[doc_id], doc_id in check_ids)
-        for doc_id, _gold in documents
-        if doc_id not in taken
-    ]
-    chosen = choose_document(
-        candidates,
-        quota=settings.annotators_per_document,
-        check_share=settings.attention_check_share,
-        checks_so_far=sum(occupied[doc_id] for doc_id in check_ids),
-        occupied_so_far=sum(occupied.values()),
-    )
-    if chosen is None:
-        db.session.commit()  # keep the abandonment marks and the new annotator
+    documents, annotator_id = snapshot(rule, identity, autocommit_connection())
+    todo = plan(documents, settings)
+    if todo.active is not None:
+        return _resume(todo.active, identity)
+    if todo.empty:
+        end_orm_transaction()
         return None
-    document = db.session.get(Document, chosen)
-    return start_or_resume_session(document, identity)
+    locks = DecisionLocks(identity, rule)
+    locks.lock_worker()
+    params = {"platform": identity.platform, "external_id": identity.external_id}
+    if dict(db.session.execute(_MY_SESSIONS, params).all()) != todo.mine:
+        # Another request of this worker decided meanwhile: decide again, from now.
+        documents, annotator_id = snapshot(rule, identity)
+        todo = plan(documents, settings)
+        if todo.active is not None:
+            return _resume(todo.active, identity)
+    for document_id in todo.abandoned:
+        place = "taken" if document_id in todo.checks else None
+        if (place or locks.take_place(document_id, quota, wait=True)) == "taken":
+            return _resume(document_id, identity)
+    busy = []
+    for document_id in todo.ranked:
+        place = "taken" if document_id in todo.checks else None
+        place = place or locks.take_place(document_id, quota, wait=False)
+        if place == "taken":
+            return _new_session(document_id, document_id in todo.checks, identity, annotator_id)
+        if place == "busy":
+            busy.append(document_id)
+    for document_id in busy:  # every document with room was being decided on: wait
+        if locks.take_place(document_id, quota, wait=True) == "taken":
+            return _new_session(document_id, False, identity, annotator_id)
+    db.session.commit()  # nothing was written: ends the transaction, releases the locks
+    return None
 
 
-def _resumable(
-    own: list[AnnotationSession], occupied: Counter[int], quota: int
-) -> AnnotationSession | None:
-    def seen(session: AnnotationSession) -> datetime:
-        return as_utc(session.last_seen_at) or datetime.min.replace(tzinfo=UTC)
+def _resumable(documents: list[DocumentState], quota: int) -> list[DocumentState]:
+    """Rules 1-2: the worker's sessions to resume, best first (the caller checks an
+    abandoned one's place again under its document's lock)."""
 
-    active = [s for s in own if s.status == "active"]
+    def seen(state: DocumentState) -> datetime:
+        return state.my_seen or datetime.min.replace(tzinfo=UTC)
+
+    active = [d for d in documents if d.my_status == "active"]
     if active:
-        return max(active, key=seen)
+        return [max(active, key=seen)]
     abandoned = [
-        s
-        for s in own
-        if s.status == "abandoned"
-        and (s.document.is_attention_check or occupied[s.document_id] < quota)
+        d for d in documents if d.my_status == "abandoned" and (d.is_check or d.occupied < quota)
     ]
-    return max(abandoned, key=seen) if abandoned else None
+    return sorted(abandoned, key=seen, reverse=True)
+
+
+def _resume(document_id: int, identity: WorkerIdentity) -> Assignment:
+    session = start_or_resume_session(db.session.get(Document, document_id), identity)
+    return Assignment(session.id, session.token)
+
+
+def _new_session(
+    document_id: int, is_check: bool, identity: WorkerIdentity, annotator_id: int | None
+) -> Assignment:
+    """Insert the worker's session (and annotator row, when new) and commit. The worker's
+    lock is held, so neither insert can meet a concurrent twin."""
+    if annotator_id is None:
+        annotator_id = db.session.scalar(
+            _NEW_ANNOTATOR, {"platform": identity.platform, "external_id": identity.external_id}
+        )
+    row = db.session.execute(
+        _NEW_SESSION,
+        {
+            "document_id": document_id,
+            "annotator_id": annotator_id,
+            "platform": identity.platform,
+            "platform_params": dict(identity.params),
+            "taxonomy_version": current_taxonomy().version,
+            "is_attention_check": is_check,
+        },
+    ).one()
+    db.session.commit()
+    return Assignment(row.id, row.token)

@@ -8,7 +8,8 @@ Two pure computations are memoised per process, keyed by everything they depend 
 sentence splitting (by document content hash) and each document's agreement figures (by
 content hash and the exact live spans of its submitted, read-only sessions). Nothing here
 writes: a stale active session is *shown* as abandoned (the assignment code
-marks it in the database when it next hands out work).
+marks it in the database when it next hands out work). Whether a session holds a place of
+its document's quota follows app.assignment.claims, the rule the assignment uses.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from functools import cached_property
 
 from sqlalchemy import String, cast, func
 
+from app.assignment.claims import ClaimRule
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph
 from app.outcomes import OUTCOMES
@@ -47,6 +49,7 @@ class SessionRow:
     started_at: datetime
     seconds: float
     is_check: bool
+    holds_place: bool = False  # occupies a place of the quota (app.assignment.claims)
     outcome: str | None = None  # completed | failed_training | failed_checks | no_consent
     annotations: int = 0
     categories: Counter[str] = field(default_factory=Counter)
@@ -99,8 +102,8 @@ class DocumentRow:
 
     @property
     def occupied(self) -> int:
-        """Places taken: submitted + active sessions."""
-        return self.statuses["submitted"] + self.statuses["active"]
+        """Places taken: submitted sessions and active ones that hold their place."""
+        return sum(session.holds_place for session in self.sessions)
 
     @cached_property
     def categories(self) -> Counter[str]:
@@ -159,6 +162,18 @@ class Study:
     def status_count(self, status: str) -> int:
         """Sessions in this effective status."""
         return self.statuses[status]
+
+    @cached_property
+    def places(self) -> Counter[str]:
+        """Active sessions that hold their place ("claimed") and that gave it back for want
+        of activity or because their page was never loaded ("released")."""
+        active = (s for s in self.sessions if s.status == "active")
+        return Counter("claimed" if s.holds_place else "released" for s in active)
+
+    def over_quota(self, quota: int) -> list[DocumentRow]:
+        """Regular documents with more places occupied than the quota: workers who had
+        released their place came back after it was given to someone else."""
+        return [d for d in self.documents if not d.is_check and d.occupied > quota]
 
     @cached_property
     def outcomes(self) -> list[tuple[str, int]]:
@@ -257,6 +272,7 @@ def _sessions(
             AnnotationSession.furthest,
             AnnotationSession.started_at,
             AnnotationSession.last_seen_at,
+            AnnotationSession.page_loaded_at,
             AnnotationSession.submitted_at,
             AnnotationSession.is_attention_check,
             AnnotationSession.outcome,
@@ -267,6 +283,7 @@ def _sessions(
     if document_id is not None:
         query = query.where(AnnotationSession.document_id == document_id)
     cutoff = settings.abandoned_before(now)
+    rule = ClaimRule.at(now, settings.claim_minutes)
     rows = []
     for (
         sid,
@@ -277,6 +294,7 @@ def _sessions(
         furthest,
         started,
         seen,
+        loaded,
         submitted,
         check,
         outcome,
@@ -295,6 +313,7 @@ def _sessions(
                 started_at=started,
                 seconds=max((ended - started).total_seconds(), 0.0),
                 is_check=bool(check),
+                holds_place=rule.occupies(status, loaded, seen),
                 outcome=outcome,
             )
         )

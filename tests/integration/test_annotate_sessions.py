@@ -270,6 +270,7 @@ def test_session_page_context(app, client, document):
         "annotations": f"/api/sessions/{token}/annotations",
         "position": f"/api/sessions/{token}/position",
         "submit": f"/api/sessions/{token}/submit",
+        "heartbeat": f"/api/sessions/{token}/heartbeat",
     }
     assert bootstrap["completion"] is None
     assert bootstrap["mturk"] == {

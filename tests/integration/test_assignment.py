@@ -3,104 +3,20 @@ attention checks at their share, and no overfilling when workers arrive at once.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import Counter
 from datetime import timedelta
-from pathlib import Path
 
-import pytest
-
-from app import create_app
 from app.assignment.service import Candidate, choose_document
 from app.extensions import db
-from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
-from config.settings import DEFAULT_TAXONOMY
-from tests.conftest import dispose_engines, make_test_config
-
-GOLD = [{"paragraph_id": 0, "start": 0, "end": 4, "category": "new-person"}]
-
-
-def taxonomy_with(tmp_path: Path, **study) -> str:
-    """A copy of the default taxonomy with other study settings."""
-    text = DEFAULT_TAXONOMY.read_text(encoding="utf-8")
-    head, rest = text.split("study:\n", 1)
-    rest = rest.split("validation:", 1)[1]
-    lines = "".join(f"  {key}: {value}\n" for key, value in study.items())
-    path = tmp_path / "taxonomy.yaml"
-    path.write_text(f"{head}study:\n{lines}validation:{rest}", encoding="utf-8")
-    return str(path)
-
-
-@pytest.fixture
-def make_app(database_uri, tmp_path):
-    """An app on the test database with the given study settings (and config overrides)."""
-    made = []
-
-    def factory(config=None, **study):
-        overrides = dict(config or {})
-        if study:
-            overrides["TAXONOMY_PATH"] = taxonomy_with(tmp_path, **study)
-        application = create_app(make_test_config(database_uri, **overrides))
-        made.append(application)
-        return application
-
-    yield factory
-    for application in made:
-        with application.app_context():
-            db.session.remove()
-            dispose_engines()
-
-
-def add_documents(count: int, checks: int = 0) -> list[int]:
-    """`count` regular documents then `checks` attention checks; returns their ids in order."""
-    ids = []
-    for index in range(count + checks):
-        is_check = index >= count
-        document = Document(
-            external_id=f"{'check' if is_check else 'doc'}-{index:03d}",
-            content_hash=f"{index:064x}",
-            paragraph_count=2,
-            gold=GOLD if is_check else None,
-        )
-        document.paragraphs = [
-            Paragraph(position=0, text="Anna met Bob. They talked."),
-            Paragraph(position=1, text="Then it rained."),
-        ]
-        db.session.add(document)
-        db.session.flush()
-        ids.append(document.id)
-    db.session.commit()
-    return ids
-
-
-def start(client, worker: str, **params):
-    return client.get("/start", query_string={"annotator": worker, **params})
-
-
-def session_of(response) -> AnnotationSession:
-    assert response.status_code == 302, response.get_data(as_text=True)[:500]
-    token = re.fullmatch(r"/s/([A-Za-z0-9_-]+)", response.headers["Location"]).group(1)
-    db.session.expire_all()
-    return db.session.scalars(db.select(AnnotationSession).filter_by(token=token)).one()
-
-
-def occupied() -> Counter:
-    db.session.expire_all()
-    rows = db.session.execute(
-        db.select(AnnotationSession.document_id).where(
-            AnnotationSession.status.in_(("active", "submitted"))
-        )
-    )
-    return Counter(document_id for (document_id,) in rows)
-
-
-def assert_no_tasks(response) -> None:
-    assert response.status_code == 200
-    html = response.get_data(as_text=True)
-    assert "No tasks left" in html
-    assert "completion code:" not in html.lower()
-
+from app.models import Annotation, AnnotationSession, Annotator, utcnow
+from tests.support.assignment import (
+    add_documents,
+    assert_no_tasks,
+    occupied,
+    session_of,
+    start,
+)
 
 # --- the pure rule --------------------------------------------------------------------------
 
@@ -223,11 +139,18 @@ def test_no_documents_at_all_means_no_tasks(make_app):
 
 
 def test_abandoned_sessions_free_their_place_and_keep_annotations(make_app):
-    app = make_app(annotators_per_document=1, attention_check_share=0.0, abandon_after_minutes=30)
+    # A claim longer than the abandonment: this is about abandonment (see test_claims.py).
+    app = make_app(
+        annotators_per_document=1,
+        attention_check_share=0.0,
+        abandon_after_minutes=30,
+        claim_minutes=60,
+    )
     with app.app_context():
         ids = add_documents(1)
         client = app.test_client()
         idle = session_of(start(client, "idle"))
+        assert client.get(f"/s/{idle.token}").status_code == 200  # the page was loaded
         db.session.add(
             Annotation(
                 session_id=idle.id,

@@ -300,3 +300,36 @@ def test_memoised_figures_follow_changes_to_submitted_spans(app, small_study):
     after = load_study(study_settings()).by_id[small_study.id]
     assert after.coherence == pytest.approx((1 / 3 + 2 / 3) / 2)
     assert after.categories["repetition"] == 0
+
+
+def test_dashboard_shows_claimed_and_released_places_and_documents_over_quota(
+    researcher_client, app
+):
+    now = utcnow()
+    full, spare = add_document("doc-full"), add_document("doc-spare")
+    loaded = now - timedelta(hours=1)
+    # doc-full, quota 3: two submitted, two working (one came back after its place was
+    # given away): 4 places occupied. Plus one idle for 20 minutes: released.
+    add_session(full, "s1", "submitted", page_loaded_at=loaded)
+    add_session(full, "s2", "submitted", page_loaded_at=loaded)
+    add_session(full, "back", "active", page_loaded_at=loaded, last_seen_at=now)
+    add_session(full, "new", "active", page_loaded_at=loaded, last_seen_at=now)
+    add_session(
+        full, "idle", "active", page_loaded_at=loaded, last_seen_at=now - timedelta(minutes=20)
+    )
+    # doc-spare: a link just opened (holds for a minute) and one never loaded (released).
+    add_session(spare, "opening", "active", last_seen_at=now)
+    add_session(spare, "script", "active", last_seen_at=now - timedelta(minutes=5))
+    db.session.commit()
+
+    study = load_study(study_settings())
+    assert study.by_id[full.id].occupied == 4
+    assert study.by_id[spare.id].occupied == 1
+    assert study.places == {"claimed": 3, "released": 2}
+    assert [d.external_id for d in study.over_quota(3)] == ["doc-full"]
+
+    html = researcher_client.get("/research/").get_data(as_text=True)
+    assert "1 document over quota" in html
+    assert "4 / 3" in html and "over quota</span>" in html
+    assert "3 holding a place, 2 released" in html
+    assert "after 10 min without activity" in html

@@ -45,7 +45,7 @@ def test_oversize_body_gets_413_envelope(app, client, world):
     assert response.get_json()["error"]["code"] == "request_entity_too_large"
 
 
-@pytest.mark.parametrize("path_suffix", ["annotations", "position", "submit"])
+@pytest.mark.parametrize("path_suffix", ["annotations", "position", "submit", "heartbeat"])
 def test_deeply_nested_json_is_a_4xx_not_a_crash(client, world, path_suffix):
     nested = "[" * 5000 + "]" * 5000
     response = client.open(

@@ -116,6 +116,7 @@ def test_default_taxonomy_is_the_falte_coherence_taxonomy():
         "https://app.prolific.com/submissions/complete?cc={code}"
     )
     assert taxonomy.study.abandon_after_minutes == 120
+    assert taxonomy.study.claim_minutes == 10
     assert taxonomy.study.attention_check_share == 0.1
     assert taxonomy.validation.partial_counts_as_valid is True
     assert taxonomy.validation.reasons == (
@@ -338,7 +339,7 @@ def test_settings_sections_are_checked(tmp_path):
         "12: comment.required: must be true or false, got 'yes'",
         "12: comment.max_length: must be a whole number from 1 to 10000, got 0",
         "13: study.abandon: unknown key; expected one of annotators_per_document, "
-        "completion_url, completion, attention_checks, abandon_after_minutes, "
+        "completion_url, completion, attention_checks, abandon_after_minutes, claim_minutes, "
         "attention_check_share, anonymous",
         "13: study.completion_url: must be an http(s) URL ({code} is replaced by the "
         "session's own code), with no braces other than {code}, "
@@ -347,6 +348,18 @@ def test_settings_sections_are_checked(tmp_path):
         "14: validation.partial_counts_as_valid: must be true or false, got 1",
         "14: validation.reasons[1]: duplicate reason 'A'",
     ]
+
+
+@pytest.mark.parametrize("value", ["2", "0", "1.5", "'10'", "true"])
+def test_claim_minutes_must_be_at_least_three_whole_minutes(tmp_path, value):
+    content = GOOD + f"study: {{claim_minutes: {value}}}\n"
+    [problem] = problems_of(write(tmp_path, content))
+    assert problem.startswith("12: study.claim_minutes: must be a whole number from 3 to 100000")
+
+
+def test_claim_minutes_is_read(tmp_path):
+    taxonomy = load_taxonomy(write(tmp_path, GOOD + "study: {claim_minutes: 25}\n"))
+    assert taxonomy.study.claim_minutes == 25
 
 
 NOT_A_MAPPING = "1: file: must be a mapping with title, instructions and categories, found"

@@ -13,6 +13,7 @@ import { completionContent } from './completion.mjs';
 import { CorefCues } from './coref.mjs';
 import { DraftStore } from './draft.mjs';
 import { KeyboardSelection } from './keyboard.mjs';
+import { startHeartbeat } from './heartbeat.mjs';
 import { InstructionsPanel, isTouchOnly } from './panels.mjs';
 import { readSelection } from './selection.mjs';
 import { isProblem, statusText } from './status.mjs';
@@ -134,6 +135,7 @@ export default class Annotator {
     this.renderNavigation();
     this.renderStatus();
     this.store.flush();
+    this.heartbeat = startHeartbeat({ url: this.api.heartbeat, csrfToken: boot.csrf_token, enabled: !this.readOnly });
     // For tests and bench/long_document.py: the page is drawn and listening.
     $root.dataset.ready = 'true';
     performance.mark('annotator:ready');
@@ -559,6 +561,7 @@ export default class Annotator {
     this.view.destroy();
     this.keyboard.destroy();
     this.store.destroy();
+    this.heartbeat?.destroy();
     this.coref.destroy();
     this.steps.destroy();
   }

@@ -1,0 +1,79 @@
+"""Helpers of the assignment tests (GET /start): a study's documents, workers arriving,
+the sessions they get."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+from app.extensions import db
+from app.models import AnnotationSession, Document, Paragraph
+from config.settings import DEFAULT_TAXONOMY
+
+GOLD = [{"paragraph_id": 0, "start": 0, "end": 4, "category": "new-person"}]
+
+
+def taxonomy_with(tmp_path: Path, **study) -> str:
+    """A copy of the default taxonomy with other study settings."""
+    text = DEFAULT_TAXONOMY.read_text(encoding="utf-8")
+    head, rest = text.split("study:\n", 1)
+    rest = rest.split("validation:", 1)[1]
+    lines = "".join(f"  {key}: {value}\n" for key, value in study.items())
+    path = tmp_path / "taxonomy.yaml"
+    path.write_text(f"{head}study:\n{lines}validation:{rest}", encoding="utf-8")
+    return str(path)
+
+
+def add_documents(count: int, checks: int = 0) -> list[int]:
+    """`count` regular documents then `checks` attention checks; returns their ids in order."""
+    ids = []
+    for index in range(count + checks):
+        is_check = index >= count
+        document = Document(
+            external_id=f"{'check' if is_check else 'doc'}-{index:03d}",
+            content_hash=f"{index:064x}",
+            paragraph_count=2,
+            gold=GOLD if is_check else None,
+        )
+        document.paragraphs = [
+            Paragraph(position=0, text="Anna met Bob. They talked."),
+            Paragraph(position=1, text="Then it rained."),
+        ]
+        db.session.add(document)
+        db.session.flush()
+        ids.append(document.id)
+    db.session.commit()
+    return ids
+
+
+def start(client, worker: str, **params):
+    """GET /start as the worker `annotator=worker`."""
+    return client.get("/start", query_string={"annotator": worker, **params})
+
+
+def session_of(response) -> AnnotationSession:
+    """The session a /start response redirected to."""
+    assert response.status_code == 302, response.get_data(as_text=True)[:500]
+    token = re.fullmatch(r"/s/([A-Za-z0-9_-]+)", response.headers["Location"]).group(1)
+    db.session.expire_all()
+    return db.session.scalars(db.select(AnnotationSession).filter_by(token=token)).one()
+
+
+def occupied() -> Counter:
+    """Submitted + active sessions per document id (whether or not they hold a place)."""
+    db.session.expire_all()
+    rows = db.session.execute(
+        db.select(AnnotationSession.document_id).where(
+            AnnotationSession.status.in_(("active", "submitted"))
+        )
+    )
+    return Counter(document_id for (document_id,) in rows)
+
+
+def assert_no_tasks(response) -> None:
+    """The answer of /start when no document has a place for the worker."""
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert "No tasks left" in html
+    assert "completion code:" not in html.lower()
