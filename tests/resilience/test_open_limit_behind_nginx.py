@@ -63,7 +63,8 @@ def compose_shape(pg_url, tmp_path: Path) -> Iterator[int]:
     app_port, port = free_port(), free_port()
     app = start_gunicorn("app:create_app()", pg_url, app_port, TRUSTED_PROXIES="1", **GUNICORN)
     try:
-        nginx = start_nginx(tmp_path, compose_config(tmp_path, port, [f"127.0.0.1:{app_port}"]), port)
+        config = compose_config(tmp_path, port, [f"127.0.0.1:{app_port}"])
+        nginx = start_nginx(tmp_path, config, port)
     except Exception:
         stop(app)
         raise
@@ -106,7 +107,8 @@ class Client:
         )
         headers = {"X-Forwarded-For": forwarded_for} if forwarded_for else {}
         try:
-            connection.request("GET", f"{path}?PROLIFIC_PID={self.name}-{self.count}", None, headers)
+            query = f"PROLIFIC_PID={self.name}-{self.count}"
+            connection.request("GET", f"{path}?{query}", None, headers)
             response = connection.getresponse()
             response.read()
             return response
