@@ -136,8 +136,8 @@ def test_compose_two_source_addresses_are_limited_separately(compose_shape):
     _assert_refused(a.open(OPENS[3]))
     # A names another client in its own header: nginx appends A's address after it, and
     # the app (one trusted proxy) counts that last entry, so A is still refused.
-    _assert_refused(a.open(OPENS[0], forwarded_for="203.0.113.9"))
-    _assert_refused(a.open(OPENS[1], forwarded_for=f"203.0.113.9, {CLIENT_B}"))
+    _assert_refused(a.open(DIRECT[0], forwarded_for="203.0.113.9"))
+    _assert_refused(a.open(DIRECT[1], forwarded_for=f"203.0.113.9, {CLIENT_B}"))
     # B is limited too, at its own fourth open.
     assert b.statuses(DIRECT[1:4]) == [302, 302, 429]
 
@@ -150,8 +150,8 @@ def test_heroku_two_router_forwarded_clients_are_limited_separately(heroku_shape
     assert router.statuses(DIRECT[:1], forwarded_for=b) == [302]
     _assert_refused(router.open(OPENS[3], forwarded_for=a))
     # A's own header put before the router's entry (the router appends after it): still A.
-    _assert_refused(router.open(OPENS[0], forwarded_for=f"{b}, {a}"))
-    _assert_refused(router.open(OPENS[1], forwarded_for=f"203.0.113.9, {a}"))
+    _assert_refused(router.open(DIRECT[0], forwarded_for=f"{b}, {a}"))
+    _assert_refused(router.open(DIRECT[1], forwarded_for=f"203.0.113.9, {a}"))
     # B naming A first is still counted as B (not refused as A is).
     assert router.statuses(DIRECT[1:2], forwarded_for=f"{a}, {b}") == [302]
     assert router.statuses(DIRECT[2:4], forwarded_for=b) == [302, 429]
