@@ -223,7 +223,8 @@ def url_token() -> str:
 
 
 def client_address() -> str:
-    """The address the request came from (behind a load balancer: the balancer's)."""
+    """The client's address: the TCP peer's, or behind TRUSTED_PROXIES proxies (werkzeug's
+    ProxyFix) the X-Forwarded-For entry the outermost trusted proxy appended."""
     return request.remote_addr or "127.0.0.1"
 
 
