@@ -10,6 +10,7 @@ from flask.cli import with_appcontext
 
 def register(app: Flask) -> None:
     """Attach every command to app.cli."""
+    from app.checks.cli import plant_checks_command
     from app.documents import import_documents_command
     from app.export import export_annotations_command
     from app.taxonomy import check_taxonomy_command
@@ -20,6 +21,7 @@ def register(app: Flask) -> None:
         import_documents_command,
         list_documents_command,
         export_annotations_command,
+        plant_checks_command,
         validation_group,
     ):
         app.cli.add_command(command)
