@@ -40,6 +40,7 @@ from app.annotate.sessions import (
     submitted_error,
     touch_due,
 )
+from app.annotate.timings import record_visit
 from app.errors import ApiError
 from app.models import (
     Annotation,
@@ -482,8 +483,9 @@ _MOVE = (
 )
 
 
-def move_position(ref: SessionRef, paragraph_id: int) -> Move:
-    """Go to a paragraph (at most one past the furthest); a move also records activity."""
+def move_position(ref: SessionRef, paragraph_id: int, active_seconds: float | None = None) -> Move:
+    """Go to a paragraph (at most one past the furthest); a move also records activity and
+    the paragraph timings (app/annotate/timings.py: one more statement)."""
     ensure_writable(ref.status)
     limit = min(ref.furthest + 1, ref.paragraph_count - 1)
     if not 0 <= paragraph_id <= limit:
@@ -495,6 +497,8 @@ def move_position(ref: SessionRef, paragraph_id: int) -> Move:
         )
     params = {"sid": ref.id, "to": paragraph_id, "now": utcnow()}
     moved = _connection().execute(_MOVE, params).rowcount
+    if moved:
+        record_visit(ref.id, paragraph_id, params["now"], active_seconds)
     _finish()
     if not moved:
         raise submitted_error()  # submitted in another tab since it was read
@@ -518,7 +522,7 @@ _GUARDED_MOVE = _MOVE.where(
 ).returning(SESSIONS.c.furthest)
 
 
-def move_known(token: str, paragraph_id: int) -> Move | None:
+def move_known(token: str, paragraph_id: int, active_seconds: float | None = None) -> Move | None:
     """Move a session this process has served before, in one statement.
 
     None when this path cannot settle the move (an unknown session, a paragraph out of
@@ -539,6 +543,8 @@ def move_known(token: str, paragraph_id: int) -> Move | None:
         "text_hash": key.content_hash,
     }
     furthest = _connection().execute(_GUARDED_MOVE, params).scalar()
+    if furthest is not None:
+        record_visit(key.id, paragraph_id, params["now"], active_seconds)
     _finish()
     if furthest is None:
         return None

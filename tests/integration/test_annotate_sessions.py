@@ -296,6 +296,7 @@ def test_reading_a_session_records_activity_without_a_transaction(client, docume
         assert kinds == [
             "SELECT annotation_sessions.id, annotation_sessions.token,",
             "UPDATE annotation_sessions SET",
+            "INSERT INTO paragraph_timings",  # the current paragraph is shown: a visit
             "SELECT annotations.id, annotations.session_id,",
         ], sent  # no BEGIN or COMMIT: each statement commits by itself
         # The read made this process know the session: a save is now one statement.
