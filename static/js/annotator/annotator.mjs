@@ -9,6 +9,7 @@
  */
 
 import { ApiError, requestJson } from '../lib/api.mjs';
+import { ActivityTimer } from './activity.mjs';
 import { completionContent } from './completion.mjs';
 import { CorefCues } from './coref.mjs';
 import { InstructionsPanel, isTouchOnly } from './panels.mjs';
@@ -103,6 +104,7 @@ export default class Annotator {
       this.renderStatus();
     });
 
+    this.activity = new ActivityTimer();
     this.bindEvents();
     this.view.renderHighlights(this.annotations.values());
     this.table.renderAll([...this.annotations.values()]);
@@ -303,7 +305,7 @@ export default class Annotator {
         this.store.dropPositions();
         const result = await requestJson(this.api.position, {
           method: 'PUT',
-          body: { paragraph_id: target },
+          body: { paragraph_id: target, active_seconds: this.activity.take() },
           csrfToken: this.boot.csrf_token,
         });
         this.view.addParagraphs(result.paragraphs ?? []);
@@ -322,7 +324,7 @@ export default class Annotator {
         return;
       }
     } else if (!this.readOnly) {
-      this.store.savePosition(target);
+      this.store.savePosition(target, { active_seconds: this.activity.take() });
     }
     this.position = target;
     this.steps.clear();
@@ -442,6 +444,7 @@ export default class Annotator {
     window.removeEventListener('online', this.onOnline);
     window.clearTimeout(this.hintTimer);
     this.store.destroy();
+    this.activity.destroy();
     this.coref.destroy();
     this.steps.destroy();
   }
