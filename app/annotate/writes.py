@@ -523,7 +523,8 @@ _GUARDED_MOVE = _MOVE.where(
 
 
 def move_known(token: str, paragraph_id: int, active_seconds: float | None = None) -> Move | None:
-    """Move a session this process has served before, in one statement.
+    """Move a session this process has served before, in one statement (plus the
+    paragraph timings' one, app/annotate/timings.py).
 
     None when this path cannot settle the move (an unknown session, a paragraph out of
     range, the session submitted, the text replaced): the caller then takes the full
