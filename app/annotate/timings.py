@@ -7,13 +7,15 @@ paragraph, adding its elapsed time (server clock) to `seconds_visible` and the p
 reported `active_seconds` (capped at that elapsed time: the page cannot claim more time
 than the paragraph was shown); and it opens the target's visit, creating its row with
 `first_shown_at` on the first one. A visit already open on the target stays open, so a
-page reload does not lose the time before it. It runs right after the session's own
-UPDATE in writes.py, as a second single statement (SQLite has no data-modifying CTE to
-make the two one), in autocommit like the rest.
+page reload does not lose the time before it. On a move it runs with the session's own
+UPDATE (writes.py): in the same statement on PostgreSQL (the UPDATE as a data-modifying
+CTE, `move_and_record`), right after it on SQLite (no such CTE there); in autocommit like
+the rest. Opening the page (app/annotate/reads.py) runs it alone.
 
 Definitions used in exports and on the dashboard: *seconds visible* is the sum of the
 paragraph's visits; a visit still open (the last paragraph, left by submitting) counts up
-to the session's submit time, or its last activity while unsubmitted (app/export.py).
+to the session's submit time, or its last activity while unsubmitted
+(app/paragraph_times.py).
 *Active seconds* is the part the page saw the tab visible (static/js/annotator/activity.mjs),
 reported with the move that leaves the paragraph.
 """
@@ -21,8 +23,21 @@ reported with the move that leaves the paragraph.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Float, bindparam, case, cast, func, literal, null, select, union_all
+from sqlalchemy import (
+    Float,
+    Update,
+    bindparam,
+    case,
+    cast,
+    exists,
+    func,
+    literal,
+    null,
+    select,
+    union_all,
+)
 
 from app.models import ParagraphTiming
 from app.persistence import autocommit_connection, upsert_insert
@@ -32,7 +47,7 @@ TIMINGS = ParagraphTiming.__table__
 MAX_ACTIVE_SECONDS = 86_400.0
 
 
-def _statement(dialect: str):
+def _statement(dialect: str, gate=None):
     elapsed = bindparam("epoch", type_=Float) - TIMINGS.c.visit_started
     active = bindparam("active", type_=Float)
     leaving = select(
@@ -57,6 +72,9 @@ def _statement(dialect: str):
         literal(0.0),
         literal(0.0),
     )
+    if gate is not None:  # only when the move's UPDATE (a CTE) changed a row
+        leaving = leaving.where(exists(select(1).select_from(gate)))
+        entering = entering.where(exists(select(1).select_from(gate)))
     columns = [
         "session_id",
         "paragraph_id",
@@ -85,7 +103,20 @@ def _statement(dialect: str):
     )
 
 
-_STATEMENTS: dict[str, object] = {}
+_STATEMENTS: dict[object, Any] = {}
+
+
+def _params(
+    session_id: int, paragraph_id: int, now: datetime, active_seconds: float | None
+) -> dict[str, Any]:
+    active = min(max(float(active_seconds or 0.0), 0.0), MAX_ACTIVE_SECONDS)
+    return {
+        "sid": session_id,
+        "to": paragraph_id,
+        "now": now,
+        "epoch": now.timestamp(),
+        "active": active,
+    }
 
 
 def record_visit(
@@ -96,12 +127,25 @@ def record_visit(
     dialect = connection.dialect.name
     if dialect not in _STATEMENTS:
         _STATEMENTS[dialect] = _statement(dialect)
-    active = min(max(float(active_seconds or 0.0), 0.0), MAX_ACTIVE_SECONDS)
-    params = {
-        "sid": session_id,
-        "to": paragraph_id,
-        "now": now,
-        "epoch": now.timestamp(),
-        "active": active,
-    }
-    connection.execute(_STATEMENTS[dialect], params)
+    connection.execute(_STATEMENTS[dialect], _params(session_id, paragraph_id, now, active_seconds))
+
+
+def move_and_record(move: Update, params: dict[str, Any], active_seconds: float | None) -> Any:
+    """Run a move (an UPDATE of the session RETURNING furthest, with `sid`, `to` and `now`
+    among `params`) and record the visit; the furthest it returns, None if no row moved.
+
+    PostgreSQL: one statement, the move a data-modifying CTE that gates the timings
+    insert. SQLite has no such CTE: the move, then record_visit when it moved a row."""
+    connection = autocommit_connection()
+    if connection.dialect.name != "postgresql":
+        furthest = connection.execute(move, params).scalar()
+        if furthest is not None:
+            record_visit(params["sid"], params["to"], params["now"], active_seconds)
+        return furthest
+    key = (id(move), "postgresql")
+    if key not in _STATEMENTS:
+        moved = move.cte("moved")
+        timing = _statement("postgresql", gate=moved).cte("timing")
+        _STATEMENTS[key] = select(moved.c.furthest).add_cte(timing)
+    timing_params = _params(params["sid"], params["to"], params["now"], active_seconds)
+    return connection.execute(_STATEMENTS[key], params | timing_params).scalar()

@@ -40,7 +40,7 @@ from app.annotate.sessions import (
     submitted_error,
     touch_due,
 )
-from app.annotate.timings import record_visit
+from app.annotate.timings import move_and_record
 from app.errors import ApiError
 from app.models import (
     Annotation,
@@ -483,9 +483,12 @@ _MOVE = (
 )
 
 
+_MOVE_RETURNING = _MOVE.returning(SESSIONS.c.furthest)
+
+
 def move_position(ref: SessionRef, paragraph_id: int, active_seconds: float | None = None) -> Move:
     """Go to a paragraph (at most one past the furthest); a move also records activity and
-    the paragraph timings (app/annotate/timings.py: one more statement)."""
+    the paragraph timings (app/annotate/timings.py: same statement on PostgreSQL)."""
     ensure_writable(ref.status)
     limit = min(ref.furthest + 1, ref.paragraph_count - 1)
     if not 0 <= paragraph_id <= limit:
@@ -496,9 +499,7 @@ def move_position(ref: SessionRef, paragraph_id: int, active_seconds: float | No
             field="paragraph_id",
         )
     params = {"sid": ref.id, "to": paragraph_id, "now": utcnow()}
-    moved = _connection().execute(_MOVE, params).rowcount
-    if moved:
-        record_visit(ref.id, paragraph_id, params["now"], active_seconds)
+    moved = move_and_record(_MOVE_RETURNING, params, active_seconds) is not None
     _finish()
     if not moved:
         raise submitted_error()  # submitted in another tab since it was read
@@ -523,8 +524,8 @@ _GUARDED_MOVE = _MOVE.where(
 
 
 def move_known(token: str, paragraph_id: int, active_seconds: float | None = None) -> Move | None:
-    """Move a session this process has served before, in one statement (plus the
-    paragraph timings' one, app/annotate/timings.py).
+    """Move a session this process has served before, in one statement (on SQLite, plus
+    the paragraph timings' one, app/annotate/timings.py).
 
     None when this path cannot settle the move (an unknown session, a paragraph out of
     range, the session submitted, the text replaced): the caller then takes the full
@@ -543,9 +544,7 @@ def move_known(token: str, paragraph_id: int, active_seconds: float | None = Non
         "now": utcnow(),
         "text_hash": key.content_hash,
     }
-    furthest = _connection().execute(_GUARDED_MOVE, params).scalar()
-    if furthest is not None:
-        record_visit(key.id, paragraph_id, params["now"], active_seconds)
+    furthest = move_and_record(_GUARDED_MOVE, params, active_seconds)
     _finish()
     if furthest is None:
         return None
