@@ -12,6 +12,7 @@ from app.identity import annotator_name_option, signed_link
 
 def register(app: Flask) -> None:
     """Attach every command to app.cli."""
+    from app.checks.cli import plant_checks_command
     from app.documents import import_documents_command
     from app.export import export_annotations_command
     from app.taxonomy import check_taxonomy_command
@@ -22,6 +23,7 @@ def register(app: Flask) -> None:
         import_documents_command,
         list_documents_command,
         export_annotations_command,
+        plant_checks_command,
         validation_group,
     ):
         app.cli.add_command(command)

@@ -17,7 +17,9 @@ marks (``<span class = "ne ne-4"> John</span>``, as in FALTE's own ``stories.jso
 stored as the text FALTE's page shows, and the marked names are added to the document's
 entities; any other markup in a listed paragraph is refused (app.falte_markup).
 ``gold`` (attention checks) is a list of ``{"paragraph_id", "start", "end", "category"}``
-whose offsets must lie within that paragraph's normalised text. Any other key is refused
+whose offsets must lie within that paragraph's normalised text, optionally with
+``"paired_span": {"paragraph_id", "start", "end"}`` (the other span of a paired error)
+and ``"explanation"`` (text). Any other key is refused
 (extra data belongs under ``meta``), so that a misspelt key is reported instead of silently dropped.
 
 Normalisation, applied once: NFC, CRLF and lone CR become LF, each paragraph is stripped;
@@ -60,6 +62,9 @@ FOLDER_SUFFIXES = (".txt", ".json", ".jsonl")
 TEXT_KEYS = ("paragraphs", "sentences", "text")
 RECORD_KEYS = ("id", *TEXT_KEYS, "title", "entities", "meta", "gold")
 GOLD_KEYS = ("paragraph_id", "start", "end", "category")
+# Optional: the other span of a paired error, and what a training page tells the worker.
+GOLD_OPTIONAL_KEYS = ("paired_span", "explanation")
+SPAN_KEYS = ("paragraph_id", "start", "end")
 
 _BLANK_LINE = re.compile(r"\n\s*\n")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -130,6 +135,15 @@ def content_hash(paragraphs: tuple[str, ...] | list[str]) -> str:
     """Hex SHA-256 of the paragraphs, encoded unambiguously as a JSON list."""
     encoded = json.dumps(list(paragraphs), ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+
+
+def document_from_record(external_id: Any, record: dict[str, Any]) -> DocumentInput:
+    """One record checked by the same rules as a file's; ValueError lists `field: message`."""
+    check = _Check()
+    document = check.document(check.external_id(external_id), record)
+    if document is None:
+        raise ValueError("; ".join(f"{field}: {message}" for field, message in check.errors))
+    return document
 
 
 def parse_documents(path: Path) -> list[DocumentInput]:
@@ -446,7 +460,7 @@ class _Check:
                 self.bad(where, f"must be an object with {', '.join(GOLD_KEYS)}")
                 continue
             before = len(self.errors)
-            for key in item.keys() - set(GOLD_KEYS):
+            for key in item.keys() - set(GOLD_KEYS) - set(GOLD_OPTIONAL_KEYS):
                 self.bad(f"{where}.{key}", "unknown key")
             for key in GOLD_KEYS:
                 if key not in item:
@@ -456,9 +470,35 @@ class _Check:
             category = item.get("category")
             if "category" in item and (not isinstance(category, str) or not category.strip()):
                 self.bad(f"{where}.category", "must be a non-empty string")
+            extra = self.gold_extra(where, item, paragraphs)
             if len(self.errors) == before and self.gold_span(where, item, paragraphs):
-                spans.append({key: item[key] for key in GOLD_KEYS} | {"category": category.strip()})
+                spans.append(
+                    {key: item[key] for key in GOLD_KEYS} | {"category": category.strip()} | extra
+                )
         return spans or None
+
+    def gold_extra(
+        self, where: str, item: dict[str, Any], paragraphs: tuple[str, ...]
+    ) -> dict[str, Any]:
+        """The optional paired_span and explanation of a gold entry, checked."""
+        extra: dict[str, Any] = {}
+        explanation = item.get("explanation")
+        if explanation is not None:
+            if isinstance(explanation, str) and explanation.strip():
+                extra["explanation"] = normalise_text(explanation).strip()
+            else:
+                self.bad(f"{where}.explanation", "must be a non-empty string")
+        paired = item.get("paired_span")
+        if paired is None:
+            return extra
+        at = f"{where}.paired_span"
+        if not isinstance(paired, dict) or set(paired) != set(SPAN_KEYS):
+            self.bad(at, f"must be an object with {', '.join(SPAN_KEYS)}")
+        elif not all(_is_int(paired[key]) for key in SPAN_KEYS):
+            self.bad(at, "paragraph_id, start and end must be integers")
+        elif self.gold_span(at, paired, paragraphs):
+            extra["paired_span"] = {key: paired[key] for key in SPAN_KEYS}
+        return extra
 
     def gold_span(self, where: str, item: dict[str, Any], paragraphs: tuple[str, ...]) -> bool:
         paragraph_id, start, end = item["paragraph_id"], item["start"], item["end"]

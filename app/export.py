@@ -27,6 +27,7 @@ from sqlalchemy import Select, func, select
 from app.csv_safety import safe_cell
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document
+from app.paragraph_times import PARAGRAPH_COLUMNS, count_paragraph_rows, iter_paragraph_records
 from app.taxonomy import Taxonomy, current_taxonomy
 
 BATCH = 1000
@@ -398,9 +399,12 @@ def _chunked(lines: Iterable[str]) -> Iterator[str]:
 def export_chunks(
     fmt: str, what: str, flt: ExportFilter, progress: Callable[[int], None] | None = None
 ) -> Iterator[str]:
-    """The whole export as text chunks: fmt jsonl|csv, what annotations|sessions."""
-    if what == "sessions":
-        rows: Iterable[dict[str, Any]] = iter_session_records(flt.document)
+    """The whole export as text chunks: fmt jsonl|csv, what annotations|sessions|paragraphs."""
+    if what == "paragraphs":
+        rows: Iterable[dict[str, Any]] = iter_paragraph_records(flt.document, flt.submitted_only)
+        columns = PARAGRAPH_COLUMNS
+    elif what == "sessions":
+        rows = iter_session_records(flt.document)
         columns = SESSION_COLUMNS
     elif fmt == "jsonl":
         lines: Iterable[str] = iter_annotation_lines(flt)
@@ -432,6 +436,8 @@ def count_rows(what: str, flt: ExportFilter) -> int:
     """How many rows an export will hold."""
     if what == "annotations":
         return count_annotations(flt)
+    if what == "paragraphs":
+        return count_paragraph_rows(flt.document, flt.submitted_only)
     query = select(func.count(AnnotationSession.id)).join(
         Document, AnnotationSession.document_id == Document.id
     )
@@ -483,10 +489,11 @@ def write_export(
 )
 @click.option(
     "--what",
-    type=click.Choice(["annotations", "sessions"]),
+    type=click.Choice(["annotations", "sessions", "paragraphs"]),
     default="annotations",
     show_default=True,
-    help="One row per annotation, or one row per session (with its status and counts).",
+    help="One row per annotation, per session (status and counts), or per session and "
+    "paragraph reached (seconds visible, active seconds, annotations, words).",
 )
 @with_appcontext
 def export_annotations_command(

@@ -14,6 +14,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -328,3 +329,27 @@ class Researcher(UserMixin, db.Model):
     def end_sessions(self) -> None:
         """Invalidate every session and remember-me cookie issued to this researcher."""
         self.session_version = (self.session_version or 0) + 1
+
+
+class ParagraphTiming(db.Model):
+    """How long a session had one paragraph on screen (issue 17: time per paragraph).
+
+    A visit starts when the paragraph becomes the current one (a move to it, or the page
+    opening on it) and ends with the next move; `seconds_visible` sums closed visits by the
+    server's clock, `active_seconds` what the page reported for them (time with the tab
+    visible). `visit_started` is the open visit's start as Unix seconds, so that the move's
+    one statement can add up the elapsed time the same way on SQLite and PostgreSQL."""
+
+    __tablename__ = "paragraph_timings"
+    __table_args__ = (
+        CheckConstraint("paragraph_id >= 0", name="paragraph_nonnegative"),
+        CheckConstraint("seconds_visible >= 0 AND active_seconds >= 0", name="seconds_nonnegative"),
+    )
+
+    session_id: Mapped[int] = mapped_column(ForeignKey("annotation_sessions.id"), primary_key=True)
+    paragraph_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    first_shown_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    left_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    visit_started: Mapped[float | None] = mapped_column(Float)
+    seconds_visible: Mapped[float] = mapped_column(Float, default=0.0)
+    active_seconds: Mapped[float] = mapped_column(Float, default=0.0)

@@ -68,7 +68,12 @@ CATEGORY_REASONS = (
 # distinct under the common colour-vision deficiencies; tests/unit/test_palette.py).
 PALETTE = ("#eedd88", "#44bb99", "#77aadd", "#ee8866", "#ffaabb")
 PALETTE += ("#99ddff", "#bbcc33", "#aaaa00")
-TOP_KEYS = ("title", "instructions", "comment", "categories", "entities", "study", "validation")
+TOP_KEYS = (
+    "title",
+    *("instructions", "comment", "categories", "entities", "study", "validation", "checks"),
+)
+# `checks:` maps each kind that `flask plant-checks` plants to a category of this type.
+CHECK_TYPES = {"repetition": "paired", "inconsistency": "paired", "new-entity": "singleton"}
 CATEGORY_KEYS = ("key", "name", "type", "description", "shortcut", "color", "paired_prompt")
 
 
@@ -115,6 +120,8 @@ class StudySettings:
     # Production: whether a start link without a platform id, signed link or cookie makes
     # a new anonymous worker (development and testing always do: ANONYMOUS_WORKERS).
     anonymous: bool = False
+    # Sessions read faster than this are flagged as rushing on the dashboard; None: no flag.
+    min_words_per_minute: float | None = None
 
     @property
     def completion_targets(self) -> tuple[CompletionTarget, ...]:
@@ -147,6 +154,8 @@ class Taxonomy:
     entities: str = "auto"
     study: StudySettings = field(default_factory=StudySettings)
     validation: ValidationSettings = field(default_factory=ValidationSettings)
+    # (kind, category key) for planted checks, kinds as in CHECK_TYPES; () when not set.
+    checks: tuple[tuple[str, str], ...] = ()
 
     def category(self, key: str) -> Category | None:
         """Return the category with this key, or None."""
@@ -244,12 +253,13 @@ def load_taxonomy(path: str | os.PathLike) -> Taxonomy:
 
 def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
     top = check.mapping(data, (), TOP_KEYS)
+    categories = _categories(check, top.get("categories"))
     return Taxonomy(
         path=file,
         version=version,
         title=check.get(top, ("title",), REQUIRED, text) or "",
         instructions=check.get(top, ("instructions",), REQUIRED, text) or "",
-        categories=_categories(check, top.get("categories")),
+        categories=categories,
         comment=_section(
             check,
             top,
@@ -273,6 +283,7 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             claim_minutes=(10, integer(3, 100_000)),
             attention_check_share=(0.0, number(0.0, 0.5)),
             anonymous=(False, flag),
+            min_words_per_minute=(None, number(1.0, 100_000.0)),
         ),
         validation=_section(
             check,
@@ -285,7 +296,28 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
                 lambda value: _reasons(check, value, "category_reasons"),
             ),
         ),
+        checks=_checks(check, top.get("checks"), categories),
     )
+
+
+def _checks(check: Checker, value: Any, categories: tuple[Category, ...]) -> tuple:
+    """checks: {kind: category key}; the key must exist and be of the kind's type."""
+    data = check.mapping(value, ("checks",), tuple(CHECK_TYPES))
+    types = {category.key: category.type for category in categories}
+    pairs = []
+    for kind, wanted in CHECK_TYPES.items():
+        key = check.get(data, ("checks", kind), None, text)
+        if key is None:
+            continue
+        if key not in types:
+            check.problem(("checks", kind), f"no category {key!r} (categories: {', '.join(types)})")
+        elif types[key] != wanted:
+            check.problem(
+                ("checks", kind), f"category {key!r} is {types[key]}; {kind} needs {wanted}"
+            )
+        else:
+            pairs.append((kind, key))
+    return tuple(pairs)
 
 
 def _section(check: Checker, top: dict, cls: type, **spec: tuple[Any, Callable]) -> Any:
@@ -391,6 +423,8 @@ def summarise(taxonomy: Taxonomy) -> str:
             f"  {target.outcome:<16} {target.url or '(none: the app shows its own code)'}"
             for target in study.completion_targets
         ),
+        "planted checks: "
+        + (", ".join(f"{kind} -> {key}" for kind, key in taxonomy.checks) or "(none)"),
         f"validation: partial agreement counts as "
         f"{'valid' if validation.partial_counts_as_valid else 'invalid'}; reasons "
         "(items with a question):",

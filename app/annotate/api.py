@@ -118,8 +118,8 @@ def position(token: str):
     move = _known_first(
         token,
         PositionIn,
-        lambda token, data: writes.move_known(token, data.paragraph_id),
-        lambda ref, data: writes.move_position(ref, data.paragraph_id),
+        lambda token, data: writes.move_known(token, data.paragraph_id, data.active_seconds),
+        lambda ref, data: writes.move_position(ref, data.paragraph_id, data.active_seconds),
         touch=False,  # a move records activity itself
     )
     return jsonify(

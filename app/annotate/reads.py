@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import Row, bindparam, select
 
 from app.annotate.sessions import seen_seconds_ago, touch_due
+from app.annotate.timings import record_visit
 from app.annotate.writes import ANNOTATIONS, DOCUMENTS, SESSIONS, TOUCH, SessionKey, known_sessions
 from app.models import utcnow
 from app.persistence import autocommit_connection, end_orm_transaction
@@ -106,6 +107,8 @@ def read_session(token: str) -> SessionView | None:
         seen_ago = 0.0
     else:
         seen_ago = seen_seconds_ago(row.last_seen_at)
+    if status != "submitted":  # the page shows the current paragraph: a visit starts
+        record_visit(row.id, row.position, utcnow())
     end_orm_transaction()
     document = DocumentView(
         row.document_id,

@@ -77,9 +77,18 @@ class AnnotationIn(_Strict):
 
 
 class PositionIn(_Strict):
-    """PUT /api/sessions/<token>/position."""
+    """PUT /api/sessions/<token>/position; `active_seconds`: time the page saw the tab
+    visible on the paragraph being left (app/annotate/timings.py)."""
 
     paragraph_id: int
+    active_seconds: float | None = None
+
+    @field_validator("active_seconds")
+    @classmethod
+    def _seconds(cls, value: float | None) -> float | None:
+        if value is not None and not 0 <= value < float("inf"):
+            raise ValueError("must be a number of seconds, 0 or more")
+        return value
 
 
 class SubmitIn(_Strict):

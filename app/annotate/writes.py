@@ -40,6 +40,7 @@ from app.annotate.sessions import (
     submitted_error,
     touch_due,
 )
+from app.annotate.timings import move_and_record
 from app.errors import ApiError
 from app.models import (
     Annotation,
@@ -488,8 +489,12 @@ _MOVE = (
 )
 
 
-def move_position(ref: SessionRef, paragraph_id: int) -> Move:
-    """Go to a paragraph (at most one past the furthest); a move also records activity."""
+_MOVE_RETURNING = _MOVE.returning(SESSIONS.c.furthest)
+
+
+def move_position(ref: SessionRef, paragraph_id: int, active_seconds: float | None = None) -> Move:
+    """Go to a paragraph (at most one past the furthest); a move also records activity and
+    the paragraph timings (app/annotate/timings.py: same statement on PostgreSQL)."""
     ensure_writable(ref.status)
     limit = min(ref.furthest + 1, ref.paragraph_count - 1)
     if not 0 <= paragraph_id <= limit:
@@ -500,7 +505,7 @@ def move_position(ref: SessionRef, paragraph_id: int) -> Move:
             field="paragraph_id",
         )
     params = {"sid": ref.id, "to": paragraph_id, "now": utcnow()}
-    moved = _connection().execute(_MOVE, params).rowcount
+    moved = move_and_record(_MOVE_RETURNING, params, active_seconds) is not None
     _finish()
     if not moved:
         raise submitted_error()  # submitted in another tab since it was read
@@ -524,8 +529,9 @@ _GUARDED_MOVE = _MOVE.where(
 ).returning(SESSIONS.c.furthest)
 
 
-def move_known(token: str, paragraph_id: int) -> Move | None:
-    """Move a session this process has served before, in one statement.
+def move_known(token: str, paragraph_id: int, active_seconds: float | None = None) -> Move | None:
+    """Move a session this process has served before, in one statement (on SQLite, plus
+    the paragraph timings' one, app/annotate/timings.py).
 
     None when this path cannot settle the move (an unknown session, a paragraph out of
     range, the session submitted, the text replaced): the caller then takes the full
@@ -544,7 +550,7 @@ def move_known(token: str, paragraph_id: int) -> Move | None:
         "now": utcnow(),
         "text_hash": key.content_hash,
     }
-    furthest = _connection().execute(_GUARDED_MOVE, params).scalar()
+    furthest = move_and_record(_GUARDED_MOVE, params, active_seconds)
     _finish()
     if furthest is None:
         return None

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from app.research.dashboard import DocumentRow, Study
+    from app.research.pacing import PacingSummary
     from app.taxonomy import Taxonomy
 
 CHART_WIDTH = 640
@@ -150,6 +151,24 @@ def duration(seconds: float | None) -> str:
 def decimal(value: float | None, digits: int = 2) -> str:
     """A number with fixed digits; None -> '–'."""
     return "–" if value is None else f"{value:.{digits}f}"
+
+
+def pacing_charts(summary: PacingSummary) -> dict[str, BarChart]:
+    """Fatigue: seconds and errors per paragraph by position (app/research/pacing.py)."""
+    positions = summary.positions
+    seconds = [(f.label, f.seconds, "") for f in positions]
+    errors = [(f.label, f.errors, "") for f in positions]
+    return {
+        "seconds": bar_chart(
+            "pace-seconds", "Seconds visible per paragraph, by position", seconds, duration
+        ),
+        "errors": bar_chart(
+            "pace-errors",
+            "Errors found per paragraph, by position",
+            errors,
+            lambda value: f"{value:.2f}",
+        ),
+    }
 
 
 def formatters() -> dict[str, Callable]:

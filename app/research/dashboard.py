@@ -26,7 +26,8 @@ from app.assignment.claims import ClaimRule
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph
 from app.outcomes import OUTCOMES
-from app.research import metrics
+from app.paragraph_times import iter_paragraph_records
+from app.research import metrics, pacing
 from app.research.metrics import GoldRecall, Sentence
 from app.study import EffectiveStudySettings, as_utc
 
@@ -465,3 +466,21 @@ def _annotators(
             row.gold, settings.min_gold_recall, settings.min_gold_precision
         )
     return sorted(rows.values(), key=lambda r: (not r.flagged, r.label))
+
+
+def load_pacing(study: Study, limit: float | None) -> pacing.PacingSummary:
+    """Reading pace of the submitted sessions (app/research/pacing.py): rushing, fatigue."""
+    labels = {str(session.id): session.annotator for session in study.sessions}
+    counts = {document.external_id: document.paragraph_count for document in study.documents}
+    rows = (
+        pacing.ParagraphTime(
+            row["session_id"],
+            row["document_id"],
+            row["paragraph_id"],
+            row["seconds_visible"],
+            row["annotations"],
+            row["words"],
+        )
+        for row in iter_paragraph_records(submitted_only=True)
+    )
+    return pacing.summarise(rows, labels, counts, limit)

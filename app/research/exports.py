@@ -63,3 +63,10 @@ def export_annotations_csv() -> Response:
 def export_sessions_csv() -> Response:
     """One row per annotation session, with its status, progress and counts."""
     return _download("csv", "sessions", "sessions.csv")
+
+
+@bp.get("/export/paragraphs.csv")
+@login_required
+def export_paragraphs_csv() -> Response:
+    """One row per session and paragraph reached: seconds visible, active, annotations, words."""
+    return _download("csv", "paragraphs", "paragraphs.csv")

@@ -12,8 +12,8 @@ from app.extensions import db
 from app.identity import clean_annotator_name, signed_link
 from app.models import AnnotationSession, Document, ValidationRound
 from app.research import bp
-from app.research.charts import dashboard_charts, document_charts, formatters
-from app.research.dashboard import load_study
+from app.research.charts import dashboard_charts, document_charts, formatters, pacing_charts
+from app.research.dashboard import load_pacing, load_study
 from app.research.viewer import session_annotations, viewer_bootstrap
 from app.study import (
     check_taxonomy_file,
@@ -36,12 +36,15 @@ def dashboard():
     settings = study_settings()
     taxonomy = current_taxonomy()
     study = load_study(settings)
+    pace = load_pacing(study, taxonomy.study.min_words_per_minute)
     return render_template(
         "research/dashboard.html",
         study=study,
         settings=settings,
         taxonomy=taxonomy,
         charts=dashboard_charts(study, taxonomy),
+        pacing=pace,
+        pacing_charts=pacing_charts(pace),
     )
 
 

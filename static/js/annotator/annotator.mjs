@@ -9,6 +9,7 @@
  */
 
 import { ApiError, requestJson } from '../lib/api.mjs';
+import { ActivityTimer } from './activity.mjs';
 import { completionContent } from './completion.mjs';
 import { CorefCues } from './coref.mjs';
 import { DraftStore } from './draft.mjs';
@@ -118,6 +119,7 @@ export default class Annotator {
       this.renderStatus();
     });
 
+    this.activity = new ActivityTimer();
     this.bindEvents();
     this.view.renderHighlights(this.annotations.values());
     this.table.renderAll([...this.annotations.values()]);
@@ -415,7 +417,7 @@ export default class Annotator {
         this.store.dropPositions();
         const result = await requestJson(this.api.position, {
           method: 'PUT',
-          body: { paragraph_id: target },
+          body: { paragraph_id: target, active_seconds: this.activity.take() },
           csrfToken: this.boot.csrf_token,
         });
         this.view.addParagraphs(result.paragraphs ?? []);
@@ -434,7 +436,7 @@ export default class Annotator {
         return;
       }
     } else if (!this.readOnly) {
-      this.store.savePosition(target);
+      this.store.savePosition(target, { active_seconds: this.activity.take() });
     }
     this.position = target;
     this.steps.clear();
@@ -562,6 +564,7 @@ export default class Annotator {
     this.keyboard.destroy();
     this.store.destroy();
     this.heartbeat?.destroy();
+    this.activity.destroy();
     this.coref.destroy();
     this.steps.destroy();
   }

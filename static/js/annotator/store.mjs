@@ -121,10 +121,11 @@ export class AnnotationStore extends EventTarget {
   /**
    * Remember the paragraph the worker is on (only the latest is sent).
    * @param {number} paragraphId
+   * @param {Record<string, unknown>} [extra] more body fields (active_seconds)
    */
-  savePosition(paragraphId) {
+  savePosition(paragraphId, extra = {}) {
     if (!this.queue || !this.api.position) return;
-    const body = { paragraph_id: paragraphId };
+    const body = { ...extra, paragraph_id: paragraphId };
     this.queue.enqueue({ kind: 'position', method: 'PUT', url: this.api.position, body });
   }
 

@@ -1,0 +1,1 @@
+"""Planted attention checks: known errors written into a copy of a real document."""

@@ -1,0 +1,112 @@
+"""`flask plant-checks` on a BooookScore summary: stored like any check document, and a
+scripted worker who marks the planted spans is found by the dashboard's attention rule."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from app.extensions import db
+from app.models import Document, Paragraph
+from app.research.dashboard import load_study
+from app.study import study_settings
+from tests.support.worker_api import csrf, save, start, submit
+
+SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "planted" / "source.json"
+
+
+def plant(runner, *args: str):
+    result = runner.invoke(args=["import-documents", str(SOURCE)])
+    assert result.exit_code == 0, result.output
+    return runner.invoke(args=["plant-checks", "the-golden-doves", *args])
+
+
+def stored(external_id: str) -> tuple[Document, list[str]]:
+    document = db.session.scalar(db.select(Document).filter_by(external_id=external_id))
+    texts = db.session.scalars(
+        db.select(Paragraph.text).filter_by(document_id=document.id).order_by(Paragraph.position)
+    ).all()
+    return document, list(texts)
+
+
+def test_plant_checks_stores_a_check_document_with_exact_gold(app, runner):
+    result = plant(runner, "--seed", "3")
+    assert result.exit_code == 0, result.output
+    document, texts = stored("the-golden-doves-check-3")
+    assert document.is_attention_check
+    assert document.meta["planted_from"] == "the-golden-doves"
+    assert [g["category"] for g in document.gold] == ["repetition", "inconsistency", "new-person"]
+    for gold in document.gold:
+        text = texts[gold["paragraph_id"]][gold["start"] : gold["end"]]
+        assert f"paragraph {gold['paragraph_id']} [{gold['start']}:{gold['end']}] {text!r}" in (
+            result.output
+        )
+        assert gold["explanation"]
+    repetition = document.gold[0]
+    paired = repetition["paired_span"]
+    original = texts[paired["paragraph_id"]][paired["start"] : paired["end"]]
+    assert original == texts[repetition["paragraph_id"]][repetition["start"] : repetition["end"]]
+    # The same seed again changes nothing; a bad source or kind says what is wrong.
+    again = runner.invoke(args=["plant-checks", "the-golden-doves", "--seed", "3"])
+    assert "0 new, 0 updated, 1 unchanged" in again.output
+    missing = runner.invoke(args=["plant-checks", "nope", "--seed", "1"])
+    assert missing.exit_code == 1 and "nope: no such document" in missing.output
+    kinds = runner.invoke(args=["plant-checks", "the-golden-doves", "--seed", "1", "--kinds", "x"])
+    assert kinds.exit_code == 2 and "unknown kind 'x'" in kinds.output
+    nested = runner.invoke(args=["plant-checks", "the-golden-doves-check-3", "--seed", "1"])
+    assert nested.exit_code == 1 and "is itself an attention check" in nested.output
+
+
+def test_a_worker_who_marks_the_planted_spans_passes_and_one_who_marks_nothing_is_flagged(
+    app, client, runner
+):
+    result = plant(runner, "--seed", "5", "--id", "planted")
+    assert result.exit_code == 0, result.output
+    document, texts = stored("planted")
+    gold = document.gold
+
+    def span(paragraph_id: int, start: int, end: int) -> dict:
+        return {
+            "paragraph_id": paragraph_id,
+            "start": start,
+            "end": end,
+            "text": texts[paragraph_id][start:end],
+        }
+
+    careful = start(client, "planted", annotator="careful")
+    for paragraph_id in range(len(texts)):
+        if paragraph_id:
+            moved = client.put(
+                f"/api/sessions/{careful}/position",
+                json={"paragraph_id": paragraph_id},
+                headers=csrf(careful),
+            )
+            assert moved.status_code == 200, moved.data
+        for item in (g for g in gold if g["paragraph_id"] == paragraph_id):
+            body = {
+                "id": str(uuid.uuid4()),
+                "category": item["category"],
+                "span": span(item["paragraph_id"], item["start"], item["end"]),
+            }
+            if "paired_span" in item:
+                body["paired_span"] = span(**item["paired_span"])
+            answer = save(client, careful, body)
+            assert answer.status_code in (200, 201), answer.data
+    assert submit(client, careful).status_code == 200
+
+    careless = start(client, "planted", annotator="careless")
+    for paragraph_id in range(1, len(texts)):
+        client.put(
+            f"/api/sessions/{careless}/position",
+            json={"paragraph_id": paragraph_id},
+            headers=csrf(careless),
+        )
+    assert submit(client, careless).status_code == 200
+
+    rows = {row.label: row for row in load_study(study_settings()).annotators}
+    careful_row = next(row for label, row in rows.items() if label.endswith("careful"))
+    careless_row = next(row for label, row in rows.items() if label.endswith("careless"))
+    assert careful_row.gold.total == len(gold) == 3
+    assert careful_row.gold.recall_any == 1.0 and careful_row.gold.recall_category == 1.0
+    assert not careful_row.flagged
+    assert careless_row.gold.recall_any == 0.0 and careless_row.flagged
