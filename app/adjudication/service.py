@@ -56,7 +56,7 @@ def paragraph_texts(document_id: int) -> dict[int, str]:
     rows = db.session.execute(
         select(Paragraph.position, Paragraph.text).where(Paragraph.document_id == document_id)
     )
-    return dict(rows.tuples())
+    return {position: text for position, text in rows}
 
 
 def load_marks(document_id: int) -> list[Mark]:
