@@ -344,7 +344,7 @@ export default class Adjudicate {
     const $article = el('article', 'candidate__body');
     const titleId = `cand-${id}-title`;
     $article.setAttribute('aria-labelledby', titleId);
-    const $title = el('h4', 'candidate__title', `${this.categoryName(decision.result.category)}: ${quote(decision.result.span)}`);
+    const $title = el('h4', 'candidate__title', `Own span, ${this.categoryName(decision.result.category)}: ${quote(decision.result.span)}`);
     $title.id = titleId;
     const $remove = el('button', 'button button--small button--danger', 'Remove');
     $remove.setAttribute('type', 'button');
@@ -362,7 +362,7 @@ export default class Adjudicate {
   ownForm(n) {
     const $form = /** @type {HTMLFormElement} */ (el('form', 'adj-own'));
     $form.dataset.form = 'own';
-    $form.dataset.paragraph = String(n);
+    $form.dataset.ownParagraph = String(n);
     $form.id = `own-${n}`;
     const $fieldset = el('fieldset', 'adj-own__fieldset');
     $fieldset.append(el('legend', '', `Add my own span in paragraph ${n + 1}`));
@@ -389,9 +389,9 @@ export default class Adjudicate {
     $paired.dataset.js = 'paired';
     $paired.append(
       el('legend', '', 'Second span (paired categories)'),
-      field('paired_paragraph', 'Paragraph number'),
-      field('paired_start', 'Start'),
-      field('paired_end', 'End'),
+      field('paired_paragraph', 'Second span: paragraph number'),
+      field('paired_start', 'Second span: start'),
+      field('paired_end', 'Second span: end'),
     );
     const $target = el('label', 'field--check');
     const $check = /** @type {HTMLInputElement} */ (el('input'));
@@ -431,7 +431,7 @@ export default class Adjudicate {
       if (text === undefined || !(from >= 0 && to > from && to <= codePointLength(text))) return null;
       return { paragraph_id: paragraph, start: from, end: to, text: sliceCodePoints(text, from, to) };
     };
-    const n = Number($form.dataset.paragraph);
+    const n = Number($form.dataset.ownParagraph);
     const span = make(n, value('start'), value('end'));
     const pairedVisible = !(/** @type {HTMLElement} */ ($form.querySelector('[data-js="paired"]')).hidden);
     const pairedParagraph = Number.parseInt(value('paired_paragraph'), 10) - 1;
