@@ -344,7 +344,9 @@ export default class Adjudicate {
     const $article = el('article', 'candidate__body');
     const titleId = `cand-${id}-title`;
     $article.setAttribute('aria-labelledby', titleId);
-    const $title = el('h4', 'candidate__title', `Own span, ${this.categoryName(decision.result.category)}: ${quote(decision.result.span)}`);
+    // A decided candidate that has changed since (a session submitted later) shows here too.
+    const kind = decision.decision === 'own' ? 'Own span' : 'Earlier decision';
+    const $title = el('h4', 'candidate__title', `${kind}, ${this.categoryName(decision.result.category)}: ${quote(decision.result.span)}`);
     $title.id = titleId;
     const $remove = el('button', 'button button--small button--danger', 'Remove');
     $remove.setAttribute('type', 'button');
