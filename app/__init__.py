@@ -78,7 +78,7 @@ def register_blueprints(app: Flask) -> None:
 
 def register_cli(app: Flask) -> None:
     """Add the project's flask commands."""
-    from app.adjudication.gold import register_cli as register_adjudication_cli
+    from app.adjudication.cli import register as register_adjudication_cli
     from app.cli import register
 
     register(app)

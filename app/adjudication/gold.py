@@ -178,9 +178,3 @@ def promote_gold_command(doc_id: str) -> None:
     db.session.commit()
     message = f"Document {doc_id} now has {len(answers)} gold span(s) as an attention check"
     click.echo(message + (f" (replacing {replaced})." if replaced else "."))
-
-
-def register_cli(app) -> None:
-    """Add export-gold and promote-gold to app.cli."""
-    app.cli.add_command(export_gold_command)
-    app.cli.add_command(promote_gold_command)

@@ -249,3 +249,28 @@ def test_promote_gold_refuses_a_document_without_decisions(seeded, runner):
     assert "no adjudicated spans" in result.output
     missing = runner.invoke(args=["promote-gold", "nope"])
     assert missing.exit_code != 0 and "no document" in missing.output
+
+
+def test_agreement_command_gives_gamma_and_linked_pair_f1(seeded, runner):
+    from app.adjudication.agreement import document_units
+    from app.adjudication.gamma import gamma
+
+    result = runner.invoke(args=["agreement", "--gamma", "--format", "json", "--samples", "5"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output[result.output.index("{") :])
+    (row,) = report["documents"]
+    assert row["document_id"] == DOC_ID and row["annotators"] == 3
+    units, _, _ = document_units(seeded.id)
+    # Paragraph 1's spans sit after paragraph 0 and one separator.
+    assert min(u.start for u in units if u.category == "repetition") == len(PARAGRAPHS[0]) + 1 + 5
+    assert row["gamma"] == gamma(units, samples=5, seed=0).gamma
+    # Repetition: ann-1 and ann-3 linked pairs match (F1 1); pairs with ann-2, who has
+    # none, score 0: mean 1/3.
+    assert row["linked_pair_f1"] == pytest.approx(1 / 3)
+    figure = report["agreement"]["gamma"]
+    assert figure["value"] == row["gamma"] and figure["ci95"] is None  # one document
+    assert "Mathet" in figure["unit"]
+    table = runner.invoke(args=["agreement", "--gamma", "--samples", "5"])
+    assert table.exit_code == 0 and DOC_ID in table.output
+    missing = runner.invoke(args=["agreement", "--gamma", "--document", "nope"])
+    assert missing.exit_code != 0 and "no document" in missing.output
