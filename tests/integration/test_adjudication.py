@@ -61,8 +61,9 @@ def test_state_groups_three_annotators_spans_into_candidates(seeded, researcher_
 
 
 def test_anonymous_gets_401_json_and_login_redirect(seeded, client):
-    assert client.get(STATE_URL).status_code == 401
-    assert client.get(STATE_URL).get_json()["error"]["code"] == "unauthorized"
+    assert client.get(STATE_URL, headers=JSON).status_code == 401
+    assert client.get(STATE_URL, headers=JSON).get_json()["error"]["code"] == "unauthorized"
+    assert client.post(DECIDE_URL, json={}, headers=JSON).status_code in (400, 401)
     page = client.get(f"/research/documents/{DOC_ID}/adjudicate")
     assert page.status_code == 302 and "/research/login" in page.headers["Location"]
 
