@@ -51,6 +51,7 @@ EXPORT_KEYS = {
     "created_at",
     "taxonomy_version",
     "removed_at",
+    "provenance",  # gold exports (app.adjudication.gold): export records plus provenance
 }
 
 MODEL_HINT = (

@@ -275,3 +275,17 @@ def test_agreement_command_gives_gamma_and_linked_pair_f1(seeded, runner):
     assert table.exit_code == 0 and DOC_ID in table.output
     missing = runner.invoke(args=["agreement", "--gamma", "--document", "nope"])
     assert missing.exit_code != 0 and "no document" in missing.output
+
+
+def test_gold_export_is_accepted_as_validation_items(seeded, researcher_client, runner, tmp_path):
+    from app.models import ValidationItem
+
+    adjudicate_all(researcher_client)
+    path = tmp_path / "gold.jsonl"
+    exported = runner.invoke(args=["export-gold", "--output", str(path)])
+    assert exported.exit_code == 0, exported.output
+    created = runner.invoke(args=["validation", "create-round", "gold-1", "--items", str(path)])
+    assert created.exit_code == 0, created.output
+    items = db.session.scalars(db.select(ValidationItem).order_by(ValidationItem.id)).all()
+    assert sorted(i.span_text for i in items) == ["Anna met Bob again", "Then", "met Bob at"]
+    assert {i.origin_annotator for i in items} == {"gold"}
