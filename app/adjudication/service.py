@@ -291,6 +291,11 @@ def save_decision(
     """Store a decision once; (row, created). Replays return the stored row; the same id
     with another decision raises 409; a broken rule raises 422."""
     data = parse_decision(body)
+    stored = _stored(document.id, data.client_id)
+    if stored is not None:
+        # A replay is answered from what is stored, even if the candidate has changed
+        # since (another session submitted): the decision was saved the first time.
+        return _replayed(stored, data), False
     texts = paragraph_texts(document.id)
     candidates = {c.key: c for c in group_candidates(load_marks(document.id))}
     earlier = current_decisions(decision_history(document.id))
@@ -303,7 +308,7 @@ def save_decision(
         "client_id": data.client_id,
         "candidate_key": data.candidate,
         "decision": data.decision,
-        "boundary": data.boundary if data.decision == "merge" else None,
+        "boundary": (data.boundary or "union") if data.decision == "merge" else None,
         "note": data.note,
         "annotators": [],
         "annotation_ids": [],
@@ -321,13 +326,25 @@ def save_decision(
     db.session.commit()
     if new_id is not None:
         return db.session.get(AdjudicationDecision, new_id), True
-    stored = db.session.scalar(
-        select(AdjudicationDecision).filter_by(document_id=document.id, client_id=data.client_id)
+    # A concurrent duplicate won the race: answer as a replay.
+    return _replayed(_stored(document.id, data.client_id), data), False
+
+
+def _stored(document_id: int, client_id: str) -> AdjudicationDecision | None:
+    return db.session.scalar(
+        select(AdjudicationDecision).filter_by(document_id=document_id, client_id=client_id)
     )
+
+
+def _replayed(stored: AdjudicationDecision, data: DecisionIn) -> AdjudicationDecision:
+    """The stored row when `data` asks for the same decision, else 409."""
+    result = stored.result or {}
     same = (
         stored.candidate_key == data.candidate
         and stored.decision == data.decision
-        and stored.result == values["result"]
+        and (data.decision != "merge" or stored.boundary == (data.boundary or "union"))
+        and (data.category is None or result.get("category") == data.category)
+        and (data.decision != "own" or _own_spans_equal(result, data))
     )
     if not same:
         raise ApiError.conflict(
@@ -335,7 +352,14 @@ def save_decision(
             "Reload the page to see what is stored.",
             field="id",
         )
-    return stored, False
+    return stored
+
+
+def _own_spans_equal(result: Mapping[str, Any], data: DecisionIn) -> bool:
+    paired = data.paired_span.to_dict() if data.paired_span else None
+    return result.get("span") == (data.span.to_dict() if data.span else None) and (
+        result.get("paired_span") == paired
+    )
 
 
 @dataclass(frozen=True)

@@ -289,3 +289,44 @@ def test_gold_export_is_accepted_as_validation_items(seeded, researcher_client, 
     items = db.session.scalars(db.select(ValidationItem).order_by(ValidationItem.id)).all()
     assert sorted(i.span_text for i in items) == ["Anna met Bob again", "Then", "met Bob at"]
     assert {i.origin_annotator for i in items} == {"gold"}
+
+
+def test_replay_after_the_candidate_changed_still_answers_200(seeded, researcher_client):
+    from app.models import Annotation, AnnotationSession, Annotator
+
+    token = csrf_token(researcher_client)
+    key = by_category(researcher_client, "missing-info")["key"]
+    body = {"id": str(uuid.uuid4()), "candidate": key, "decision": "accept"}
+    assert decide(researcher_client, token, **body).status_code == 201
+    # A fourth annotator submits a span joining that candidate: its key changes.
+    annotator = Annotator(platform="direct", external_id="ann-4")
+    db.session.add(annotator)
+    db.session.flush()
+    session = AnnotationSession(
+        document_id=seeded.id,
+        annotator_id=annotator.id,
+        status="submitted",
+        position=1,
+        furthest=1,
+        taxonomy_version="test",
+        platform="direct",
+    )
+    db.session.add(session)
+    db.session.flush()
+    start = PARAGRAPHS[0].index("old mill")
+    db.session.add(
+        Annotation(
+            session_id=session.id,
+            client_id=str(uuid.uuid4()),
+            paragraph_id=0,
+            span_start=start,
+            span_end=start + 8,
+            span_text="old mill",
+            category="missing-info",
+        )
+    )
+    db.session.commit()
+    assert by_category(researcher_client, "missing-info")["key"] != key
+    replay = decide(researcher_client, token, **body)
+    assert replay.status_code == 200
+    assert replay.get_json()["candidate"] == key
