@@ -50,8 +50,11 @@ def decide(document_id: str):
 
 @bp.get("/export/gold.jsonl")
 def export_gold_jsonl() -> Response:
-    """The gold set: export records plus provenance, one a line."""
-    chunks = gold_chunks("jsonl", request.args.get("document") or None)
+    """The gold set: export records plus provenance, one a line (`document=ID`: one)."""
+    document = request.args.get("document") or None
+    if document is not None:
+        document_or_404(document)
+    chunks = gold_chunks("jsonl", document)
     response = Response(
         stream_with_context(chunks), content_type="application/x-ndjson; charset=utf-8"
     )

@@ -212,6 +212,9 @@ def test_gold_export_equals_the_decisions_with_provenance(seeded, researcher_cli
         assert set(record) >= {"document_id", "category_name", "category_type", "created_at"}
         span = record["span"]
         assert PARAGRAPHS[span["paragraph_id"]][span["start"] : span["end"]] == span["text"]
+    one = researcher_client.get(f"/research/export/gold.jsonl?document={DOC_ID}")
+    assert [json.loads(line) for line in one.text.splitlines()] == records
+    assert researcher_client.get("/research/export/gold.jsonl?document=nope").status_code == 404
     cli = runner.invoke(args=["export-gold", "--format", "jsonl"])
     assert cli.exit_code == 0, cli.output
     assert [json.loads(line) for line in cli.output.splitlines()] == records
@@ -330,3 +333,25 @@ def test_replay_after_the_candidate_changed_still_answers_200(seeded, researcher
     replay = decide(researcher_client, token, **body)
     assert replay.status_code == 200
     assert replay.get_json()["candidate"] == key
+
+
+def test_own_paired_span_needs_and_keeps_its_second_span(seeded, researcher_client):
+    token = csrf_token(researcher_client)
+    later = PARAGRAPHS[1].index("the mill")
+    span = {"paragraph_id": 1, "start": later, "end": later + 8, "text": "the mill"}
+    alone = decide(researcher_client, token, decision="own", category="repetition", span=span)
+    assert alone.status_code == 422
+    assert alone.get_json()["error"]["code"] == "paired_span_required"
+    earlier = PARAGRAPHS[0].index("the old mill")
+    paired = {"paragraph_id": 0, "start": earlier, "end": earlier + 12, "text": "the old mill"}
+    saved = decide(
+        researcher_client,
+        token,
+        decision="own",
+        category="repetition",
+        span=span,
+        paired_span=paired,
+    )
+    assert saved.status_code == 201
+    (record,) = _gold(researcher_client)
+    assert record["paired_span"] == paired and record["category_type"] == "paired"
