@@ -147,3 +147,29 @@ def test_no_horizontal_scroll_at_390_px(adjudication, page: Page):
     assert widths[0] <= widths[1], widths
     page.screenshot(path="/tmp/adjudicate-390.png", full_page=True)
     assert not violations(page)
+
+
+def test_own_paired_span_with_two_mouse_selections(adjudication, page: Page):
+    log_in(page, adjudication)
+    page.goto(f"{adjudication.url}/research/documents/{DOC_ID}/adjudicate")
+    saved(page, 0)
+    own = page.get_by_role("group", name="Add my own span in paragraph 2")
+    own.get_by_label("Category").select_option(label="Repetition")
+    second = own.get_by_role("group", name="Second span (paired categories)")
+    expect(second).to_be_visible()
+    later = PARAGRAPHS[1].index("the mill")
+    page.locator('[data-paragraph="1"]').scroll_into_view_if_needed()
+    select_span(page, 1, PARAGRAPHS[1], later, later + len("the mill"))
+    second.get_by_label("My next mouse selection is the second span").check()
+    earlier = PARAGRAPHS[0].index("the old mill")
+    page.locator('[data-paragraph="0"]').scroll_into_view_if_needed()
+    select_span(page, 0, PARAGRAPHS[0], earlier, earlier + len("the old mill"), backwards=True)
+    expect(second.get_by_label("Second span: paragraph number")).to_have_value("1")
+    expect(own).to_contain_text("Span: “the mill”; second span: “the old mill”")
+    own.get_by_role("button", name="Save my span").click()
+    saved(page, 1)
+    with adjudication.app.app_context():
+        (record,) = list(iter_gold_records())
+        db.session.remove()
+    assert record["span"]["text"] == "the mill"
+    assert record["paired_span"]["text"] == "the old mill"
