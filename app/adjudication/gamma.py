@@ -31,7 +31,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from itertools import pairwise
+from itertools import combinations, pairwise
 from statistics import fmean, pstdev
 
 SEGMENT_PRECISION = 1e-6
@@ -96,32 +96,56 @@ def best_alignment(
     flat = [unit for lane in lanes for unit in lane]
     if not flat:
         raise ValueError("Gamma needs at least one unit.")
-    ids = {}
-    for index, unit in enumerate(flat):
-        ids[id(unit)] = index
+    offsets = [0]
+    for lane in lanes:
+        offsets.append(offsets[-1] + len(lane))
+    # Bits in order of position: the partition search then always covers the leftmost
+    # unit first, so the units still open form a narrow window and few states recur.
+    by_position = sorted(range(len(flat)), key=lambda k: (flat[k].start, flat[k].end, k))
+    bit = [0] * len(flat)
+    for rank, k in enumerate(by_position):
+        bit[k] = rank
     pairs = n * (n - 1) // 2
     empty = d.delta_empty
+    budget = n * empty * pairs  # no kept unitary alignment has a larger sum of pair costs
+    # Units of two annotators that may share a unitary alignment: a pair costing more than
+    # the whole budget never can. Computed once, this keeps the search local.
+    near: dict[tuple[int, int, int], dict[int, float]] = {}
+    for a, b in combinations(range(n), 2):
+        for i, u in enumerate(lanes[a]):
+            for j, v in enumerate(lanes[b]):
+                cost = d(u, v)
+                if cost <= budget:
+                    near.setdefault((a, i, b), {})[j] = cost
+                    near.setdefault((b, j, a), {})[i] = cost
     candidates: list[tuple[int, float]] = []  # (bitmask of units, disorder)
 
-    def extend(lane: int, chosen: list[Unit | None], total: float) -> None:
-        if total > n * empty * pairs:  # pair costs only grow: no completion can be kept
+    def extend(lane: int, chosen: list[tuple[int, int]], total: float) -> None:
+        if total > budget:  # pair costs only grow: no completion can be kept
             return
         if lane == n:
-            real = [u for u in chosen if u is not None]
-            if not real:
+            if not chosen:
                 return
             disorder = total / pairs
-            if disorder <= len(real) * empty + 1e-12:
+            if disorder <= len(chosen) * empty + 1e-12:
                 mask = 0
-                for unit in real:
-                    mask |= 1 << ids[id(unit)]
+                for a, i in chosen:
+                    mask |= 1 << bit[offsets[a] + i]
                 candidates.append((mask, disorder))
             return
-        for option in (*lanes[lane], None):
-            added = sum(
-                empty if (option is None or other is None) else d(option, other) for other in chosen
-            )
-            extend(lane + 1, [*chosen, option], total + added)
+        # Pairs with an empty unit: this lane's nothing against every earlier lane, or
+        # every empty earlier lane against this lane's unit.
+        earlier_empty = lane - len(chosen)
+        extend(lane + 1, chosen, total + lane * empty)
+        if chosen:
+            options = set(near.get((*chosen[0], lane), {}))
+            for a, i in chosen[1:]:
+                options &= set(near.get((a, i, lane), {}))
+        else:
+            options = set(range(len(lanes[lane])))
+        for j in sorted(options):
+            added = earlier_empty * empty + sum(near[(a, i, lane)][j] for a, i in chosen)
+            extend(lane + 1, [*chosen, (lane, j)], total + added)
 
     extend(0, [], 0.0)
     total, count = _partition(len(flat), candidates)
