@@ -11,31 +11,13 @@
  * @module adjudicate/adjudicate
  */
 
-import { rangeToSpan, sliceCodePoints, codePointLength } from '../lib/anchoring.mjs';
+import { rangeToSpan } from '../lib/anchoring.mjs';
 import { requestJson, SyncQueue } from '../lib/api.mjs';
 import { renderParagraph } from '../lib/highlight.mjs';
+import { el, ownSpanForm, ownSpans, quote, showPreview, togglePaired } from './own-span.mjs';
 
 const LANE_COLORS = ['#f4c542', '#7fb3e6', '#f29e8e', '#9ad19a', '#c7a6e8', '#f2b880'];
 const DECIDED_LABELS = { accept: 'Accepted', reject: 'Rejected', merge: 'Merged', own: 'Own span' };
-
-/**
- * Create an element with classes and text.
- * @param {string} tag
- * @param {string} [className]
- * @param {string} [text]
- * @returns {HTMLElement}
- */
-function el(tag, className = '', text = undefined) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-/** @param {{text: string} | null | undefined} span */
-function quote(span) {
-  return span ? `“${span.text}”` : '';
-}
 
 export default class Adjudicate {
   /** @param {HTMLElement} $root */
@@ -362,94 +344,15 @@ export default class Adjudicate {
 
   /** @param {number} n */
   ownForm(n) {
-    const $form = /** @type {HTMLFormElement} */ (el('form', 'adj-own'));
-    $form.dataset.form = 'own';
-    $form.dataset.ownParagraph = String(n);
-    $form.id = `own-${n}`;
-    const $fieldset = el('fieldset', 'adj-own__fieldset');
-    $fieldset.append(el('legend', '', `Add my own span in paragraph ${n + 1}`));
-    const field = (/** @type {string} */ name, /** @type {string} */ label, /** @type {string} */ type = 'number') => {
-      const $wrap = el('div', 'field adj-own__field');
-      const $label = el('label', 'label', label);
-      $label.setAttribute('for', `own-${n}-${name}`);
-      const $input = /** @type {HTMLInputElement} */ (el('input', 'input'));
-      $input.type = type;
-      $input.id = `own-${n}-${name}`;
-      $input.name = name;
-      if (type === 'number') {
-        $input.min = '0';
-        $input.inputMode = 'numeric';
-      }
-      $wrap.append($label, $input);
-      return $wrap;
-    };
-    const $category = el('div', 'field adj-own__field');
-    const $categoryLabel = el('label', 'label', 'Category');
-    $categoryLabel.setAttribute('for', `own-${n}-category`);
-    $category.append($categoryLabel, this.categorySelect(`own-${n}-category`, this.state.categories[0]?.key));
-    const $paired = el('fieldset', 'adj-own__paired');
-    $paired.dataset.js = 'paired';
-    $paired.append(
-      el('legend', '', 'Second span (paired categories)'),
-      field('paired_paragraph', 'Second span: paragraph number'),
-      field('paired_start', 'Second span: start'),
-      field('paired_end', 'Second span: end'),
-    );
-    const $target = el('label', 'field--check');
-    const $check = /** @type {HTMLInputElement} */ (el('input'));
-    $check.type = 'checkbox';
-    $check.name = 'select_second';
-    $target.append($check, document.createTextNode(' My next mouse selection is the second span'));
-    $paired.append($target);
-    const $preview = el('p', 'adj-own__preview');
-    $preview.dataset.js = 'preview';
-    $preview.setAttribute('aria-live', 'polite');
-    $preview.textContent = 'Select text in the paragraph above, or type its start and end (characters from 0).';
-    const $save = el('button', 'button button--primary button--small', 'Save my span');
-    $save.setAttribute('type', 'submit');
-    $fieldset.append($category, field('start', 'Start'), field('end', 'End'), $paired, $preview, $save);
-    $form.append($fieldset);
-    this.togglePaired($form);
+    const $select = this.categorySelect(`own-${n}-category`, this.state.categories[0]?.key);
+    const $form = ownSpanForm(n, $select);
+    togglePaired($form, this.state.categories);
     return $form;
   }
 
   /** @param {HTMLFormElement} $form */
-  togglePaired($form) {
-    const key = /** @type {HTMLSelectElement} */ ($form.elements.namedItem('category')).value;
-    const $paired = /** @type {HTMLElement} */ ($form.querySelector('[data-js="paired"]'));
-    $paired.hidden = this.category(key)?.type !== 'paired';
-  }
-
-  /**
-   * The own form's spans from its fields, with texts from the stored paragraphs.
-   * @param {HTMLFormElement} $form
-   */
-  ownSpans($form) {
-    const value = (/** @type {string} */ name) => /** @type {HTMLInputElement} */ ($form.elements.namedItem(name)).value;
-    const make = (/** @type {number} */ paragraph, /** @type {string} */ start, /** @type {string} */ end) => {
-      const text = this.state.document.paragraphs[paragraph]?.text;
-      const from = Number.parseInt(start, 10);
-      const to = Number.parseInt(end, 10);
-      if (text === undefined || !(from >= 0 && to > from && to <= codePointLength(text))) return null;
-      return { paragraph_id: paragraph, start: from, end: to, text: sliceCodePoints(text, from, to) };
-    };
-    const n = Number($form.dataset.ownParagraph);
-    const span = make(n, value('start'), value('end'));
-    const pairedVisible = !(/** @type {HTMLElement} */ ($form.querySelector('[data-js="paired"]')).hidden);
-    const pairedParagraph = Number.parseInt(value('paired_paragraph'), 10) - 1;
-    const paired = pairedVisible ? make(pairedParagraph, value('paired_start'), value('paired_end')) : null;
-    return { span, paired, pairedVisible };
-  }
-
-  /** @param {HTMLFormElement} $form */
   preview($form) {
-    const { span, paired, pairedVisible } = this.ownSpans($form);
-    const $preview = /** @type {HTMLElement} */ ($form.querySelector('[data-js="preview"]'));
-    if (!span) {
-      $preview.textContent = 'No valid span yet: start must be below end, within the paragraph.';
-      return;
-    }
-    $preview.textContent = `Span: ${quote(span)}${pairedVisible ? `; second span: ${paired ? quote(paired) : 'none yet'}` : ''}`;
+    showPreview($form, this.state.document.paragraphs);
   }
 
   /** @param {Event} event */
@@ -457,7 +360,7 @@ export default class Adjudicate {
     const $form = /** @type {HTMLElement} */ (event.target).closest('form');
     if (!($form instanceof HTMLFormElement) || $form.dataset.form !== 'own') return;
     this.activeForm = $form;
-    if (/** @type {HTMLElement} */ (event.target).getAttribute('name') === 'category') this.togglePaired($form);
+    if (/** @type {HTMLElement} */ (event.target).getAttribute('name') === 'category') togglePaired($form, this.state.categories);
     this.preview($form);
   }
 
@@ -519,7 +422,7 @@ export default class Adjudicate {
       this.send({ candidate: key, decision: 'merge', boundary: data.get('boundary'), category: data.get('category') });
       return;
     }
-    const { span, paired, pairedVisible } = this.ownSpans($form);
+    const { span, paired, pairedVisible } = ownSpans($form, this.state.document.paragraphs);
     if (!span || (pairedVisible && !paired)) {
       this.say('Choose the span first (and the second span for a paired category).', true);
       this.preview($form);
