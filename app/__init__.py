@@ -55,6 +55,7 @@ def register_extensions(app: Flask) -> None:
 
 def register_blueprints(app: Flask) -> None:
     """Mount each blueprint package at its URL prefix."""
+    from app.adjudication import bp as adjudication_bp
     from app.annotate import api_bp as annotate_api_bp
     from app.annotate import bp as annotate_bp
     from app.assignment import bp as assignment_bp
@@ -69,6 +70,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(assignment_bp)
     app.register_blueprint(validation_bp)
     app.register_blueprint(research_bp, url_prefix="/research")
+    app.register_blueprint(adjudication_bp, url_prefix="/research")
     # Worker and validator APIs check a CSRF token derived from their capability token
     # (app.security), because a crowd platform's iframe may block the session cookie.
     csrf.exempt(annotate_api_bp)
@@ -77,9 +79,11 @@ def register_blueprints(app: Flask) -> None:
 
 def register_cli(app: Flask) -> None:
     """Add the project's flask commands."""
+    from app.adjudication.cli import register as register_adjudication_cli
     from app.cli import register
 
     register(app)
+    register_adjudication_cli(app)
 
 
 def register_errorhandlers(app: Flask) -> None:

@@ -185,6 +185,41 @@ def _annotation_rows(flt: ExportFilter) -> Iterator[tuple]:
         result.close()
 
 
+def annotation_record(
+    categories: Callable[[str], tuple[str, str]],
+    *,
+    document_id: str,
+    category: str,
+    span: dict[str, Any],
+    paired_span: dict[str, Any] | None,
+    comment: str | None,
+    annotator_id: str,
+    platform: str,
+    session_id: str,
+    submitted: bool,
+    created_at: datetime | None,
+    taxonomy_version: str,
+) -> dict[str, Any]:
+    """One DESIGN.md export record (also the base of app.adjudication's gold records)."""
+    name, kind = categories(category)
+    return {
+        "document_id": document_id,
+        "paragraph_id": span["paragraph_id"],
+        "category": category,
+        "category_name": name,
+        "category_type": kind,
+        "span": span,
+        "paired_span": paired_span,
+        "comment": comment,
+        "annotator_id": annotator_id,
+        "platform": platform,
+        "session_id": session_id,
+        "submitted": submitted,
+        "created_at": _iso(created_at),
+        "taxonomy_version": taxonomy_version,
+    }
+
+
 def iter_annotation_records(
     flt: ExportFilter | None = None, taxonomy: Taxonomy | None = None
 ) -> Iterator[dict[str, Any]]:
@@ -194,25 +229,22 @@ def iter_annotation_records(
     for row in _annotation_rows(flt):
         (doc, par, start, end, text, cat, p_par, p_start, p_end, p_text, comment) = row[:11]
         (a_platform, a_id, platform, session_id, status, created, version, deleted) = row[11:]
-        name, kind = categories(cat)
-        record = {
-            "document_id": doc,
-            "paragraph_id": par,
-            "category": cat,
-            "category_name": name,
-            "category_type": kind,
-            "span": {"paragraph_id": par, "start": start, "end": end, "text": text},
-            "paired_span": None
+        record = annotation_record(
+            categories,
+            document_id=doc,
+            category=cat,
+            span={"paragraph_id": par, "start": start, "end": end, "text": text},
+            paired_span=None
             if p_par is None
             else {"paragraph_id": p_par, "start": p_start, "end": p_end, "text": p_text},
-            "comment": comment,
-            "annotator_id": f"{a_platform}:{a_id}",
-            "platform": platform,
-            "session_id": str(session_id),
-            "submitted": status == "submitted",
-            "created_at": _iso(created),
-            "taxonomy_version": version,
-        }
+            comment=comment,
+            annotator_id=f"{a_platform}:{a_id}",
+            platform=platform,
+            session_id=str(session_id),
+            submitted=status == "submitted",
+            created_at=created,
+            taxonomy_version=version,
+        )
         if flt.include_removed:
             record["removed_at"] = _iso(deleted)
         yield record

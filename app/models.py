@@ -353,3 +353,41 @@ class ParagraphTiming(db.Model):
     visit_started: Mapped[float | None] = mapped_column(Float)
     seconds_visible: Mapped[float] = mapped_column(Float, default=0.0)
     active_seconds: Mapped[float] = mapped_column(Float, default=0.0)
+
+
+ADJUDICATION_DECISIONS = ("accept", "reject", "merge", "own")
+
+
+class AdjudicationDecision(db.Model):
+    """A researcher's decision on a candidate (or their own span) while adjudicating.
+
+    Rows are never updated or deleted: a later decision on the same candidate supersedes
+    the earlier one, and the history stays. (document, client_id) is unique so that a
+    replayed save is recognised (INSERT ... ON CONFLICT DO NOTHING)."""
+
+    __tablename__ = "adjudication_decisions"
+    __table_args__ = (
+        UniqueConstraint("document_id", "client_id"),
+        CheckConstraint("decision IN ('accept', 'reject', 'merge', 'own')", name="decision_known"),
+        Index("ix_adjudication_decisions_document_candidate", "document_id", "candidate_key"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"))
+    client_id: Mapped[str] = mapped_column(String(36))
+    # "c-<hash of the grouped annotation ids>" or "own-<client UUID of the first own span>".
+    candidate_key: Mapped[str] = mapped_column(String(80))
+    paragraph_id: Mapped[int] = mapped_column(Integer)
+    decision: Mapped[str] = mapped_column(String(10))
+    # Merge only: "union" or the label of the annotator whose boundary was chosen.
+    boundary: Mapped[str | None] = mapped_column(String(250))
+    # The resulting gold span {"category", "span", "paired_span"}; None for reject.
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    # Provenance: who marked the candidate, and which annotations it grouped.
+    annotators: Mapped[list[str]] = mapped_column(JSON, default=list)
+    annotation_ids: Mapped[list[int]] = mapped_column(JSON, default=list)
+    note: Mapped[str | None] = mapped_column(Text)
+    decided_by_id: Mapped[int] = mapped_column(ForeignKey("researchers.id"))
+    decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    decided_by: Mapped[Researcher] = relationship()

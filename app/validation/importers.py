@@ -52,6 +52,7 @@ EXPORT_KEYS = {
     "created_at",
     "taxonomy_version",
     "removed_at",
+    "provenance",  # gold exports (app.adjudication.gold): export records plus provenance
 }
 
 WARNING = "warning: "  # marks a note among a reader's problems: it rejects nothing

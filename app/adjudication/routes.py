@@ -1,0 +1,63 @@
+"""The adjudication page and its JSON API (researcher login; cookie-based CSRF)."""
+
+from __future__ import annotations
+
+from flask import Response, jsonify, render_template, request, stream_with_context, url_for
+from flask_login import current_user
+
+from app.adjudication import bp
+from app.adjudication.gold import gold_chunks
+from app.adjudication.service import (
+    adjudication_state,
+    decision_json,
+    document_or_404,
+    save_decision,
+)
+from app.errors import ApiError
+from app.request_json import json_object
+from app.taxonomy import current_taxonomy
+
+
+@bp.get("/documents/<path:document_id>/adjudicate")
+def page(document_id: str):
+    """The document with every annotator's spans, candidates and decision buttons."""
+    try:
+        document = document_or_404(document_id)
+    except ApiError as error:
+        return render_template("errors/error.html", status=404, message=error.message), 404
+    return render_template(
+        "research/adjudicate.html",
+        document=document,
+        state_url=url_for("adjudication.state", document_id=document.external_id),
+        decisions_url=url_for("adjudication.decide", document_id=document.external_id),
+    )
+
+
+@bp.get("/api/documents/<path:document_id>/adjudication")
+def state(document_id: str):
+    """Paragraphs, annotators, candidates and the current decisions (resumes the page)."""
+    document = document_or_404(document_id)
+    return jsonify(adjudication_state(document, current_taxonomy()))
+
+
+@bp.post("/api/documents/<path:document_id>/adjudication/decisions")
+def decide(document_id: str):
+    """Save one decision: 201 new, 200 replay, 409 same id other body, 422 broken rule."""
+    document = document_or_404(document_id)
+    row, created = save_decision(document, current_user, json_object(), current_taxonomy())
+    return jsonify(decision_json(row)), 201 if created else 200
+
+
+@bp.get("/export/gold.jsonl")
+def export_gold_jsonl() -> Response:
+    """The gold set: export records plus provenance, one a line (`document=ID`: one)."""
+    document = request.args.get("document") or None
+    if document is not None:
+        document_or_404(document)
+    chunks = gold_chunks("jsonl", document)
+    response = Response(
+        stream_with_context(chunks), content_type="application/x-ndjson; charset=utf-8"
+    )
+    response.headers["Content-Disposition"] = 'attachment; filename="gold.jsonl"'
+    response.headers["Cache-Control"] = "no-store"
+    return response

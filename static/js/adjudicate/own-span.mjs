@@ -1,0 +1,135 @@
+/**
+ * The "Add my own span" form of the adjudication page: its fields (typed offsets, or
+ * filled from a mouse selection by adjudicate.mjs), the second span of paired categories,
+ * and the preview of the spans it describes. Offsets are code points, converted with
+ * lib/anchoring.mjs only.
+ *
+ * @module adjudicate/own-span
+ */
+
+import { codePointLength, sliceCodePoints } from '../lib/anchoring.mjs';
+
+/**
+ * Create an element with classes and text.
+ * @param {string} tag
+ * @param {string} [className]
+ * @param {string} [text]
+ * @returns {HTMLElement}
+ */
+export function el(tag, className = '', text = undefined) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/**
+ * @param {{text: string} | null | undefined} span
+ * @returns {string}
+ */
+export function quote(span) {
+  return span ? `“${span.text}”` : '';
+}
+
+/**
+ * The form for paragraph n (0-based), with the given category select.
+ * @param {number} n
+ * @param {HTMLSelectElement} $select
+ * @returns {HTMLFormElement}
+ */
+export function ownSpanForm(n, $select) {
+  const $form = /** @type {HTMLFormElement} */ (el('form', 'adj-own'));
+  $form.dataset.form = 'own';
+  $form.dataset.ownParagraph = String(n);
+  $form.id = `own-${n}`;
+  const $fieldset = el('fieldset', 'adj-own__fieldset');
+  $fieldset.append(el('legend', '', `Add my own span in paragraph ${n + 1}`));
+  const field = (/** @type {string} */ name, /** @type {string} */ label) => {
+    const $wrap = el('div', 'field adj-own__field');
+    const $label = el('label', 'label', label);
+    $label.setAttribute('for', `own-${n}-${name}`);
+    const $input = /** @type {HTMLInputElement} */ (el('input', 'input'));
+    $input.type = 'number';
+    $input.id = `own-${n}-${name}`;
+    $input.name = name;
+    $input.min = '0';
+    $input.inputMode = 'numeric';
+    $wrap.append($label, $input);
+    return $wrap;
+  };
+  const $category = el('div', 'field adj-own__field');
+  const $categoryLabel = el('label', 'label', 'Category');
+  $categoryLabel.setAttribute('for', $select.id);
+  $category.append($categoryLabel, $select);
+  const $paired = el('fieldset', 'adj-own__paired');
+  $paired.dataset.js = 'paired';
+  $paired.append(
+    el('legend', '', 'Second span (paired categories)'),
+    field('paired_paragraph', 'Second span: paragraph number'),
+    field('paired_start', 'Second span: start'),
+    field('paired_end', 'Second span: end'),
+  );
+  const $target = el('label', 'field--check');
+  const $check = /** @type {HTMLInputElement} */ (el('input'));
+  $check.type = 'checkbox';
+  $check.name = 'select_second';
+  $target.append($check, document.createTextNode(' My next mouse selection is the second span'));
+  $paired.append($target);
+  const $preview = el('p', 'adj-own__preview');
+  $preview.dataset.js = 'preview';
+  $preview.setAttribute('aria-live', 'polite');
+  $preview.textContent = 'Select text in the paragraph above, or type its start and end (characters from 0).';
+  const $save = el('button', 'button button--primary button--small', 'Save my span');
+  $save.setAttribute('type', 'submit');
+  $fieldset.append($category, field('start', 'Start'), field('end', 'End'), $paired, $preview, $save);
+  $form.append($fieldset);
+  return $form;
+}
+
+/**
+ * Show the second-span fields only for a paired category.
+ * @param {HTMLFormElement} $form
+ * @param {{key: string, type: string}[]} categories
+ */
+export function togglePaired($form, categories) {
+  const key = /** @type {HTMLSelectElement} */ ($form.elements.namedItem('category')).value;
+  const $paired = /** @type {HTMLElement} */ ($form.querySelector('[data-js="paired"]'));
+  $paired.hidden = categories.find((c) => c.key === key)?.type !== 'paired';
+}
+
+/**
+ * The form's spans from its fields, with texts from the stored paragraphs.
+ * @param {HTMLFormElement} $form
+ * @param {{text: string}[]} paragraphs
+ */
+export function ownSpans($form, paragraphs) {
+  const value = (/** @type {string} */ name) => /** @type {HTMLInputElement} */ ($form.elements.namedItem(name)).value;
+  const make = (/** @type {number} */ paragraph, /** @type {string} */ start, /** @type {string} */ end) => {
+    const text = paragraphs[paragraph]?.text;
+    const from = Number.parseInt(start, 10);
+    const to = Number.parseInt(end, 10);
+    if (text === undefined || !(from >= 0 && to > from && to <= codePointLength(text))) return null;
+    return { paragraph_id: paragraph, start: from, end: to, text: sliceCodePoints(text, from, to) };
+  };
+  const n = Number($form.dataset.ownParagraph);
+  const span = make(n, value('start'), value('end'));
+  const pairedVisible = !(/** @type {HTMLElement} */ ($form.querySelector('[data-js="paired"]')).hidden);
+  const pairedParagraph = Number.parseInt(value('paired_paragraph'), 10) - 1;
+  const paired = pairedVisible ? make(pairedParagraph, value('paired_start'), value('paired_end')) : null;
+  return { span, paired, pairedVisible };
+}
+
+/**
+ * Say in the form which text its fields select.
+ * @param {HTMLFormElement} $form
+ * @param {{text: string}[]} paragraphs
+ */
+export function showPreview($form, paragraphs) {
+  const { span, paired, pairedVisible } = ownSpans($form, paragraphs);
+  const $preview = /** @type {HTMLElement} */ ($form.querySelector('[data-js="preview"]'));
+  if (!span) {
+    $preview.textContent = 'No valid span yet: start must be below end, within the paragraph.';
+    return;
+  }
+  $preview.textContent = `Span: ${quote(span)}${pairedVisible ? `; second span: ${paired ? quote(paired) : 'none yet'}` : ''}`;
+}
