@@ -209,7 +209,9 @@ def test_a_prolific_validator_is_sent_back_right_after_finishing(page: Page, liv
     only right after the last judgment: reopening the finished session stays on the page.
     Playwright answers for app.prolific.com (no real network)."""
     seed_round(live_server, tmp_path)
-    live_server.app.config["COMPLETION_URL"] = "https://app.prolific.com/submissions/complete?cc={code}"
+    live_server.app.config["COMPLETION_URL"] = (
+        "https://app.prolific.com/submissions/complete?cc={code}"
+    )
     asked: list[str] = []
 
     def answer(route: Route) -> None:
