@@ -40,6 +40,8 @@ def viewer_bootstrap(session: AnnotationSession) -> dict[str, Any]:
         "token": None,
         "csrf_token": None,
         "read_only": True,
+        # Researchers read paragraph numbers with their export id ("2 (id 1)").
+        "viewer": True,
         "preview": False,
         "api": {"session": None, "annotations": None, "position": None, "submit": None},
         "completion": None,

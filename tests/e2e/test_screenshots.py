@@ -65,6 +65,11 @@ def test_screenshots(page: Page, live_server):
         "Who repaired it, and why does nobody say so?",
     )
     page.mouse.move(0, 0)
+    # The work area from its top edge (the comment field's focus leaves the page scrolled
+    # to wherever it was): Context, Current Paragraph, navigation and steps in one view.
+    page.locator(".annotator__layout").evaluate(
+        "el => window.scrollTo(0, el.getBoundingClientRect().top + window.scrollY - 16)"
+    )
     page.screenshot(path=str(out / "worker-page.png"))
 
     log_in(page, live_server.url)

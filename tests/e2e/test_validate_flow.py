@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from app.document_formats import DocumentInput
 from app.documents import import_documents
@@ -202,3 +202,40 @@ def test_other_validators_get_no_mturk_form(page: Page, live_server, tmp_path):
         page.get_by_role("button", name="Agree", exact=True).click()
     expect(page.locator(".js-code")).not_to_be_empty()
     expect(page.get_by_role("button", name="Send your work to MTurk")).to_have_count(0)
+
+
+def test_a_prolific_validator_is_sent_back_right_after_finishing(page: Page, live_server, tmp_path):
+    """The done panel follows its Return link after a moment, as the annotator's does, but
+    only right after the last judgment: reopening the finished session stays on the page.
+    Playwright answers for app.prolific.com (no real network)."""
+    seed_round(live_server, tmp_path)
+    live_server.app.config["COMPLETION_URL"] = (
+        "https://app.prolific.com/submissions/complete?cc={code}"
+    )
+    asked: list[str] = []
+
+    def answer(route: Route) -> None:
+        asked.append(route.request.url)
+        route.fulfill(status=200, content_type="text/html", body="<title>Prolific</title>")
+
+    page.route("https://app.prolific.com/**", answer)
+    page.goto(f"{live_server.url}/validate/blind-1?PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x1")
+    expect(page).to_have_url(re.compile(r"/v/[\w-]+$"))
+    validator_page = page.url
+    progress = page.locator(".js-progress")
+    for expected in ("Item 1 of 3", "Item 2 of 3", "Item 3 of 3"):
+        expect(progress).to_have_text(expected)
+        page.get_by_role("button", name="Agree", exact=True).click()
+    link = page.get_by_role("link", name="Return to the study")
+    expect(link).to_be_visible()  # the code and the link are shown before leaving
+    code = page.locator(".js-code").text_content()
+    target = f"https://app.prolific.com/submissions/complete?cc={code}"
+    expect(link).to_have_attribute("href", target)
+    page.wait_for_url(target)
+    assert asked == [target]
+
+    page.goto(validator_page)
+    expect(page.get_by_role("link", name="Return to the study")).to_be_visible()
+    page.wait_for_timeout(2500)  # longer than the follow delay after the last judgment
+    assert page.url == validator_page
+    assert asked == [target]

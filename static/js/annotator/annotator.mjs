@@ -41,6 +41,9 @@ export default class Annotator {
     this.furthest = boot.furthest ?? 0;
     this.status = boot.status;
     this.readOnly = Boolean(boot.read_only || boot.preview || boot.status !== 'active');
+    /** How a paragraph is numbered on screen: from 1; researchers (the session viewer) also
+     * read its export id, which counts from 0 (templates/research/_paragraphs.html). */
+    this.paragraphName = (/** @type {number} */ id) => (boot.viewer ? `${id + 1} (id ${id})` : String(id + 1));
     this.busy = false;
     /** @type {string} a navigation message shown instead of the save state */
     this.statusText = '';
@@ -75,6 +78,7 @@ export default class Annotator {
       $empty: $('.js-annotations-empty'),
       categories: this.categories,
       paragraphText: (id) => this.view.text(id),
+      paragraphName: this.paragraphName,
     });
     this.steps = new Steps({
       $form: this.$form,
@@ -354,7 +358,7 @@ export default class Annotator {
     if (!annotation) return;
     const paragraph = annotation.span.paragraph_id;
     if (paragraph > this.position) {
-      this.hint(`This annotation is in paragraph ${paragraph + 1}: go forward to see it.`);
+      this.hint(`This annotation is in paragraph ${this.paragraphName(paragraph)}: go forward to see it.`);
       return;
     }
     this.view.reveal(id, paragraph);
@@ -504,7 +508,7 @@ export default class Annotator {
   }
 
   renderNavigation() {
-    this.$progress.textContent = `Paragraph ${this.position + 1} of ${this.total}`;
+    this.$progress.textContent = `Paragraph ${this.paragraphName(this.position)} of ${this.total}`;
     this.$previous.disabled = this.busy || this.position <= 0;
     const nextReachable = this.readOnly ? this.position < this.furthest : this.position < this.total - 1;
     this.$next.disabled = this.busy || !nextReachable;

@@ -35,13 +35,15 @@ export function byPosition(a, b) {
 export class AnnotationTable {
   /**
    * @param {{$body: HTMLElement, $empty: HTMLElement, categories: Map<string, Category>,
-   *   paragraphText: (id: number) => string | undefined}} options
+   *   paragraphText: (id: number) => string | undefined,
+   *   paragraphName?: (id: number) => string}} options
    */
-  constructor({ $body, $empty, categories, paragraphText }) {
+  constructor({ $body, $empty, categories, paragraphText, paragraphName = (id) => String(id + 1) }) {
     this.$body = $body;
     this.$empty = $empty;
     this.categories = categories;
     this.paragraphText = paragraphText;
+    this.paragraphName = paragraphName;
     /** @type {Map<string, {row: HTMLTableRowElement, annotation: Annotation}>} */
     this.rows = new Map();
     this.readOnly = false;
@@ -131,9 +133,9 @@ export class AnnotationTable {
     }
 
     const paragraphCell = cell('previous__paragraph');
-    paragraphCell.textContent = String(annotation.span.paragraph_id + 1);
+    paragraphCell.textContent = this.paragraphName(annotation.span.paragraph_id);
     if (annotation.paired_span && annotation.paired_span.paragraph_id !== annotation.span.paragraph_id) {
-      paragraphCell.textContent += ` (and ${annotation.paired_span.paragraph_id + 1})`;
+      paragraphCell.textContent += ` (and ${this.paragraphName(annotation.paired_span.paragraph_id)})`;
     }
 
     const commentCell = cell('previous__comment');

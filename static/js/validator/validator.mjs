@@ -12,6 +12,7 @@
 
 import { ApiError, SyncQueue, requestJson } from '../lib/api.mjs';
 import { renderParagraph } from '../lib/highlight.mjs';
+import { FOLLOW_DELAY_MS } from '../annotator/completion.mjs';
 import { mturkForm } from '../lib/mturk.mjs';
 
 const SPAN_COLOR = '#ffe08a';
@@ -57,6 +58,10 @@ export default class Validator {
     /** @type {number | undefined} */
     this.retryTimer = undefined;
     this.instructionsShown = false;
+    /** A judgment was stored from this page: finishing now sends a Prolific validator back. */
+    this.judgedHere = false;
+    /** @type {number | undefined} */
+    this.followTimer = undefined;
 
     this.$progress = this.find('.js-progress');
     this.$work = this.find('.js-work');
@@ -199,6 +204,7 @@ export default class Validator {
   }
 
   afterSaved() {
+    this.judgedHere = true;
     if (this.queue.pending) return;
     this.setStatus('Saved.');
     this.loadNext();
@@ -386,7 +392,17 @@ export default class Validator {
     );
     const $next = this.find('.js-done-next');
     $next.hidden = !answer.completion_url;
-    if (answer.completion_url) this.find('.js-done-link').setAttribute('href', answer.completion_url);
+    if (answer.completion_url) {
+      const $link = this.find('.js-done-link');
+      $link.setAttribute('href', answer.completion_url);
+      // Right after the last judgment (not when a finished session is reopened), a
+      // Prolific validator is sent back as annotators are (annotator/completion): a click,
+      // so the link's target leaves the platform's iframe as the validator's own would.
+      window.clearTimeout(this.followTimer);
+      if (earned && this.judgedHere && !answer.mturk) {
+        this.followTimer = window.setTimeout(() => $link.click(), FOLLOW_DELAY_MS);
+      }
+    }
     const $mturk = this.find('.js-done-mturk');
     $mturk.querySelector('form')?.remove();
     $mturk.hidden = !(earned && answer.mturk);
@@ -396,6 +412,7 @@ export default class Validator {
 
   destroy() {
     window.clearTimeout(this.retryTimer);
+    window.clearTimeout(this.followTimer);
     this.$root.removeEventListener('click', this.onClick);
     this.$root.removeEventListener('change', this.onChange);
     document.removeEventListener('keydown', this.onKeyDown);
