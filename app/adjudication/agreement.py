@@ -21,8 +21,9 @@ from flask.cli import with_appcontext
 from sqlalchemy import select
 
 from app.adjudication.gamma import Dissimilarity, Unit, bootstrap_ci, gamma, linked_pair_f1
+from app.adjudication.service import load_marks, paragraph_texts
 from app.extensions import db
-from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph
+from app.models import AnnotationSession, Annotator, Document
 
 GAMMA_UNIT = (
     "gamma (Mathet et al. 2015) per document, combined dissimilarity alpha=1 beta=1, "
@@ -47,15 +48,13 @@ def _documents(document: str | None) -> list[tuple[int, str]]:
 def document_units(document_id: int) -> tuple[list[Unit], dict[str, list[tuple]], list[str]]:
     """(gamma units, linked pairs per annotator, annotators) of one document's
     submitted sessions."""
-    texts = dict(
-        db.session.execute(
-            select(Paragraph.position, Paragraph.text).where(Paragraph.document_id == document_id)
-        ).all()
-    )
+    texts = paragraph_texts(document_id)
     offsets, total = {}, 0
     for position in sorted(texts):
         offsets[position] = total
         total += len(texts[position]) + 1
+    # Every submitted annotator counts, also one who marked nothing (load_marks has only
+    # those with marks).
     annotators = [
         f"{platform}:{external_id}"
         for platform, external_id in db.session.execute(
@@ -67,28 +66,18 @@ def document_units(document_id: int) -> tuple[list[Unit], dict[str, list[tuple]]
             )
         )
     ]
-    rows = db.session.execute(
-        select(Annotation, Annotator.platform, Annotator.external_id)
-        .join(AnnotationSession, Annotation.session_id == AnnotationSession.id)
-        .join(Annotator, AnnotationSession.annotator_id == Annotator.id)
-        .where(
-            AnnotationSession.document_id == document_id,
-            AnnotationSession.status == "submitted",
-            Annotation.deleted_at.is_(None),
-        )
-    )
     units: list[Unit] = []
     linked: dict[str, list[tuple]] = defaultdict(list)
-    for row, platform, external_id in rows:
-        name = f"{platform}:{external_id}"
-        base = offsets.get(row.paragraph_id, 0)
-        units.append(Unit(name, base + row.span_start, base + row.span_end, row.category))
-        if row.paired_paragraph_id is not None:
-            linked[name].append(
+    for mark in load_marks(document_id):
+        span, paired = mark.span, mark.paired_span
+        base = offsets.get(span.paragraph_id, 0)
+        units.append(Unit(mark.annotator, base + span.start, base + span.end, mark.category))
+        if paired is not None:
+            linked[mark.annotator].append(
                 (
-                    (row.paragraph_id, row.span_start, row.span_end),
-                    (row.paired_paragraph_id, row.paired_start, row.paired_end),
-                    row.category,
+                    (span.paragraph_id, span.start, span.end),
+                    (paired.paragraph_id, paired.start, paired.end),
+                    mark.category,
                 )
             )
     return units, linked, sorted(annotators)
