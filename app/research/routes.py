@@ -48,15 +48,16 @@ def dashboard():
     )
 
 
-@bp.get("/documents/<int:document_id>")
-def document(document_id: int):
-    """One document: its sessions, category distribution and agreement."""
+@bp.get("/documents/<document_id>")
+def document(document_id: str):
+    """One document (by its external id, as in every URL): its sessions, category
+    distribution and agreement."""
     settings = study_settings()
     taxonomy = current_taxonomy()
-    external_id = db.session.scalar(db.select(Document.external_id).filter_by(id=document_id))
-    if external_id is None:
+    pk = db.session.scalar(db.select(Document.id).filter_by(external_id=document_id))
+    if pk is None:
         abort(404, description="No document has this id.")
-    study = load_study(settings, document_id=document_id)
+    study = load_study(settings, document_id=pk)
     row = study.documents[0]
     return render_template(
         "research/document.html",

@@ -41,7 +41,7 @@ def violations(page: Page) -> list[str]:
 
 
 def log_in(page: Page, live) -> None:
-    page.goto(f"{live.url}/research/documents/{live.document_pk}")
+    page.goto(f"{live.url}/research/documents/{DOC_ID}")
     page.get_by_label("E-mail").fill(EMAIL)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()

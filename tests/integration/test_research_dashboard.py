@@ -176,12 +176,14 @@ def test_dashboard_page_shows_the_study(researcher_client, small_study):
 
 
 def test_document_page(researcher_client, small_study):
-    response = researcher_client.get(f"/research/documents/{small_study.id}")
+    response = researcher_client.get(f"/research/documents/{small_study.external_id}")
     assert response.status_code == 200
     html = response.get_data(as_text=True)
     assert "direct:a" in html and "direct:b" in html
     assert "chart-document-categories" in html
     assert researcher_client.get("/research/documents/999999").status_code == 404
+    # The URL names the document by its external id, as every URL does, not by its key.
+    assert researcher_client.get(f"/research/documents/{small_study.id}").status_code == 404
 
 
 def test_dashboard_text_is_escaped(researcher_client, app):
@@ -209,7 +211,7 @@ def test_dashboard_query_count_does_not_grow_with_data(researcher_client, app):
     assert len(large) <= 6
     db.session.remove()
     with count_statements() as document_page:
-        assert researcher_client.get("/research/documents/1").status_code == 200
+        assert researcher_client.get("/research/documents/small-doc-00001").status_code == 200
     assert len(document_page) <= 7
 
 

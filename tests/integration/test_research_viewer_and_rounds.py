@@ -61,7 +61,9 @@ def test_the_viewer_shows_a_session_read_only_without_its_token(researcher_clien
 
 def test_the_document_page_links_each_session_to_the_viewer(researcher_client):
     alice, bob = _sessions()
-    html = researcher_client.get(f"/research/documents/{alice.document_id}").get_data(as_text=True)
+    html = researcher_client.get(f"/research/documents/{alice.document.external_id}").get_data(
+        as_text=True
+    )
     for session in (alice, bob):
         assert f'href="/research/sessions/{session.id}"' in html
     assert "paragraph_id</code> 0–2" in html
