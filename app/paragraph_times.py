@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import Select, and_, func, select
 
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Document, Paragraph, ParagraphTiming
@@ -66,28 +66,21 @@ def iter_paragraph_records(
         .subquery()
     )
     timing = ParagraphTiming
+    columns = select(
+        AnnotationSession.id,
+        Document.external_id,
+        Paragraph.position,
+        Paragraph.text,
+        AnnotationSession.status,
+        AnnotationSession.submitted_at,
+        AnnotationSession.last_seen_at,
+        timing.seconds_visible,
+        timing.active_seconds,
+        timing.visit_started,
+        func.coalesce(live.c.n, 0),
+    ).select_from(AnnotationSession)
     query = (
-        select(
-            AnnotationSession.id,
-            Document.external_id,
-            Paragraph.position,
-            Paragraph.text,
-            AnnotationSession.status,
-            AnnotationSession.submitted_at,
-            AnnotationSession.last_seen_at,
-            timing.seconds_visible,
-            timing.active_seconds,
-            timing.visit_started,
-            func.coalesce(live.c.n, 0),
-        )
-        .join(Document, AnnotationSession.document_id == Document.id)
-        .join(
-            Paragraph,
-            and_(
-                Paragraph.document_id == Document.id,
-                Paragraph.position <= AnnotationSession.furthest,
-            ),
-        )
+        _reached(columns, document, submitted_only)
         .outerjoin(
             timing,
             and_(
@@ -104,10 +97,6 @@ def iter_paragraph_records(
         )
         .order_by(Document.external_id, AnnotationSession.id, Paragraph.position)
     )
-    if document is not None:
-        query = query.where(Document.external_id == document)
-    if submitted_only:
-        query = query.where(AnnotationSession.status == "submitted")
     rows = db.session.execute(query.execution_options(yield_per=BATCH, stream_results=True))
     for row in rows:
         (sid, external_id, position, text, status, submitted, seen) = row[:7]
@@ -128,20 +117,22 @@ def iter_paragraph_records(
 
 def count_paragraph_rows(document: str | None = None, submitted_only: bool = False) -> int:
     """How many rows iter_paragraph_records yields."""
-    query = (
-        select(func.count())
-        .select_from(AnnotationSession)
-        .join(Document, AnnotationSession.document_id == Document.id)
-        .join(
-            Paragraph,
-            and_(
-                Paragraph.document_id == Document.id,
-                Paragraph.position <= AnnotationSession.furthest,
-            ),
-        )
+    query = select(func.count()).select_from(AnnotationSession)
+    return db.session.scalar(_reached(query, document, submitted_only)) or 0
+
+
+def _reached(query: Select, document: str | None, submitted_only: bool) -> Select:
+    """`query` over (session, paragraph reached) pairs: the paragraphs of each session's
+    document up to its furthest, optionally of one document or submitted sessions only."""
+    query = query.join(Document, AnnotationSession.document_id == Document.id).join(
+        Paragraph,
+        and_(
+            Paragraph.document_id == Document.id,
+            Paragraph.position <= AnnotationSession.furthest,
+        ),
     )
     if document is not None:
         query = query.where(Document.external_id == document)
     if submitted_only:
         query = query.where(AnnotationSession.status == "submitted")
-    return db.session.scalar(query) or 0
+    return query

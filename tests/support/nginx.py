@@ -9,12 +9,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from tests.support.servers import stop
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config"
@@ -141,11 +142,5 @@ def access_log(process: subprocess.Popen) -> str:
 
 
 def stop_nginx(process: subprocess.Popen) -> None:
-    """Fast shutdown (SIGTERM); SIGKILL if it lingers."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    """Fast shutdown (SIGTERM); SIGKILL if it lingers (servers.stop)."""
+    stop(process)

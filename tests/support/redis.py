@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import signal
 import subprocess
 import time
 
 import redis
+
+from tests.support.servers import stop
 
 
 def redis_binary() -> str | None:
@@ -43,11 +44,5 @@ def start_redis(port: int) -> subprocess.Popen:
 
 
 def stop_redis(process: subprocess.Popen) -> None:
-    """SIGTERM (nothing to save), SIGKILL if it lingers."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    """SIGTERM (nothing to save), SIGKILL if it lingers (servers.stop)."""
+    stop(process)
