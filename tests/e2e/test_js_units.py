@@ -12,72 +12,7 @@ UTF-16 conversion.
 
 from __future__ import annotations
 
-import json
-import mimetypes
-from pathlib import Path
-
-import pytest
-from playwright.sync_api import Page, Route
-
-STATIC = Path(__file__).resolve().parents[2] / "static"
-ORIGIN = "http://harness.test"
-HARNESS = """<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta name="csrf-token" content="harness-token"><title>JS units</title></head>
-<body><main id="main"></main></body></html>"""
-
-
-class FakeApi:
-    """The routed API: answers each request with the next status of a script."""
-
-    def __init__(self) -> None:
-        self.script: list[int] = []
-        self.seen: list[dict] = []
-
-    def answer(self, route: Route) -> None:
-        """Record the request and answer with the next scripted status (200 when none)."""
-        request = route.request
-        body = request.post_data
-        self.seen.append(
-            {
-                "method": request.method,
-                "path": request.url.removeprefix(ORIGIN),
-                "body": json.loads(body) if body else None,
-                "csrf": request.headers.get("x-csrftoken"),
-            }
-        )
-        status = self.script.pop(0) if self.script else 200
-        payload = (
-            {"ok": True}
-            if status < 400
-            else {"error": {"code": f"c{status}", "message": f"m{status}"}}
-        )
-        route.fulfill(status=status, content_type="application/json", body=json.dumps(payload))
-
-
-@pytest.fixture
-def harness(page: Page) -> tuple[Page, FakeApi]:
-    """A blank page on a routed origin that serves static/ from the working tree."""
-    api = FakeApi()
-
-    def serve(route: Route) -> None:
-        path = route.request.url.removeprefix(ORIGIN).split("?")[0]
-        if path.startswith("/api/"):
-            api.answer(route)
-        elif path.startswith("/static/"):
-            file = (STATIC / path.removeprefix("/static/")).resolve()
-            if STATIC not in file.parents or not file.is_file():
-                route.fulfill(status=404, body="")
-                return
-            kind = (
-                "text/javascript" if file.suffix == ".mjs" else mimetypes.guess_type(file.name)[0]
-            )
-            route.fulfill(status=200, content_type=kind or "text/plain", body=file.read_bytes())
-        else:
-            route.fulfill(status=200, content_type="text/html", body=HARNESS)
-
-    page.route(f"{ORIGIN}/**", serve)
-    page.goto(f"{ORIGIN}/")
-    return page, api
+from playwright.sync_api import Page
 
 
 def run(page: Page, module: str, body: str, arg=None):
@@ -105,9 +40,9 @@ STATUS_CASES = [
 ]
 
 
-def test_status_words_follow_the_queue_state(harness):
+def test_status_words_follow_the_queue_state(js_harness):
     """annotator/status: every state of the save queue has its words, problems flagged."""
-    page, _ = harness
+    page, _ = js_harness
     defaults = {
         "message": "",
         "failure": None,
@@ -127,9 +62,9 @@ def test_status_words_follow_the_queue_state(harness):
     assert got == [[words, problem] for _, words, problem in STATUS_CASES]
 
 
-def test_navigation_opens_the_buttons_the_rules_allow(harness):
+def test_navigation_opens_the_buttons_the_rules_allow(js_harness):
     """annotator/navigation: Previous, Next and Submit, and where a move may go."""
-    page, _ = harness
+    page, _ = js_harness
     place = {
         "position": 0,
         "furthest": 0,
@@ -166,10 +101,10 @@ def test_navigation_opens_the_buttons_the_rules_allow(harness):
     assert got["failed"] == "Could not load the next paragraph: Nope."
 
 
-def test_selection_rules_give_a_span_or_the_reason(harness):
+def test_selection_rules_give_a_span_or_the_reason(js_harness):
     """annotator/selection: one paragraph only; the error in the current one, the paired
     span up to it; offsets in code points."""
-    page, _ = harness
+    page, _ = js_harness
     got = run(
         page,
         "annotator/selection.mjs",
@@ -205,9 +140,9 @@ def test_selection_rules_give_a_span_or_the_reason(harness):
     assert got["pairedAhead"] == {"refusal": got["refusals"]["pairedAhead"]}
 
 
-def test_page_keys_map_to_actions(harness):
+def test_page_keys_map_to_actions(js_harness):
     """annotator/keyboard: Enter adds, Escape closes the innermost question, shortcuts choose."""
-    page, _ = harness
+    page, _ = js_harness
     got = run(
         page,
         "annotator/keyboard.mjs",
@@ -248,9 +183,9 @@ def test_page_keys_map_to_actions(harness):
     ]
 
 
-def test_wire_operations_and_fitting_drafts(harness):
+def test_wire_operations_and_fitting_drafts(js_harness):
     """annotator/wire builds the queued writes; annotator/draft keeps only spans that fit."""
-    page, _ = harness
+    page, _ = js_harness
     got = run(
         page,
         "annotator/wire.mjs",
@@ -287,9 +222,9 @@ def test_wire_operations_and_fitting_drafts(harness):
     assert got["moved"]["span"] is None and got["moved"]["paired"] == got["here"]["paired"]
 
 
-def test_backoff_doubles_up_to_the_limit_with_jitter(harness):
+def test_backoff_doubles_up_to_the_limit_with_jitter(js_harness):
     """lib/sync-queue's backoffDelay: 1 s doubling, at most 30 s, spread ±20%."""
-    page, _ = harness
+    page, _ = js_harness
     got = run(
         page,
         "lib/sync-queue.mjs",
@@ -301,9 +236,9 @@ def test_backoff_doubles_up_to_the_limit_with_jitter(harness):
     assert got == [[round(s * 0.8) for s in steps], steps, [round(s * 1.2) for s in steps]]
 
 
-def test_coalescing_keeps_only_the_latest_but_never_the_one_in_flight(harness):
+def test_coalescing_keeps_only_the_latest_but_never_the_one_in_flight(js_harness):
     """lib/sync-queue: a write with a coalescing key replaces the queued one of that key."""
-    page, _ = harness
+    page, _ = js_harness
     got = run(
         page,
         "lib/sync-queue.mjs",
@@ -344,10 +279,10 @@ return { events, stored, pending: queue.pending, left: localStorage.getItem('uni
 """
 
 
-def test_queue_retries_transient_failures_and_drops_refusals(harness):
+def test_queue_retries_transient_failures_and_drops_refusals(js_harness):
     """lib/sync-queue against a routed API: 503 and 429 are retried after a backoff, in
     order; a 422 is refused for good and the queue goes on; storage empties at the end."""
-    page, api = harness
+    page, api = js_harness
     api.script = [503, 429, 200, 422, 200]
     got = run(page, "lib/sync-queue.mjs", QUEUE_RUN, [["a", None], ["b", None], ["c", None]])
     assert got["events"] == [["ok", "a"], ["refused", "b", 422, "m422"], ["ok", "c"]]
@@ -357,10 +292,10 @@ def test_queue_retries_transient_failures_and_drops_refusals(harness):
     assert got["stored"][0] >= 1  # written to storage before it was sent
 
 
-def test_queue_sends_only_the_latest_coalesced_write(harness):
+def test_queue_sends_only_the_latest_coalesced_write(js_harness):
     """lib/sync-queue: while the first write waits on a retry, later writes of the same
     coalescing key replace each other; the first, already in flight, is sent as it was."""
-    page, api = harness
+    page, api = js_harness
     api.script = [503]
     got = run(
         page,
@@ -372,9 +307,9 @@ def test_queue_sends_only_the_latest_coalesced_write(harness):
     assert got["events"] == [["ok", "p1"], ["ok", "p3"], ["ok", "a"]]
 
 
-def test_highlight_and_ranges_share_one_utf16_conversion(harness):
+def test_highlight_and_ranges_share_one_utf16_conversion(js_harness):
     """lib/anchoring's utf16Offsets converts code points for highlights and ranges alike."""
-    page, _ = harness
+    page, _ = js_harness
     text = "a🚢b𝔘c"
     got = run(
         page,
