@@ -6,8 +6,9 @@ requests go to a routed fake API whose answers each test chooses.
 Covered: annotator/status (the save-status words), annotator/navigation (which buttons
 are open), annotator/selection (which selections make a span), annotator/keyboard (the
 page's key rules), annotator/wire (the queued writes), annotator/draft (a draft that still
-fits), lib/sync-queue (backoff, coalescing, retry, refusal) and lib/anchoring's one
-UTF-16 conversion.
+fits), lib/sync-queue (backoff, coalescing, retry, refusal), lib/anchoring's one
+UTF-16 conversion, and destroy() removing a component's listeners. The harness is
+tests/support/js_harness (fixture `js_harness`).
 """
 
 from __future__ import annotations
@@ -329,3 +330,33 @@ def test_highlight_and_ranges_share_one_utf16_conversion(js_harness):
     assert got["units"] == [[0, 0], [1, 1], [2, 3], [3, 4], [4, 6], [5, 7], [9, 7]]
     assert got["one"] == 4
     assert got["range"] == text[1:4]
+
+
+def test_destroy_removes_every_listener_a_component_added(js_harness):
+    """One AbortController per component: after destroy() no event reaches it."""
+    page, _ = js_harness
+    got = run(
+        page,
+        "annotator/keyboard.mjs",
+        """const { SyncQueue } = await import('/static/js/lib/sync-queue.mjs');
+        const $host = document.createElement('div');
+        document.body.append($host);
+        const keys = new m.KeyboardSelection({
+          $host, shown: () => [], current: () => undefined, onTake: () => {}, enabled: () => true,
+        });
+        const queue = new SyncQueue({ storageKey: 'units:destroy', csrfToken: '' });
+        const calls = { keys: 0, online: 0 };
+        keys.handleKey = () => { calls.keys += 1; };
+        queue.flush = () => { calls.online += 1; };
+        const fire = () => {
+          $host.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight' }));
+          window.dispatchEvent(new Event('online'));
+        };
+        fire();
+        const before = { ...calls };
+        keys.destroy();
+        queue.destroy();
+        fire();
+        return { before, after: calls };""",
+    )
+    assert got == {"before": {"keys": 1, "online": 1}, "after": {"keys": 1, "online": 1}}
