@@ -46,6 +46,7 @@ ANNOTATION_CSV_COLUMNS = (
     *FALTE_COLUMNS,
     "category_name",
     "category_type",
+    "severity",
     "paired_paragraph_id",
     "paired_start",
     "paired_end",
@@ -113,6 +114,7 @@ def _annotation_query(flt: ExportFilter) -> Select:
             Annotation.created_at,
             AnnotationSession.taxonomy_version,
             Annotation.deleted_at,
+            Annotation.severity,
         )
         .join(AnnotationSession, Annotation.session_id == AnnotationSession.id)
         .join(Document, AnnotationSession.document_id == Document.id)
@@ -199,6 +201,7 @@ def annotation_record(
     submitted: bool,
     created_at: datetime | None,
     taxonomy_version: str,
+    severity: str | None = None,
 ) -> dict[str, Any]:
     """One DESIGN.md export record (also the base of app.adjudication's gold records)."""
     name, kind = categories(category)
@@ -211,6 +214,7 @@ def annotation_record(
         "span": span,
         "paired_span": paired_span,
         "comment": comment,
+        "severity": severity,
         "annotator_id": annotator_id,
         "platform": platform,
         "session_id": session_id,
@@ -228,7 +232,7 @@ def iter_annotation_records(
     categories = _Categories(taxonomy or current_taxonomy())
     for row in _annotation_rows(flt):
         (doc, par, start, end, text, cat, p_par, p_start, p_end, p_text, comment) = row[:11]
-        (a_platform, a_id, platform, session_id, status, created, version, deleted) = row[11:]
+        (a_platform, a_id, platform, session_id, status, created, version, deleted) = row[11:19]
         record = annotation_record(
             categories,
             document_id=doc,
@@ -244,6 +248,7 @@ def iter_annotation_records(
             submitted=status == "submitted",
             created_at=created,
             taxonomy_version=version,
+            severity=row[19],
         )
         if flt.include_removed:
             record["removed_at"] = _iso(deleted)
@@ -267,7 +272,7 @@ def iter_annotation_lines(
     names: dict[str, str] = {}
     for row in _annotation_rows(flt):
         (doc, par, start, end, text, cat, p_par, p_start, p_end, p_text, comment) = row[:11]
-        (a_platform, a_id, platform, session_id, status, created, version, deleted) = row[11:]
+        (a_platform, a_id, platform, session_id, status, created, version, deleted) = row[11:19]
         category = names.get(cat)
         if category is None:
             name, kind = categories(cat)
@@ -285,6 +290,7 @@ def iter_annotation_lines(
             f'{{"document_id": {_quote(doc)}, "paragraph_id": {par}, {category}, '
             f'"span": {{"paragraph_id": {par}, "start": {start}, "end": {end}, '
             f'"text": {_quote(text)}}}, "paired_span": {paired}, "comment": {_q(comment)}, '
+            f'"severity": {_q(row[19])}, '
             f'"annotator_id": {_quote(f"{a_platform}:{a_id}")}, "platform": {_quote(platform)}, '
             f'"session_id": "{session_id}", '
             f'"submitted": {"true" if status == "submitted" else "false"}, '
@@ -316,6 +322,7 @@ def flatten_annotation(record: dict[str, Any]) -> dict[str, Any]:
         "comment": record["comment"],
         "category_name": record["category_name"],
         "category_type": record["category_type"],
+        "severity": record["severity"],
         "paired_paragraph_id": paired.get("paragraph_id"),
         "paired_start": paired.get("start"),
         "paired_end": paired.get("end"),

@@ -69,6 +69,7 @@ def copy_sql(
                 {_span("a.paired_paragraph_id", "a.paired_start", "a.paired_end", "a.paired_text")}
                 END,
             'comment', a.comment,
+            'severity', a.severity,
             'annotator_id', an.platform || ':' || an.external_id,
             'platform', s.platform,
             'session_id', s.id::text,

@@ -197,6 +197,8 @@ class Annotation(db.Model):
     comment: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # A key of the taxonomy's `severities:` (checked on save); None when it has none.
+    severity: Mapped[str | None] = mapped_column(String(64))
 
     session: Mapped[AnnotationSession] = relationship(back_populates="annotations")
 

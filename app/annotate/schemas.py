@@ -58,6 +58,8 @@ class AnnotationIn(_Strict):
     span: SpanIn
     paired_span: SpanIn | None = None
     comment: str | None = None
+    # Required when the taxonomy has severities, refused when it has none (writes._check).
+    severity: str | None = None
 
     @field_validator("id")
     @classmethod

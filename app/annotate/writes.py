@@ -40,6 +40,7 @@ from app.annotate.sessions import (
     submitted_error,
     touch_due,
 )
+from app.annotate.severity import check_severity
 from app.annotate.timings import move_and_record
 from app.errors import ApiError
 from app.models import (
@@ -241,11 +242,13 @@ def _stored_key(annotation: Row) -> tuple[Any, ...]:
             annotation.paired_text,
         )
     span = (annotation.paragraph_id, annotation.span_start, annotation.span_end)
-    return (annotation.category, (*span, annotation.span_text), paired, annotation.comment)
+    span_key = (*span, annotation.span_text)
+    return (annotation.category, span_key, paired, annotation.comment, annotation.severity)
 
 
 def _sent_key(data: AnnotationIn) -> tuple[Any, ...]:
-    return (data.category, _span_key(data.span), _span_key(data.paired_span), data.comment)
+    spans = (_span_key(data.span), _span_key(data.paired_span))
+    return (data.category, *spans, data.comment, data.severity)
 
 
 def _needed(data: AnnotationIn) -> list[int]:
@@ -274,6 +277,7 @@ def _check(data: AnnotationIn, texts: tuple[str, ...], furthest: int) -> None:
             texts={pid: texts[pid] for pid in set(_needed(data)) if 0 <= pid <= last},
             furthest=furthest,
         )
+        check_severity(taxonomy, data.category, data.severity)
     except SpanError as error:
         raise ApiError.unprocessable(error.message, code=error.code, field=error.field) from None
 
@@ -295,6 +299,7 @@ def _values(session_id: int, data: AnnotationIn) -> dict[str, Any]:
         "paired_text": paired.text if paired else None,
         "comment": data.comment,
         "created_at": utcnow(),
+        "severity": data.severity,
     }
 
 

@@ -52,6 +52,7 @@ EXPORT_KEYS = {
     "created_at",
     "taxonomy_version",
     "removed_at",
+    "severity",  # taxonomies with severities (docs/severities.md); not judged
     "provenance",  # gold exports (app.adjudication.gold): export records plus provenance
 }
 

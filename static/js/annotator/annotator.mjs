@@ -24,6 +24,7 @@ import { moveKind, navigationState, revealMessage, revealParagraph } from './nav
 import { Hint, InstructionsPanel, SubmitQuestion, isTouchOnly } from './panels.mjs';
 import { readSelection } from './selection.mjs';
 import { isProblem, storeStatusText } from './status.mjs';
+import { SeverityStep } from './severity.mjs';
 import { Steps } from './steps.mjs';
 import { AnnotationStore } from './store.mjs';
 import { AnnotationTable } from './table.mjs';
@@ -77,14 +78,17 @@ export default class Annotator {
       categories: this.categories,
     });
     this.view.addParagraphs(boot.document.paragraphs);
+    const severity = SeverityStep.fromForm($('.js-form'), boot.taxonomy);
     this.table = new AnnotationTable({
       $body: $('.js-annotations'),
       $empty: $('.js-annotations-empty'),
       categories: this.categories,
       paragraphText: (id) => this.view.text(id),
       paragraphName: (id) => this.paragraphName(id),
+      severityName: severity ? (key) => severity.name(key) : null,
     });
     this.steps = new Steps({
+      severity,
       $form: /** @type {HTMLFormElement} */ ($('.js-form')),
       categories: this.categories,
       commentRequired: Boolean(boot.taxonomy.comment?.required),
