@@ -153,6 +153,10 @@ def test_study_report_and_dashboard_give_mqm_per_100_words(app, runner, research
     page = client.get("/research/").get_data(as_text=True)
     assert '<abbr title="Severity-weighted errors per 100 words">MQM</abbr>' in page
     assert "17.50" in page
+    alice = db.session.scalars(db.select(Annotation).where(Annotation.severity == "major")).one()
+    viewer = client.get(f"/research/sessions/{alice.session_id}").get_data(as_text=True)
+    assert '<th scope="col">Severity</th>' in viewer and "<td>major</td>" in viewer
+    assert 'data-severity="major"' in viewer  # the step the page's table reads names from
     preview = client.get("/research/taxonomy").get_data(as_text=True)
     assert 'aria-labelledby="severities-heading"' in preview and "Major (5)" in preview
 
