@@ -337,22 +337,32 @@ def annotation_record(categories: Categories, **values: Any) -> dict[str, Any]:
     """An export record from column values by key (a span as (paragraph_id, start, end, text)).
 
     For records made outside the database (app.adjudication's gold). A field not given
-    takes the value of the one that reads the same column (category_name and category_type
-    read category's); any other field not given is null.
+    takes its column's value from a field given that reads it too (paragraph_id from span,
+    category_name and category_type from category); any other field not given is null.
     """
     unknown = set(values) - {f.key for f in FIELDS}
     if unknown:
         raise TypeError(f"not export fields: {', '.join(sorted(unknown))}")
     record = {}
     for f in FIELDS:
-        value = values.get(f.key)
-        if f.key not in values:
-            same = (g.key for g in FIELDS if g.column is f.column and g.key in values)
-            value = values.get(next(same, ""))
+        value = values[f.key] if f.key in values else _shared(f, values)
         if value is None and len(f.columns) > 1:
             value = (None,) * len(f.columns)
         record[f.key] = f.format.python(value, categories)
     return record
+
+
+def _shared(wanted: Field, values: dict[str, Any]) -> Any:
+    """The value of `wanted`'s column in a given field that reads it too, else None."""
+    for f in FIELDS:
+        value = values.get(f.key)
+        if value is None or isinstance(wanted.column, tuple):
+            continue
+        parts = value if len(f.columns) > 1 else (value,)
+        for column, part in zip(f.columns, parts, strict=True):
+            if column is wanted.column:
+                return part
+    return None
 
 
 def category_lookup(taxonomy: Taxonomy | None = None) -> Categories:

@@ -1,9 +1,9 @@
 """The gold set: export records of the adjudicated spans, with provenance; and
 promotion of a document's gold set to attention-check gold.
 
-A gold record is an annotation export record (app.export.annotation_record, made from
-the one table of the record's fields, app.export_record.FIELDS) whose annotator is `gold`
-on platform `adjudication`, plus `"provenance": {"annotators", "merged", "decided_by"}` (DESIGN.md,
+A gold record is an annotation export record (app.export.annotation_record, the one
+place the record's fields are declared) whose annotator is `gold` on platform
+`adjudication`, plus `"provenance": {"annotators", "merged", "decided_by"}` (DESIGN.md,
 second wave): who marked the candidate, whether the span was merged, and who decided.
 """
 

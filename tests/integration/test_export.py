@@ -330,7 +330,8 @@ def test_a_record_made_outside_the_database_has_every_field(app):
         created_at=datetime(2024, 5, 1, 12, tzinfo=UTC),
     )
     assert list(record) == [f.key for f in FIELDS]
-    assert record["paragraph_id"] is None  # not given: null
+    assert record["paragraph_id"] == 0  # the span's
+    assert record["comment"] is None  # not given: null
     assert record["span"] == {"paragraph_id": 0, "start": 1, "end": 4, "text": "abc"}
     assert record["paired_span"] is None
     assert (record["category_name"], record["category_type"]) == ("Repetition", "paired")
