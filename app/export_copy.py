@@ -49,19 +49,42 @@ def _dbapi_connection() -> Any:
     return db.session.connection().connection.dbapi_connection
 
 
-class _CountingWriter:
-    """Passes COPY's rows to the output and reports the lines written."""
+class _Chunks:
+    """The file COPY writes to: it calls write() once a row, so rows are gathered here and
+    passed on (flush) about CHUNK_BYTES at a time, keeping Python's work per row small."""
+
+    def __init__(self) -> None:
+        self.pending: list[bytes] = []
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.pending.append(data)
+        self.size += len(data)
+        if self.size >= CHUNK_BYTES:
+            self.flush()
+        return len(data)
+
+    def flush(self) -> None:
+        if self.pending:
+            self.send(b"".join(self.pending), len(self.pending))
+            self.pending, self.size = [], 0
+
+    def send(self, chunk: bytes, rows: int) -> None:
+        raise NotImplementedError
+
+
+class _FileChunks(_Chunks):
+    """Chunks written to a text file, with progress(rows) after each."""
 
     def __init__(self, out: TextIO, progress: Callable[[int], None] | None) -> None:
+        super().__init__()
         self.out = out
         self.progress = progress
 
-    def write(self, data: str | bytes) -> int:
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
-        self.out.write(text)
+    def send(self, chunk: bytes, rows: int) -> None:
+        self.out.write(chunk.decode("utf-8"))
         if self.progress is not None:
-            self.progress(text.count("\n"))
-        return len(data)
+            self.progress(rows)
 
 
 def copy_annotations_jsonl(
@@ -71,36 +94,30 @@ def copy_annotations_jsonl(
     progress: Callable[[int], None] | None = None,
 ) -> None:
     """Write the JSONL export to an open text file with COPY (PostgreSQL only)."""
+    writer = _FileChunks(out, progress)
     with _dbapi_connection().cursor() as cursor:
-        cursor.copy_expert(
-            _copy_command(cursor, copy_select(flt, taxonomy)), _CountingWriter(out, progress)
-        )
+        cursor.copy_expert(_copy_command(cursor, copy_select(flt, taxonomy)), writer)
+    writer.flush()
 
 
-class _QueueWriter:
-    """COPY's rows gathered into chunks of about CHUNK_BYTES, put on a bounded queue."""
+class _QueueChunks(_Chunks):
+    """Chunks put on a bounded queue for the response; dropped once the client has left."""
 
     def __init__(self, chunks: queue.Queue) -> None:
+        super().__init__()
         self.chunks = chunks
-        self.pending: list[bytes] = []
-        self.size = 0
         self.cancelled = threading.Event()
 
     def write(self, data: bytes) -> int:
         if self.cancelled.is_set():  # the client left: drop the rest until the cancel lands
             return len(data)
-        self.pending.append(data)
-        self.size += len(data)
-        if self.size >= CHUNK_BYTES:
-            self.flush()
-        return len(data)
+        return super().write(data)
 
-    def flush(self) -> None:
-        if self.pending:
-            self._put(b"".join(self.pending))
-            self.pending, self.size = [], 0
+    def send(self, chunk: bytes, rows: int) -> None:
+        self.put(chunk)
 
-    def _put(self, item: object) -> None:
+    def put(self, item: object) -> None:
+        """Queue `item`, waiting for room unless the client has left."""
         while not self.cancelled.is_set():
             try:
                 self.chunks.put(item, timeout=0.1)
@@ -115,16 +132,16 @@ def stream_annotations_jsonl(taxonomy: Taxonomy, flt: ExportFilter) -> Iterator[
     with connection.cursor() as cursor:
         command = _copy_command(cursor, copy_select(flt, taxonomy))
     chunks: queue.Queue = queue.Queue(maxsize=QUEUE_CHUNKS)
-    writer = _QueueWriter(chunks)
+    writer = _QueueChunks(chunks)
 
     def run() -> None:
         try:
             with connection.cursor() as cursor:
                 cursor.copy_expert(command, writer)
             writer.flush()
-            writer._put(_DONE)
+            writer.put(_DONE)
         except Exception as exc:  # handed to the response, which stops with it
-            writer._put(exc)
+            writer.put(exc)
 
     thread = threading.Thread(target=run, name="export-copy", daemon=True)
     thread.start()
