@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from json.encoder import encode_basestring as _quote  # C-accelerated
 from operator import itemgetter
 from typing import Any
@@ -41,12 +42,22 @@ class Format:
     """How a field's column value becomes a Python value, JSON text and a SQL json value.
 
     `python` and `json` take the value read from the field's column (a tuple when the field
-    reads several) and the category lookup; `sql` takes the column and the taxonomy.
+    reads several), and the category lookup as `categories=` when `categorised`; `sql`
+    takes the column(s) and the taxonomy.
     """
 
-    python: Callable[[Any, Categories], Any]
-    json: Callable[[Any, Categories], str]
+    python: Callable[..., Any]
+    json: Callable[..., str]
     sql: Callable[[Any, Taxonomy], Any] = lambda column, taxonomy: column
+    categorised: bool = False
+
+    def bind(self, categories: Categories) -> tuple[Callable[[Any], Any], Callable[[Any], str]]:
+        """The Python and JSON converters of one value, given the category lookup."""
+        if not self.categorised:
+            return self.python, self.json
+        return partial(self.python, categories=categories), partial(
+            self.json, categories=categories
+        )
 
 
 def iso_utc(value: datetime | None) -> str | None:
@@ -62,14 +73,14 @@ def _text_json(value: str | None) -> str:
     return "null" if value is None else _quote(value)
 
 
-def _span_python(value: tuple, categories: Categories) -> dict[str, Any] | None:
+def _span_python(value: tuple) -> dict[str, Any] | None:
     paragraph, start, end, text = value
     if paragraph is None:
         return None
     return {"paragraph_id": paragraph, "start": start, "end": end, "text": text}
 
 
-def _span_json(value: tuple, categories: Categories) -> str:
+def _span_json(value: tuple) -> str:
     paragraph, start, end, text = value
     if paragraph is None:
         return "null"
@@ -97,15 +108,19 @@ def _category_sql(part: int, fallback: Callable[[Any], Any]) -> Callable[[Any, T
     return sql
 
 
-TEXT = Format(lambda value, categories: value, lambda value, categories: _text_json(value))
-INT = Format(lambda value, categories: value, lambda value, categories: str(value))
+def _same(value: Any) -> Any:
+    return value
+
+
+TEXT = Format(_same, _text_json)
+INT = Format(_same, str)
 BOOL = Format(
-    lambda value, categories: bool(value),
-    lambda value, categories: "true" if value else "false",
+    bool,
+    lambda value: "true" if value else "false",
 )
 TIMESTAMP = Format(
-    lambda value, categories: iso_utc(value),
-    lambda value, categories: _text_json(iso_utc(value)),
+    iso_utc,
+    lambda value: _text_json(iso_utc(value)),
     lambda column, taxonomy: func.to_char(func.timezone("UTC", column), ISO),
 )
 SPAN = Format(_span_python, _span_json, _span_sql)  # null when its paragraph is
@@ -113,11 +128,13 @@ CATEGORY_NAME = Format(
     lambda key, categories: categories(key)[0],
     lambda key, categories: _quote(categories(key)[0]),
     _category_sql(0, lambda column: column),
+    categorised=True,
 )
 CATEGORY_TYPE = Format(
     lambda key, categories: categories(key)[1],
     lambda key, categories: _quote(categories(key)[1]),
     _category_sql(1, lambda column: literal("unknown")),
+    categorised=True,
 )
 
 
@@ -313,9 +330,9 @@ def iter_annotation_records(
     """Yield one export record (a dict) per annotation, streamed from a server-side cursor."""
     flt = flt or ExportFilter()
     categories = category_lookup(taxonomy)
-    plan = [(f.key, read, f.format.python) for f, read in _readers(flt.fields)]
+    plan = [(f.key, read, f.format.bind(categories)[0]) for f, read in _readers(flt.fields)]
     for row in _rows(flt):
-        yield {key: python(read(row), categories) for key, read, python in plan}
+        yield {key: python(read(row)) for key, read, python in plan}
 
 
 def iter_annotation_lines(
@@ -324,13 +341,12 @@ def iter_annotation_lines(
     """The same records as iter_annotation_records, as JSON text (one line each, no newline)."""
     flt = flt or ExportFilter()
     categories = category_lookup(taxonomy)
-    plan = [(f"{_quote(f.key)}: ", read, f.format.json) for f, read in _readers(flt.fields)]
+    plan = [
+        (f"{_quote(f.key)}: ", read, f.format.bind(categories)[1])
+        for f, read in _readers(flt.fields)
+    ]
     for row in _rows(flt):
-        yield (
-            "{"
-            + ", ".join([key + encode(read(row), categories) for key, read, encode in plan])
-            + "}"
-        )
+        yield ("{" + ", ".join([key + encode(read(row)) for key, read, encode in plan]) + "}")
 
 
 def annotation_record(categories: Categories, **values: Any) -> dict[str, Any]:
@@ -348,7 +364,7 @@ def annotation_record(categories: Categories, **values: Any) -> dict[str, Any]:
         value = values[f.key] if f.key in values else _shared(f, values)
         if value is None and len(f.columns) > 1:
             value = (None,) * len(f.columns)
-        record[f.key] = f.format.python(value, categories)
+        record[f.key] = f.format.bind(categories)[0](value)
     return record
 
 
