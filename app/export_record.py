@@ -162,20 +162,19 @@ class Field:
         return self.csv or {self.key: None}
 
 
-def _span_columns(prefix: str) -> tuple:
-    return tuple(
-        getattr(Annotation, f"{prefix}{name}") for name in ("paragraph_id", "start", "end", "text")
-    )
-
-
 ANNOTATOR_ID = Annotator.platform + ":" + Annotator.external_id  # Annotator.label, in SQL
 
-# The export record, in key order. To add a field, add one line here: its key, the column
-# it reads (joined below: annotations, annotation_sessions, documents, annotators; a new
-# table goes into annotation_select's joins) and its format (TEXT, INT, BOOL, TIMESTAMP,
-# or a new Format with its Python, JSON and SQL forms). Its CSV column is named as the key
-# and comes after FALTE's; records made outside the database (app.adjudication.gold) get
-# null unless they pass a value. Then add it to DESIGN.md's record and the export tests.
+# The export record, in key order. To add a field, add one line here (where its key goes):
+#     Field("severity", Annotation.severity),                      # text or null
+#     Field("suggestion_id", Suggestion.external_id),              # another table: join it
+#     Field("decided_at", Annotation.decided_at, TIMESTAMP),       # INT, BOOL, TIMESTAMP...
+# key, the column it reads and its format (default TEXT; a new kind of value is a new
+# Format with its Python, JSON and SQL forms). The column's table must be joined in
+# annotation_select (annotations, annotation_sessions, documents and annotators are; an
+# optional one is an outer join). The dict, the JSON writer, COPY's json_build_object
+# and the CSV (one column named as the key, after FALTE's) follow by themselves; records
+# made outside the database (app.adjudication.gold) get null unless they pass a value.
+# Then say it in DESIGN.md's record; test_the_forms_of_the_record_agree checks the rest.
 FIELDS: tuple[Field, ...] = (
     Field("document_id", Document.external_id),
     Field("paragraph_id", Annotation.paragraph_id, INT),
@@ -190,7 +189,12 @@ FIELDS: tuple[Field, ...] = (
     ),
     Field(
         "paired_span",
-        _span_columns("paired_"),
+        (
+            Annotation.paired_paragraph_id,
+            Annotation.paired_start,
+            Annotation.paired_end,
+            Annotation.paired_text,
+        ),
         SPAN,
         csv={
             "paired_text": "text",

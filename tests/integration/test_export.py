@@ -10,11 +10,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app import export_copy
+from app import export_copy, export_record
 from app.export import ANNOTATION_CSV_COLUMNS, FALTE_COLUMNS, SESSION_COLUMNS
 from app.export_record import (
     FIELDS,
     ExportFilter,
+    Field,
     annotation_csv_columns,
     annotation_record,
     category_lookup,
@@ -310,6 +311,19 @@ def _copy_lines(flt) -> list[str]:
 def test_the_forms_of_the_record_agree(app, stored, flt):
     # The dict, the JSON written key by key, PostgreSQL's json_build_object and the CSV row
     # all come from app.export_record.FIELDS: the same keys, values and order.
+    _assert_forms_agree(flt)
+
+
+def test_a_field_added_to_the_table_reaches_every_form(app, stored, monkeypatch):
+    added = Field("probe", Annotation.comment)  # as origin, suggestion_id, severity will be
+    monkeypatch.setattr(export_record, "FIELDS", (*export_record.FIELDS, added))
+    records = _assert_forms_agree(ExportFilter())
+    assert [r["probe"] for r in records] == [r["comment"] for r in records]
+    assert annotation_csv_columns(ExportFilter())[-1] == "probe"
+    assert "probe" in annotation_record(category_lookup(), probe="x")
+
+
+def _assert_forms_agree(flt):
     records = list(iter_annotation_records(flt))
     assert records
     assert all(list(r) == [f.key for f in flt.fields] for r in records)
@@ -319,6 +333,7 @@ def test_the_forms_of_the_record_agree(app, stored, flt):
         assert [json.loads(line) for line in _copy_lines(flt)] == records
     columns = annotation_csv_columns(flt)
     assert all(set(flatten_annotation(r)) == set(columns) for r in records)
+    return records
 
 
 def test_a_record_made_outside_the_database_has_every_field(app):
