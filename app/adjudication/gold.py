@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from app.adjudication.service import GoldSpan, iter_gold
 from app.export import (
     ANNOTATION_CSV_COLUMNS,
     annotation_record,
+    category_lookup,
     flatten_annotation,
     iter_csv,
     iter_jsonl,
@@ -40,23 +42,15 @@ GOLD_CSV_COLUMNS = (
 )
 
 
-def _category_lookup(taxonomy: Taxonomy):
-    def lookup(key: str) -> tuple[str, str]:
-        category = taxonomy.category(key)
-        return (category.name, category.type) if category else (key, "unknown")
-
-    return lookup
-
-
 def gold_record(gold: GoldSpan, taxonomy: Taxonomy) -> dict[str, Any]:
     """One gold span as an export record plus provenance."""
     row, proposal = gold.decision, gold.proposal
     record = annotation_record(
-        _category_lookup(taxonomy),
+        category_lookup(taxonomy),
         document_id=gold.document_id,
         category=proposal.category,
-        span=proposal.span.to_dict(),
-        paired_span=proposal.paired_span.to_dict() if proposal.paired_span else None,
+        span=astuple(proposal.span),
+        paired_span=astuple(proposal.paired_span) if proposal.paired_span else None,
         comment=row.note,
         annotator_id=GOLD_ANNOTATOR,
         platform=GOLD_PLATFORM,
