@@ -25,6 +25,7 @@ from sqlalchemy import case, delete, func, insert, null, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.document_formats import DocumentFileError, DocumentInput, parse_documents
+from app.errors import ProblemsError
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Document, Paragraph, ValidationItem
 
@@ -59,12 +60,8 @@ class ImportReport:
         )
 
 
-class DocumentImportRefused(Exception):
-    """The import would break stored work; nothing was written. `reasons`: one per document."""
-
-    def __init__(self, reasons: list[str]) -> None:
-        self.reasons = reasons
-        super().__init__("\n".join(reasons))
+class DocumentImportRefused(ProblemsError):
+    """The import would break stored work; nothing was written. `problems`: one per document."""
 
 
 @dataclass

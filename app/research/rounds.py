@@ -18,9 +18,9 @@ from wtforms import BooleanField, IntegerField, StringField
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional, Regexp
 
 from app.export import ExportFilter, write_export
+from app.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.research import bp
 from app.research.charts import precision_chart
-from app.study import mturk_external_question, prolific_study_url
 from app.taxonomy import current_taxonomy
 from app.validation.report import compute_report, format_csv
 from app.validation.rounds import (
@@ -91,7 +91,7 @@ def _validator_links(name: str) -> dict[str, str]:
         "mturk_preview": url_for(
             "validation.start",
             round_name=name,
-            assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE",
+            assignmentId=MTURK_PREVIEW,
             _external=True,
         ),
     }

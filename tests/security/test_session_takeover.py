@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from app import create_app
-from app.annotate.completion import mturk_submit_url
 from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
 from app.models import AnnotationSession, Annotator, ValidationSession
+from app.platforms import mturk_submit_url
 from config.settings import DEFAULT_TAXONOMY, config_for
 from tests.conftest import dispose_engines, make_test_config
 from tests.support import signed_links

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.annotate.completion import mturk_submit_url, mturk_target
+from app.platforms import mturk_submit_url, mturk_target
 
 
 @pytest.mark.parametrize(
