@@ -236,9 +236,9 @@ class ValidationItem(db.Model):
 
     __tablename__ = "validation_items"
     __table_args__ = (
+        Index("ix_validation_items_round_order", "round_id", "order_key"),
         UniqueConstraint("round_id", "external_id"),
         CheckConstraint("span_start IS NULL OR span_start < span_end", name="span_ordered"),
-        Index("ix_validation_items_round_order", "round_id", "order_key"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -62,7 +62,7 @@ class Chart:
 
     chart_id: str
     title: str
-    description: str
+    description: str = "No data yet."
 
 
 @dataclass(frozen=True)

@@ -347,8 +347,7 @@ def _link_annotations(chosen: list[_Resolved]) -> None:
         select(
             Annotation.id,
             AnnotationSession.document_id,
-            Annotator.platform,
-            Annotator.external_id,
+            Annotator.platform + ":" + Annotator.external_id,  # the export's annotator_id
             Annotation.paragraph_id,
             Annotation.span_start,
             Annotation.span_end,
@@ -359,8 +358,8 @@ def _link_annotations(chosen: list[_Resolved]) -> None:
         .order_by(Annotation.deleted_at.is_not(None), Annotation.id)
     )
     found: dict[tuple, int] = {}
-    for ann_id, doc_id, platform, ext, par, start, end in db.session.execute(query):
-        found.setdefault((doc_id, f"{platform}:{ext}", par, start, end), ann_id)
+    for ann_id, doc_id, annotator, par, start, end in db.session.execute(query):
+        found.setdefault((doc_id, annotator, par, start, end), ann_id)
     for r in wanted:
         key = (r.doc.row.id, r.item.origin_annotator, r.span.paragraph_id, r.span.start, r.span.end)
         r.annotation_id = found.get(key)

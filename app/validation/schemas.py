@@ -18,12 +18,6 @@ from app.errors import ApiError
 from app.models import VERDICTS
 
 MAX_EXPLANATION = 5000
-# What a field of the wrong type is told (the first one at fault is named).
-_SHAPE_MESSAGES = {
-    "item_id": "item_id must be the item's id (a string).",
-    "reasons": "reasons must be a list of strings.",
-    "explanation": "explanation must be a string or null.",
-}
 
 
 class JudgmentIn(BaseModel):
@@ -45,6 +39,14 @@ class JudgmentInput:
     verdict: str
     reasons: tuple[str, ...]
     explanation: str | None
+
+
+# What a field of the wrong type is told (the first one at fault is named).
+_SHAPE_MESSAGES = {
+    "item_id": "item_id must be the item's id (a string).",
+    "reasons": "reasons must be a list of strings.",
+    "explanation": "explanation must be a string or null.",
+}
 
 
 def _shape_error(exc: ValidationError) -> ApiError:

@@ -21,7 +21,7 @@ from flask import Flask
 from werkzeug.serving import make_server
 
 from app import create_app
-from tests.conftest import dispose_engines, make_test_config, require_or_skip
+from tests.support.apps import dispose_engines, make_test_config, require_or_skip
 
 SYSTEM_CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -12,7 +12,7 @@ import pytest
 from app.export import ANNOTATION_CSV_COLUMNS, FALTE_COLUMNS, SESSION_COLUMNS
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document
-from tests.integration.validation_support import add_annotation, make_documents, make_session
+from tests.support.validation import add_annotation, make_documents, make_session
 
 TRICKY_COMMENT = 'Line one, with "quotes"\nline two; ünïcödé 🚢'
 
