@@ -26,7 +26,7 @@ from app.export_record import (
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.taxonomy import current_taxonomy
-from tests.integration.validation_support import add_annotation, make_documents, make_session
+from tests.support.validation import add_annotation, make_documents, make_session
 
 TRICKY_COMMENT = 'Line one, with "quotes"\nline two; ünïcödé 🚢'
 
