@@ -10,9 +10,9 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.annotate_support import open_task, seed_document, select_span, stored_annotations
-from tests.e2e.conftest import LiveServer, serving
-from tests.e2e.test_accessibility import violations
+from tests.support.annotate_page import open_task, seed_document, select_span, stored_annotations
+from tests.support.axe import violations
+from tests.support.live_server import LiveServer, serving
 from tests.support.severities import severity_taxonomy
 
 PARAGRAPHS = (

@@ -16,7 +16,7 @@ from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
 from app.models import Annotation
-from tests.conftest import dispose_engines, make_test_config
+from tests.support.apps import dispose_engines, make_test_config
 from tests.support.severities import severity_taxonomy
 from tests.support.worker_api import read_to_the_end, save, start, submit
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.support.apps import ROOT
 
 DEFAULT_TAXONOMY = ROOT / "config" / "taxonomy.yaml"
 SEVERITIES = """\
