@@ -15,7 +15,7 @@ from app import create_app
 from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
-from app.models import Annotation
+from app.models import Annotation, AnnotationSession, Annotator, ParagraphTiming
 from tests.support.apps import dispose_engines, make_test_config
 from tests.support.severities import severity_taxonomy
 from tests.support.worker_api import read_to_the_end, save, start, submit
@@ -177,3 +177,32 @@ def test_without_severities_the_report_has_no_mqm_score(database_uri, tmp_path):
         assert "mqm" not in runner.invoke(args=["study-report", "--format", "csv"]).stdout
         db.session.remove()
         dispose_engines()
+
+
+def test_our_export_with_severities_imports_back_the_same(app, runner, scored, tmp_path):
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    assert runner.invoke(args=["export-annotations", "--output", str(first)]).exit_code == 0
+    db.session.execute(db.delete(Annotation))
+    db.session.execute(db.delete(ParagraphTiming))
+    db.session.execute(db.delete(AnnotationSession))
+    db.session.execute(db.delete(Annotator))
+    db.session.commit()
+    result = runner.invoke(args=["import-annotations", str(first)])
+    assert result.exit_code == 0, result.output
+    assert runner.invoke(args=["export-annotations", "--output", str(second)]).exit_code == 0
+
+    def records(path):
+        rows = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+        for row in rows:
+            del row["session_id"], row["created_at"]
+        return rows
+
+    assert records(first) and records(second) == records(first)
+    assert {r["severity"] for r in records(second)} == {"minor", "major"}
+
+    bad = tmp_path / "bad.jsonl"
+    line = json.loads(first.read_text("utf-8").splitlines()[0])
+    bad.write_text(json.dumps({**line, "severity": "fatal"}) + "\n", encoding="utf-8")
+    refused = runner.invoke(args=["import-annotations", str(bad)])
+    assert refused.exit_code != 0
+    assert "severity: 'fatal' is no severity of the taxonomy (minor, major)" in refused.output
