@@ -3,11 +3,11 @@
 Each runs ONE guarded statement keyed by the session's capability token: the statement
 itself checks what a lookup would have (the session exists and is not submitted, the
 spans' paragraphs reached and their quotes still the stored text, the position in range)
-and changes no row when a check fails. Only then does the action call explain_refusal(),
-which looks the session up and raises the ApiError the contract names, or finds that
-nothing refuses the action (a replay, a second Submit, a state that changed in between,
-settled by running the statement once more). Nothing about a session is kept in process
-memory: every answer comes from the database.
+and changes no row when a check fails. Only then does the action call explain_refusal()
+(app.annotate.refusals), which looks the session up and raises the ApiError the contract
+names, or finds that nothing refuses the action (a replay, a second Submit, a state that
+changed in between, settled by running the statement once more). Nothing about a session
+is kept in process memory: every answer comes from the database.
 
 The statements run in autocommit (app.persistence.autocommit_connection): one statement
 needs no transaction of its own. Races are settled by the statements: the unique
@@ -22,58 +22,38 @@ a Submit write it themselves.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import lru_cache
 from types import SimpleNamespace
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy import Boolean, Row, bindparam, case, exists, func, or_, select, update
 
-from app.annotate.schemas import AnnotationIn, SpanIn, canonical_uuid
-from app.annotate.sessions import (
-    NO_SESSION,
-    TOUCH_INTERVAL,
-    Completion,
-    completion_for,
-    document_texts,
-    max_comment_length,
-    submit_outcome,
-    submitted_error,
+from app.annotate.refusals import (
+    ANNOTATIONS,
+    BY_TOKEN,
+    DOCUMENTS,
+    INT32_MAX,
+    SESSIONS,
+    Action,
+    changed_meanwhile,
+    explain_refusal,
+    keeps_rules_as_sent,
+    spans_of,
 )
+from app.annotate.schemas import AnnotationIn, canonical_uuid
+from app.annotate.sessions import TOUCH_INTERVAL, Completion, completion_for, submit_outcome
 from app.annotate.timings import move_and_record
-from app.errors import ApiError
-from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
+from app.models import Paragraph, utcnow
 from app.outcomes import session_outcome
 from app.persistence import autocommit_connection, end_orm_transaction, upsert_insert
-from app.spans import SpanError, check_annotation
 from app.statuses import SessionStatus
 from app.study import study_settings
-from app.taxonomy import current_taxonomy
 
-SESSIONS = AnnotationSession.__table__
-DOCUMENTS = Document.__table__
-ANNOTATIONS = Annotation.__table__
 PARAGRAPHS = Paragraph.__table__
-
-# Positions and offsets are 32-bit columns: a larger number in a body is refused by the
-# rules (explain_refusal), never sent to the database.
-_INT32 = 2**31 - 1
 
 _connection = autocommit_connection
 _finish = end_orm_transaction
-
-
-class Action(StrEnum):
-    """A write whose guarded statement explain_refusal() explains."""
-
-    SAVE = "save"
-    REMOVE = "remove"
-    MOVE = "move"
-    SUBMIT = "submit"
-    HEARTBEAT = "heartbeat"
 
 
 @dataclass(frozen=True)
@@ -93,17 +73,7 @@ class Move:
     revealed: list[Paragraph]
 
 
-class Explained(NamedTuple):
-    """What explain_refusal found when nothing refuses the action: the session, and for a
-    save or remove the stored annotation with that id (a replay), if any."""
-
-    session: Row
-    annotation: Row | None = None
-
-
 # --- activity -----------------------------------------------------------------------------
-
-_BY_TOKEN = SESSIONS.c.token == bindparam("session_token")
 
 # Every caller is a request of the page (its load, its reads and writes, its heartbeat),
 # so the page was loaded: the session claims its place (app.assignment.claims).
@@ -123,7 +93,7 @@ TOUCH = update(SESSIONS).where(SESSIONS.c.id == bindparam("sid")).values(_ACTIVI
 _TOUCH_DUE = (
     update(SESSIONS)
     .where(
-        _BY_TOKEN,
+        BY_TOKEN,
         or_(
             SESSIONS.c.status == SessionStatus.ABANDONED,
             SESSIONS.c.last_seen_at.is_(None),
@@ -152,7 +122,7 @@ def _run(statement, params: dict[str, Any]):
     return connection.execute(statement, params)
 
 
-_SESSION_ID = select(SESSIONS.c.id).where(_BY_TOKEN)
+_SESSION_ID = select(SESSIONS.c.id).where(BY_TOKEN)
 
 
 def heartbeat(token: str) -> None:
@@ -164,193 +134,7 @@ def heartbeat(token: str) -> None:
         explain_refusal(token, Action.HEARTBEAT)
 
 
-# --- the one explanation of a refused statement ----------------------------------------------
-
-_LOOKUP = (
-    select(
-        SESSIONS.c.id,
-        SESSIONS.c.token,
-        SESSIONS.c.status,
-        SESSIONS.c.furthest,
-        SESSIONS.c.platform,
-        SESSIONS.c.completion_code,
-        SESSIONS.c.outcome,
-        SESSIONS.c.document_id,
-        DOCUMENTS.c.content_hash,
-        DOCUMENTS.c.paragraph_count,
-        DOCUMENTS.c.gold,
-    )
-    .join_from(SESSIONS, DOCUMENTS)
-    .where(_BY_TOKEN)
-)
-
-_FIND = select(ANNOTATIONS).where(
-    ANNOTATIONS.c.session_id == bindparam("sid"), ANNOTATIONS.c.client_id == bindparam("cid")
-)
-
-
-# A second Submit answers the first's completion; a heartbeat has nothing to refuse.
-_ALLOWED_AFTER_SUBMIT = (Action.SUBMIT, Action.HEARTBEAT)
-
-
-def explain_refusal(token: str, action: Action, sent: Any = None) -> Explained:
-    """Why an action's guarded statement changed no row: look the session up and raise
-    the ApiError the contract names (404 no session, 409 submitted, 422 a rule or the
-    position, 409 a save's id stored with other content, 404 a remove's unknown id).
-
-    Returns what it found when nothing refuses the action: a replay (the stored
-    annotation), a second Submit, a Submit whose outcome the attention checks decide, or
-    a state that changed between the statement and the look-up (the caller runs its
-    statement once more). `sent`: the save's body, the remove's id, the move's target."""
-    connection = _connection()
-    session = None
-    if token and len(token) <= 64:
-        session = connection.execute(_LOOKUP, {"session_token": token}).first()
-    if session is None:
-        _finish()
-        raise ApiError.not_found(NO_SESSION)
-    if session.status == SessionStatus.SUBMITTED and action not in _ALLOWED_AFTER_SUBMIT:
-        _finish()
-        raise submitted_error()
-    annotation = None
-    if action == Action.SAVE:
-        _check(sent, _reached_texts(session, sent), session.furthest)
-        annotation = connection.execute(_FIND, {"sid": session.id, "cid": sent.id}).first()
-        if annotation is not None and _stored_key(annotation) != _sent_key(sent):
-            _finish()
-            raise ApiError.conflict(
-                "An annotation with this id was already saved with different content. "
-                "Reload the page to see what is stored.",
-                field="id",
-            )
-    elif action == Action.REMOVE:
-        canonical = canonical_uuid(sent)
-        if canonical:
-            annotation = connection.execute(_FIND, {"sid": session.id, "cid": canonical}).first()
-        if annotation is None:
-            _finish()
-            raise ApiError.not_found("This session has no annotation with that id.", field="id")
-    elif action == Action.MOVE:
-        _check_position(session, sent)
-    elif action == Action.SUBMIT and session.status != SessionStatus.SUBMITTED:
-        _check_finished(session)
-    _finish()
-    return Explained(session, annotation)
-
-
-def _check_position(session: Row, paragraph_id: int) -> None:
-    limit = min(session.furthest + 1, session.paragraph_count - 1)
-    if not 0 <= paragraph_id <= limit:
-        raise ApiError.unprocessable(
-            f"You can go to paragraphs 0 to {limit} (one past the furthest you have read); "
-            f"{paragraph_id} is not among them.",
-            code="position_out_of_range",
-            field="paragraph_id",
-        )
-
-
-def _check_finished(session: Row) -> None:
-    last = session.paragraph_count - 1
-    if session.furthest < last:
-        raise ApiError.unprocessable(
-            f"Read every paragraph first: you have reached paragraph {session.furthest + 1} "
-            f"of {last + 1}.",
-            code="not_finished",
-            field="furthest",
-        )
-
-
-def _changed_meanwhile() -> ApiError:
-    """The statement refused twice what the look-up between found allowed."""
-    return ApiError.conflict("The task changed while this was being saved. Try again.")
-
-
 # --- save ---------------------------------------------------------------------------------
-
-
-def _span_key(span: SpanIn | None) -> tuple[int, int, int, str] | None:
-    return None if span is None else (span.paragraph_id, span.start, span.end, span.text)
-
-
-def _stored_key(annotation: Row) -> tuple[Any, ...]:
-    paired = None
-    if annotation.paired_paragraph_id is not None:
-        paired = (
-            annotation.paired_paragraph_id,
-            annotation.paired_start,
-            annotation.paired_end,
-            annotation.paired_text,
-        )
-    span = (annotation.paragraph_id, annotation.span_start, annotation.span_end)
-    return (annotation.category, (*span, annotation.span_text), paired, annotation.comment)
-
-
-def _sent_key(data: AnnotationIn) -> tuple[Any, ...]:
-    return (data.category, _span_key(data.span), _span_key(data.paired_span), data.comment)
-
-
-def _spans(data: AnnotationIn) -> list[SpanIn]:
-    return [data.span] if data.paired_span is None else [data.span, data.paired_span]
-
-
-def _reached_texts(session: Row, data: AnnotationIn) -> dict[int, str]:
-    """The stored texts of the paragraphs the annotation's spans are in, where reached."""
-    texts = document_texts(session.document_id, session.content_hash)
-    last = min(session.furthest, len(texts) - 1)
-    return {
-        s.paragraph_id: texts[s.paragraph_id] for s in _spans(data) if 0 <= s.paragraph_id <= last
-    }
-
-
-def _check(data: AnnotationIn, texts: Mapping[int, Any], furthest: int) -> None:
-    """The annotation rules (app.spans) against these paragraph texts."""
-    taxonomy = current_taxonomy()
-    try:
-        check_annotation(
-            category=taxonomy.category(data.category),
-            known_categories=list(taxonomy.keys),
-            category_key=data.category,
-            span=data.span.to_span(),
-            paired_span=data.paired_span.to_span() if data.paired_span else None,
-            comment=data.comment,
-            comment_required=taxonomy.comment.required,
-            comment_label=taxonomy.comment.label,
-            max_comment_length=max_comment_length(),
-            texts=texts,
-            furthest=furthest,
-        )
-    except SpanError as error:
-        raise ApiError.unprocessable(error.message, code=error.code, field=error.field) from None
-
-
-class _Quoted:
-    """A paragraph as the annotation quotes it: each span's slice is the text it sends.
-    The rules that need the stored text then pass exactly when the quotes are right,
-    which the save's statement checks in the database."""
-
-    def __init__(self, quotes: dict[tuple[int, int], str]) -> None:
-        self.quotes = quotes
-
-    def __len__(self) -> int:
-        return _INT32
-
-    def __getitem__(self, where: slice) -> str:
-        return self.quotes[(where.start, where.stop)]
-
-
-def _keeps_rules_as_sent(data: AnnotationIn) -> bool:
-    """Whether the annotation keeps every rule if its quotes are the stored text and its
-    paragraphs reached (both checked by the statement, in the database)."""
-    quoted: dict[int, _Quoted] = {}
-    for span in _spans(data):
-        if 0 <= span.paragraph_id <= _INT32:
-            quotes = quoted.setdefault(span.paragraph_id, _Quoted({})).quotes
-            quotes[(span.start, span.end)] = span.text
-    try:
-        _check(data, quoted, furthest=sys.maxsize)
-    except ApiError:
-        return False
-    return True
 
 
 def _values(data: AnnotationIn) -> dict[str, Any]:
@@ -401,7 +185,7 @@ def _save_statement(dialect: str, paired: bool):
     spans' paragraphs and they quote its document's text ... ON CONFLICT DO NOTHING
     RETURNING id: built once per dialect and shape."""
     guards = [
-        _BY_TOKEN,
+        BY_TOKEN,
         SESSIONS.c.status != SessionStatus.SUBMITTED,
         SESSIONS.c.furthest >= bindparam("reach"),
         _quote_stored("span"),
@@ -424,10 +208,14 @@ def save(token: str, data: AnnotationIn) -> SaveResult:
     and settles replays and concurrent duplicates (the unique constraint on session and
     client id): a new annotation costs one statement."""
     values = _values(data)
-    params = {**values, "session_token": token, "reach": max(s.paragraph_id for s in _spans(data))}
+    params = {
+        **values,
+        "session_token": token,
+        "reach": max(s.paragraph_id for s in spans_of(data)),
+    }
     for _ in range(2):
         inserted = None
-        if _keeps_rules_as_sent(data):
+        if keeps_rules_as_sent(data):
             statement = _save_statement(_connection().dialect.name, data.paired_span is not None)
             inserted = _run(statement, params).first()
             _finish()
@@ -437,14 +225,14 @@ def save(token: str, data: AnnotationIn) -> SaveResult:
         stored = explain_refusal(token, Action.SAVE, data).annotation
         if stored is not None:
             return SaveResult(stored, created=False)
-    raise _changed_meanwhile()
+    raise changed_meanwhile()
 
 
 # --- remove ---------------------------------------------------------------------------------
 
 _WRITABLE_SESSION = (
     select(SESSIONS.c.id)
-    .where(_BY_TOKEN, SESSIONS.c.status != SessionStatus.SUBMITTED)
+    .where(BY_TOKEN, SESSIONS.c.status != SessionStatus.SUBMITTED)
     .scalar_subquery()
 )
 
@@ -473,7 +261,7 @@ def remove(token: str, client_id: str) -> None:
         stored = explain_refusal(token, Action.REMOVE, client_id).annotation
         if stored.deleted_at is not None:  # removed before: a replay
             return
-    raise _changed_meanwhile()
+    raise changed_meanwhile()
 
 
 # --- move -----------------------------------------------------------------------------------
@@ -483,7 +271,7 @@ _BEFORE = SESSIONS.alias("before")
 _MOVE = (
     update(SESSIONS)
     .where(
-        _BY_TOKEN,
+        BY_TOKEN,
         SESSIONS.c.status != SessionStatus.SUBMITTED,
         SESSIONS.c.furthest + 1 >= bindparam("to"),
         select(DOCUMENTS.c.paragraph_count)
@@ -520,7 +308,7 @@ _MOVE = (
     )
 )
 
-_FURTHEST = select(SESSIONS.c.furthest).where(_BY_TOKEN)
+_FURTHEST = select(SESSIONS.c.furthest).where(BY_TOKEN)
 
 
 def move(token: str, paragraph_id: int, active_seconds: float | None = None) -> Move:
@@ -529,7 +317,7 @@ def move(token: str, paragraph_id: int, active_seconds: float | None = None) -> 
     one past the furthest reveals that paragraph."""
     for _ in range(2):
         moved = None
-        if 0 <= paragraph_id <= _INT32:
+        if 0 <= paragraph_id <= INT32_MAX:
             moved, before = _move(token, paragraph_id, active_seconds)
             _finish()
         if moved is not None:
@@ -538,7 +326,7 @@ def move(token: str, paragraph_id: int, active_seconds: float | None = None) -> 
                 revealed = [Paragraph(position=paragraph_id, text=moved.text)]
             return Move(paragraph_id, moved.furthest, revealed)
         explain_refusal(token, Action.MOVE, paragraph_id)
-    raise _changed_meanwhile()
+    raise changed_meanwhile()
 
 
 def _move(token: str, paragraph_id: int, active_seconds: float | None) -> tuple[Row | None, int]:
@@ -558,7 +346,7 @@ def _move(token: str, paragraph_id: int, active_seconds: float | None) -> tuple[
 _SUBMIT = (
     update(SESSIONS)
     .where(
-        _BY_TOKEN,
+        BY_TOKEN,
         SESSIONS.c.status != SessionStatus.SUBMITTED,
         SESSIONS.c.furthest + 1
         >= select(DOCUMENTS.c.paragraph_count)
@@ -604,4 +392,4 @@ def submit(token: str) -> Completion:
         if checks_decide and session.gold:
             params |= {"outcome": submit_outcome(session.id, session.gold, settings)}
             params["decided"] = True
-    raise _changed_meanwhile()
+    raise changed_meanwhile()
