@@ -583,9 +583,9 @@ def test_a_move_is_one_statement_and_reveals_the_paragraph(client, document):
         assert len(sent) == 1 and sent[0].startswith("WITH moved AS"), sent
         assert "INSERT INTO paragraph_timings" in sent[0]
     else:  # how far the worker had read, the move, the timings (app/annotate/timings.py)
-        assert [" ".join(s.split()[:2]) for s in sent] == [
-            "SELECT annotation_sessions.furthest",
-            "UPDATE annotation_sessions",
+        assert [" ".join(s.split()[:3]) for s in sent] == [
+            "SELECT annotation_sessions.furthest FROM",
+            "UPDATE annotation_sessions SET",
             "INSERT INTO paragraph_timings",
         ], sent
     assert moved.get_json() == {
