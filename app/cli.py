@@ -38,6 +38,10 @@ def register(app: Flask) -> None:
     app.cli.add_command(import_annotations_command)
     app.cli.add_command(study_report_command)
 
+    from app.suggestions.cli import import_suggestions_command
+
+    app.cli.add_command(import_suggestions_command)
+
 
 @click.command("list-documents")
 @click.option(

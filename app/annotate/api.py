@@ -13,7 +13,14 @@ from flask import jsonify
 
 from app.annotate import api_bp, reads, writes
 from app.annotate import sessions as domain
-from app.annotate.schemas import AnnotationIn, HeartbeatIn, PositionIn, SubmitIn, parse_body
+from app.annotate.schemas import (
+    AnnotationIn,
+    HeartbeatIn,
+    PositionIn,
+    RejectionIn,
+    SubmitIn,
+    parse_body,
+)
 from app.annotate.serializers import annotation_dict, paragraph_dict, session_state
 from app.annotate.writes import SessionRef
 from app.api_spec import build_spec
@@ -22,7 +29,10 @@ from app.persistence import retry_on_disconnect
 from app.rate_limits import limit_blueprint, url_token
 from app.request_json import json_object
 from app.security import require_capability_csrf
+from app.suggestions import arms as suggestion_arms
+from app.suggestions import decisions as suggestion_decisions
 
+PAST_THE_END = 2**31 - 1  # Submit passes every paragraph (the suggestions guard)
 Body = TypeVar("Body")
 Result = TypeVar("Result")
 
@@ -115,18 +125,67 @@ def remove(token: str, annotation_id: str):
 @retry_on_disconnect
 def position(token: str):
     """Move to a paragraph; moving one past the furthest reveals it."""
-    move = _known_first(
-        token,
-        PositionIn,
-        lambda token, data: writes.move_known(token, data.paragraph_id, data.active_seconds),
-        lambda ref, data: writes.move_position(ref, data.paragraph_id, data.active_seconds),
-        touch=False,  # a move records activity itself
-    )
+
+    def known(token: str, data: PositionIn) -> writes.Move | None:
+        _guard_suggestions(writes.known_sessions().keys[token].id, data.paragraph_id)
+        return writes.move_known(token, data.paragraph_id, data.active_seconds)
+
+    def full(ref: SessionRef, data: PositionIn) -> writes.Move:
+        _guard_suggestions(ref.id, data.paragraph_id)
+        return writes.move_position(ref, data.paragraph_id, data.active_seconds)
+
+    move = _known_first(token, PositionIn, known, full, touch=False)  # a move records activity
     return jsonify(
         position=move.position,
         furthest=move.furthest,
         paragraphs=[paragraph_dict(p) for p in move.revealed],
     )
+
+
+def _guard_suggestions(session_id: int, paragraph_id: int) -> None:
+    """A move past a paragraph with undecided suggestions is refused (422); studies
+    without suggestions skip the query."""
+    if suggestion_arms.uses_suggestions():
+        suggestion_decisions.guard_move(session_id, paragraph_id)
+
+
+@api_bp.get("/api/sessions/<token>/suggestions")
+@retry_on_disconnect
+def suggestions(token: str):
+    """The suggestions of the paragraphs reached, with the session's decisions (an empty
+    list for sessions outside the show arm)."""
+    ref = writes.session_ref_or_404(token)
+    shown = suggestion_arms.session_arm(ref.id) == "show"
+    items = (
+        suggestion_decisions.session_suggestions(ref.id, ref.document_id, ref.furthest)
+        if shown
+        else []
+    )
+    return jsonify(suggestions=items)
+
+
+@api_bp.post("/api/sessions/<token>/suggestions/<suggestion_id>/rejection")
+@retry_on_disconnect
+def reject_suggestion(token: str, suggestion_id: str):
+    """Reject a suggestion (idempotent per client id): 201, or 200 for a replay."""
+    ref = _writable_ref(token)
+    domain.ensure_writable(ref.status)
+    data = parse_body(RejectionIn, json_object())
+    created = suggestion_decisions.reject(
+        ref.id, ref.document_id, ref.furthest, suggestion_id, data.id
+    )
+    body = {"id": data.id, "suggestion_id": suggestion_id, "decision": "rejected"}
+    return jsonify(body), 201 if created else 200
+
+
+@api_bp.delete("/api/sessions/<token>/suggestions/<suggestion_id>/rejection")
+@retry_on_disconnect
+def withdraw_rejection(token: str, suggestion_id: str):
+    """Undo the rejection of a suggestion (the row is kept); 204, also when none."""
+    ref = _writable_ref(token)
+    domain.ensure_writable(ref.status)
+    suggestion_decisions.withdraw_rejection(ref.id, ref.document_id, suggestion_id)
+    return "", 204
 
 
 @api_bp.post("/api/sessions/<token>/submit")
@@ -135,6 +194,7 @@ def submit(token: str):
     """Submit the session; idempotent. Answers the completion code and next address."""
     if _known(token):
         parse_body(SubmitIn, json_object(optional=True))
+        _guard_suggestions(writes.known_sessions().keys[token].id, PAST_THE_END)
         completion = writes.submit_known(token)
         if completion is not None:
             return jsonify(completion.to_dict())
@@ -142,6 +202,8 @@ def submit(token: str):
     _check_csrf(token)
     domain.touch(session)
     parse_body(SubmitIn, json_object(optional=True))
+    if not domain.is_submitted(session):
+        _guard_suggestions(session.id, PAST_THE_END)
     return jsonify(domain.submit_session(session).to_dict())
 
 

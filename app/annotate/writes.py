@@ -56,6 +56,7 @@ from app.persistence import (
 )
 from app.spans import SpanError, check_annotation
 from app.study import study_settings
+from app.suggestions import decisions as suggestion_decisions
 from app.taxonomy import current_taxonomy
 
 SESSIONS = AnnotationSession.__table__
@@ -241,11 +242,19 @@ def _stored_key(annotation: Row) -> tuple[Any, ...]:
             annotation.paired_text,
         )
     span = (annotation.paragraph_id, annotation.span_start, annotation.span_end)
-    return (annotation.category, (*span, annotation.span_text), paired, annotation.comment)
+    made_from = suggestion_decisions.stored_suggestion_id(annotation.suggestion_id)
+    return (
+        annotation.category,
+        (*span, annotation.span_text),
+        paired,
+        annotation.comment,
+        made_from,
+    )
 
 
 def _sent_key(data: AnnotationIn) -> tuple[Any, ...]:
-    return (data.category, _span_key(data.span), _span_key(data.paired_span), data.comment)
+    spans = (_span_key(data.span), _span_key(data.paired_span))
+    return (data.category, *spans, data.comment, data.suggestion_id)
 
 
 def _needed(data: AnnotationIn) -> list[int]:
@@ -295,6 +304,8 @@ def _values(session_id: int, data: AnnotationIn) -> dict[str, Any]:
         "paired_text": paired.text if paired else None,
         "comment": data.comment,
         "created_at": utcnow(),
+        "suggestion_id": None,  # app.suggestions.decisions.annotation_link sets both
+        "origin": "worker",
     }
 
 
@@ -312,6 +323,11 @@ def save_annotation(ref: SessionRef, data: AnnotationIn) -> SaveResult:
     ensure_writable(ref.status)
     _check(data, document_texts(ref.document_id, ref.content_hash), ref.furthest)
     values = _values(ref.id, data)
+    if data.suggestion_id is not None:  # an Accept or Edit: its link and origin
+        link = suggestion_decisions.annotation_link(
+            ref.id, ref.document_id, data.suggestion_id, data
+        )
+        values.update(link)
     connection = _connection()
     new_id = connection.execute(_insert_statement(connection.dialect.name), values).scalar()
     if new_id is not None:
@@ -386,7 +402,7 @@ def save_known(token: str, data: AnnotationIn) -> SaveResult | None:
     as it always has. The caller has checked the CSRF token."""
     known = known_sessions()
     key = known.keys.get(token)
-    if key is None:
+    if key is None or data.suggestion_id is not None:  # Accept/Edit: the full path links it
         return None
     try:
         _check(data, document_texts(key.document_id, key.content_hash), furthest=sys.maxsize)
