@@ -26,7 +26,7 @@ from sqlalchemy import Select, func, select
 
 from app.csv_safety import safe_cell
 from app.extensions import db
-from app.models import Annotation, AnnotationSession, Annotator, Document
+from app.models import Annotation, AnnotationSession, Annotator, Document, Suggestion
 from app.paragraph_times import PARAGRAPH_COLUMNS, count_paragraph_rows, iter_paragraph_records
 from app.taxonomy import Taxonomy, current_taxonomy
 
@@ -55,6 +55,8 @@ ANNOTATION_CSV_COLUMNS = (
     "submitted",
     "created_at",
     "taxonomy_version",
+    "origin",
+    "suggestion_id",
 )
 # Platform parameters stored per session -> column. Prolific's SESSION_ID is named
 # platform_session_id so that `session_id` means the same thing in both exports.
@@ -79,6 +81,7 @@ SESSION_COLUMNS = (
     "furthest_paragraph",
     "annotations",
     "is_attention_check",
+    "arm",
 )
 
 
@@ -113,10 +116,13 @@ def _annotation_query(flt: ExportFilter) -> Select:
             Annotation.created_at,
             AnnotationSession.taxonomy_version,
             Annotation.deleted_at,
+            Annotation.origin,
+            Suggestion.external_id,
         )
         .join(AnnotationSession, Annotation.session_id == AnnotationSession.id)
         .join(Document, AnnotationSession.document_id == Document.id)
         .join(Annotator, AnnotationSession.annotator_id == Annotator.id)
+        .outerjoin(Suggestion, Annotation.suggestion_id == Suggestion.id)
     )
     return _filtered(query, flt)
 
@@ -199,6 +205,8 @@ def annotation_record(
     submitted: bool,
     created_at: datetime | None,
     taxonomy_version: str,
+    origin: str = "worker",
+    suggestion_id: str | None = None,
 ) -> dict[str, Any]:
     """One DESIGN.md export record (also the base of app.adjudication's gold records)."""
     name, kind = categories(category)
@@ -217,6 +225,8 @@ def annotation_record(
         "submitted": submitted,
         "created_at": _iso(created_at),
         "taxonomy_version": taxonomy_version,
+        "origin": origin,
+        "suggestion_id": suggestion_id,
     }
 
 
@@ -228,7 +238,8 @@ def iter_annotation_records(
     categories = _Categories(taxonomy or current_taxonomy())
     for row in _annotation_rows(flt):
         (doc, par, start, end, text, cat, p_par, p_start, p_end, p_text, comment) = row[:11]
-        (a_platform, a_id, platform, session_id, status, created, version, deleted) = row[11:]
+        (a_platform, a_id, platform, session_id, status, created, version, deleted) = row[11:19]
+        origin, suggestion = row[19:]
         record = annotation_record(
             categories,
             document_id=doc,
@@ -244,6 +255,8 @@ def iter_annotation_records(
             submitted=status == "submitted",
             created_at=created,
             taxonomy_version=version,
+            origin=origin,
+            suggestion_id=suggestion,
         )
         if flt.include_removed:
             record["removed_at"] = _iso(deleted)
@@ -267,7 +280,8 @@ def iter_annotation_lines(
     names: dict[str, str] = {}
     for row in _annotation_rows(flt):
         (doc, par, start, end, text, cat, p_par, p_start, p_end, p_text, comment) = row[:11]
-        (a_platform, a_id, platform, session_id, status, created, version, deleted) = row[11:]
+        (a_platform, a_id, platform, session_id, status, created, version, deleted) = row[11:19]
+        origin, suggestion = row[19:]
         category = names.get(cat)
         if category is None:
             name, kind = categories(cat)
@@ -288,7 +302,8 @@ def iter_annotation_lines(
             f'"annotator_id": {_quote(f"{a_platform}:{a_id}")}, "platform": {_quote(platform)}, '
             f'"session_id": "{session_id}", '
             f'"submitted": {"true" if status == "submitted" else "false"}, '
-            f'"created_at": {_q(_iso(created))}, "taxonomy_version": {_quote(version)}'
+            f'"created_at": {_q(_iso(created))}, "taxonomy_version": {_quote(version)}, '
+            f'"origin": {_quote(origin)}, "suggestion_id": {_q(suggestion)}'
         )
         if flt.include_removed:
             line += f', "removed_at": {_q(_iso(deleted))}'
@@ -325,6 +340,8 @@ def flatten_annotation(record: dict[str, Any]) -> dict[str, Any]:
         "submitted": "true" if record["submitted"] else "false",
         "created_at": record["created_at"],
         "taxonomy_version": record["taxonomy_version"],
+        "origin": record.get("origin", "worker"),
+        "suggestion_id": record.get("suggestion_id"),
     }
     if "removed_at" in record:
         row["removed_at"] = record["removed_at"]
@@ -379,6 +396,7 @@ def iter_session_records(
             "furthest_paragraph": session.furthest,
             "annotations": count,
             "is_attention_check": session.is_attention_check,
+            "arm": session.arm,
         }
         db.session.expunge(session)  # keep the identity map from growing with the export
 
@@ -431,7 +449,13 @@ def _chunked(lines: Iterable[str]) -> Iterator[str]:
 def export_chunks(
     fmt: str, what: str, flt: ExportFilter, progress: Callable[[int], None] | None = None
 ) -> Iterator[str]:
-    """The whole export as text chunks: fmt jsonl|csv, what annotations|sessions|paragraphs."""
+    """The whole export as text chunks: fmt jsonl|csv, what annotations|sessions|paragraphs
+    (any format) or suggestions (JSONL only)."""
+    if what == "suggestions":
+        from app.suggestions.records import iter_suggestion_records
+
+        records: Iterable[dict[str, Any]] = iter_suggestion_records(flt.document)
+        return iter_jsonl(_counted(records, progress) if progress else records)
     if what == "paragraphs":
         rows: Iterable[dict[str, Any]] = iter_paragraph_records(flt.document, flt.submitted_only)
         columns = PARAGRAPH_COLUMNS
@@ -470,6 +494,10 @@ def count_rows(what: str, flt: ExportFilter) -> int:
         return count_annotations(flt)
     if what == "paragraphs":
         return count_paragraph_rows(flt.document, flt.submitted_only)
+    if what == "suggestions":
+        from app.suggestions.records import count_suggestions
+
+        return count_suggestions(flt.document)
     query = select(func.count(AnnotationSession.id)).join(
         Document, AnnotationSession.document_id == Document.id
     )
@@ -521,11 +549,12 @@ def write_export(
 )
 @click.option(
     "--what",
-    type=click.Choice(["annotations", "sessions", "paragraphs"]),
+    type=click.Choice(["annotations", "sessions", "paragraphs", "suggestions"]),
     default="annotations",
     show_default=True,
-    help="One row per annotation, per session (status and counts), or per session and "
-    "paragraph reached (seconds visible, active seconds, annotations, words).",
+    help="One row per annotation, per session (status and counts), per session and "
+    "paragraph reached (seconds visible, active seconds, annotations, words), or per model "
+    "suggestion with the workers' decisions on it (JSONL only).",
 )
 @with_appcontext
 def export_annotations_command(
@@ -543,6 +572,8 @@ def export_annotations_command(
     paired_text, comment), then the rest.
     """
     flt = ExportFilter(document, submitted_only, include_removed)
+    if what == "suggestions" and fmt != "jsonl":
+        raise click.BadParameter("suggestions export as JSON lines only", param_hint="--format")
     if (
         document is not None
         and db.session.scalar(select(Document.id).where(Document.external_id == document)) is None

@@ -74,11 +74,14 @@ def copy_sql(
             'session_id', s.id::text,
             'submitted', s.status = 'submitted',
             'created_at', {_timestamp("a.created_at")},
-            'taxonomy_version', s.taxonomy_version{removed})
+            'taxonomy_version', s.taxonomy_version,
+            'origin', a.origin,
+            'suggestion_id', sg.external_id{removed})
         FROM annotations a
         JOIN annotation_sessions s ON a.session_id = s.id
         JOIN documents d ON s.document_id = d.id
         JOIN annotators an ON s.annotator_id = an.id
+        LEFT JOIN suggestions sg ON sg.id = a.suggestion_id
         LEFT JOIN (VALUES {categories}) AS t(key, name, type) ON t.key = a.category
         {"WHERE " + " AND ".join(where) if where else ""}
         ORDER BY d.external_id, s.id, a.paragraph_id, a.span_start, a.id"""  # noqa: S608

@@ -22,6 +22,7 @@ from app.study import (
     prolific_study_url,
     study_settings,
 )
+from app.suggestions.records import counts_table, source_counts
 from app.taxonomy import current_taxonomy
 
 
@@ -45,6 +46,9 @@ def dashboard():
         charts=dashboard_charts(study, taxonomy),
         pacing=pace,
         pacing_charts=pacing_charts(pace),
+        suggestions=counts_table(
+            source_counts({d.id for d in study.documents if not d.is_check})
+        ),
     )
 
 

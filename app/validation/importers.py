@@ -52,6 +52,8 @@ EXPORT_KEYS = {
     "created_at",
     "taxonomy_version",
     "removed_at",
+    "origin",  # issue 18: worker | suggestion-accepted | suggestion-edited
+    "suggestion_id",
     "provenance",  # gold exports (app.adjudication.gold): export records plus provenance
 }
 

@@ -20,6 +20,7 @@ import { readSelection } from './selection.mjs';
 import { isProblem, statusText } from './status.mjs';
 import { Steps } from './steps.mjs';
 import { AnnotationStore } from './store.mjs';
+import { Suggestions } from './suggestions.mjs';
 import { AnnotationTable } from './table.mjs';
 import { DocumentView } from './view.mjs';
 
@@ -71,6 +72,7 @@ export default class Annotator {
       $contextEmpty: $('.js-context-empty'),
       $current: $('.js-current-body'),
       categories: this.categories,
+      extraHighlights: (id) => this.suggestions?.highlights(id) ?? [],
     });
     this.view.addParagraphs(boot.document.paragraphs);
     this.table = new AnnotationTable({
@@ -112,6 +114,18 @@ export default class Annotator {
     });
     this.annotations = this.store.annotations;
     this.position = Math.min(this.store.queuedPosition ?? boot.position ?? 0, this.furthest);
+    this.suggestions = new Suggestions({
+      $root,
+      $panel: $('.js-suggestions'),
+      suggestions: boot.suggestions ?? [],
+      store: this.store,
+      url: this.api.suggestions ?? null,
+      csrfToken: boot.csrf_token,
+      categories: this.categories,
+      writable: !this.readOnly,
+      onChange: (ids) => this.view.renderHighlights(this.annotations.values(), ids),
+      onEdit: (suggestion) => this.editSuggestion(suggestion),
+    });
     this.store.addEventListener('change', () => this.renderStatus());
     this.store.addEventListener('rejected', (event) => {
       const { annotation } = /** @type {CustomEvent} */ (event).detail;
@@ -128,6 +142,7 @@ export default class Annotator {
     this.view.renderHighlights(this.annotations.values());
     this.table.renderAll([...this.annotations.values()]);
     this.view.show(this.position);
+    this.suggestions.show(this.position);
     this.steps.setReadOnly(this.readOnly);
     this.table.setReadOnly(this.readOnly);
     this.restoreDraft();
@@ -233,7 +248,10 @@ export default class Annotator {
       )?.dataset.annotation;
       if (rowId) this.table.cancelConfirm(rowId);
       else if (!this.$submitQuestion.hidden) this.cancelSubmit();
-      else this.steps.clear();
+      else {
+        this.steps.clear();
+        this.suggestions.cancelEdit();
+      }
       return;
     }
     const key = this.shortcuts.get(event.key);
@@ -295,13 +313,28 @@ export default class Annotator {
       this.steps.showError(problem);
       return;
     }
-    const value = this.steps.value();
+    const value = { ...this.steps.value(), ...this.suggestions.takeEditing() };
     const annotation = this.store.add(value);
     if (!annotation) return;
     this.statusText = '';
     this.redraw(annotation);
     this.table.add(annotation);
     this.steps.clear();
+    this.suggestions.added(annotation);
+  }
+
+  /**
+   * Edit of a suggestion: its span, category and comment go into the steps, to adjust.
+   * @param {import('./suggestions.mjs').Suggestion} suggestion
+   */
+  editSuggestion(suggestion) {
+    this.steps.restore({
+      span: suggestion.span,
+      paired: suggestion.paired_span,
+      category: suggestion.category,
+      comment: suggestion.comment,
+    });
+    /** @type {HTMLElement} */ (this.$form.querySelector('.js-span')).focus();
   }
 
   /**
@@ -367,6 +400,7 @@ export default class Annotator {
   /** Submit asks first, in the page: it cannot be undone. */
   askToSubmit() {
     if (!this.canSubmit() || this.hasUnfinishedAnnotation()) return;
+    if (this.suggestions.blocksMove(this.position, this.total, (message) => this.hint(message))) return;
     this.$submitQuestion.hidden = false;
     /** @type {HTMLElement} */ (this.$submitQuestion.querySelector('.js-submit-confirm')).focus();
   }
@@ -383,6 +417,7 @@ export default class Annotator {
     if (!annotation) return;
     this.statusText = '';
     this.redraw(annotation);
+    this.suggestions.render(); // a suggestion it was made from is undecided again
     const $next = $row?.nextElementSibling ?? $row?.previousElementSibling;
     this.table.remove(id);
     // Keep keyboard users in the table: the neighbouring Remove, else the heading.
@@ -412,6 +447,7 @@ export default class Annotator {
   async goTo(target) {
     if (target < 0 || target >= this.total || this.busy) return;
     if (this.hasUnfinishedAnnotation()) return;
+    if (this.suggestions.blocksMove(this.position, target, (message) => this.hint(message))) return;
     if (target > this.furthest) {
       if (this.readOnly || !this.api.position || target !== this.furthest + 1) return;
       this.busy = true;
@@ -428,6 +464,7 @@ export default class Annotator {
         const revealed = (result.paragraphs ?? []).map((/** @type {any} */ p) => p.paragraph_id);
         this.view.renderHighlights(this.annotations.values(), revealed);
         this.furthest = Math.max(this.furthest, result.furthest ?? target);
+        this.suggestions.refresh(); // the suggestions of the paragraph just reached
         this.busy = false;
         this.setStatus('');
       } catch (error) {
@@ -447,6 +484,7 @@ export default class Annotator {
     this.hint('');
     this.coref.clear();
     this.view.show(target);
+    this.suggestions.show(target);
     this.steps.drawPending();
     this.renderNavigation();
     // The button pressed was disabled while the paragraph loaded, which drops the focus:
@@ -571,6 +609,7 @@ export default class Annotator {
     this.activity.destroy();
     this.coref.destroy();
     this.steps.destroy();
+    this.suggestions.destroy();
   }
 }
 
