@@ -46,9 +46,7 @@ def dashboard():
         charts=dashboard_charts(study, taxonomy),
         pacing=pace,
         pacing_charts=pacing_charts(pace),
-        suggestions=counts_table(
-            source_counts({d.id for d in study.documents if not d.is_check})
-        ),
+        suggestions=counts_table(source_counts({d.id for d in study.documents if not d.is_check})),
     )
 
 
