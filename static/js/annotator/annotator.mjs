@@ -334,7 +334,8 @@ export default class Annotator {
       category: suggestion.category,
       comment: suggestion.comment,
     });
-    /** @type {HTMLElement} */ (this.$form.querySelector('.js-span')).focus();
+    // Step 1 again: the span is adjusted in the Current Paragraph (mouse, or keys there).
+    /** @type {HTMLElement} */ (this.$root.querySelector('.js-current-body')).focus();
   }
 
   /**
