@@ -194,6 +194,7 @@ def source_counts(document_ids: set[int] | None = None) -> dict[str, SourceCount
         counts[source] = SourceCounts()
     made = (
         select(Suggestion.source, Annotation.origin, func.count())
+        .select_from(Annotation)
         .join(Suggestion, Annotation.suggestion_id == Suggestion.id)
         .join(sessions, sessions.c.id == Annotation.session_id)
         .where(Annotation.deleted_at.is_(None))
@@ -204,6 +205,7 @@ def source_counts(document_ids: set[int] | None = None) -> dict[str, SourceCount
             setattr(counts[source], DECISION_OF_ORIGIN[origin], count)
     rejected = (
         select(Suggestion.source, func.count())
+        .select_from(SuggestionRejection)
         .join(Suggestion, SuggestionRejection.suggestion_id == Suggestion.id)
         .join(sessions, sessions.c.id == SuggestionRejection.session_id)
         .where(SuggestionRejection.withdrawn_at.is_(None))

@@ -13,7 +13,7 @@ from flask.cli import AppGroup
 
 from app.identity import annotator_name_option, signed_link
 from app.taxonomy import current_taxonomy
-from app.validation.importers import FORMATS
+from app.validation.importers import DECISIONS, FORMATS
 from app.validation.judgments import JudgmentImportError, import_judgments
 from app.validation.report import compute_report, format_csv, format_table
 from app.validation.rounds import RoundError, create_round, find_round, round_overview
@@ -73,6 +73,14 @@ def _fail(headline: str, problems: list[str]) -> NoReturn:
     help='Keep annotations of sessions not submitted (our export\'s "submitted": false); '
     "by default they are left out, since their workers may still change them.",
 )
+@click.option(
+    "--decision",
+    type=click.Choice(DECISIONS),
+    default="all",
+    show_default=True,
+    help="From the suggestions export: only suggestions a worker accepted, edited or "
+    "rejected (decided: any of them; all: every suggestion).",
+)
 def create_round_command(
     name: str,
     paths: tuple[Path, ...],
@@ -83,6 +91,7 @@ def create_round_command(
     seed: int | None,
     skip_rejected: bool,
     include_unsubmitted: bool,
+    decision: str,
 ) -> None:
     """Create round NAME from item files (our export, generic JSONL or BooookScore files).
 
@@ -104,6 +113,7 @@ def create_round_command(
             seed=seed,
             skip_rejected=skip_rejected,
             include_unsubmitted=include_unsubmitted,
+            decision=decision,
         )
     except RoundError as exc:
         _fail(

@@ -271,3 +271,136 @@ def test_page_carries_the_reached_suggestions(client, imported):
     assert "Josie misses her flight" not in page  # paragraph 2: not reached
     db.session.expire_all()
     assert db.session.scalars(db.select(AnnotationSession.arm)).one() == "show"
+
+
+# --- exports, figures and validation rounds ---------------------------------------------
+
+
+def _decide_and_submit(client) -> tuple[str, list[dict]]:
+    """A worker who accepts the first suggestion, rejects "Snow.", edits one of paragraph
+    1, rejects the rest, adds one of their own and reads to the end."""
+    token = _open(client)
+    first, snow = _state(client, token)
+    assert save(client, token, _accept(first)).status_code == 201
+    assert _reject(client, token, snow["id"], str(uuid.uuid4())).status_code == 201
+    paragraphs = summary_paragraphs()
+    for paragraph_id in range(1, len(paragraphs)):
+        assert _move(client, token, paragraph_id).status_code == 200
+        undecided = [
+            s
+            for s in _state(client, token)
+            if s["span"]["paragraph_id"] == paragraph_id and s["decision"] is None
+        ]
+        for number, suggestion in enumerate(undecided):
+            if paragraph_id == 1 and number == 0:
+                body = _accept(suggestion, comment="Why here?")
+                assert save(client, token, body).get_json()["origin"] == "suggestion-edited"
+            else:
+                assert (
+                    _reject(client, token, suggestion["id"], str(uuid.uuid4())).status_code == 201
+                )
+    own = paragraphs[1].index("Dr. Vincent")
+    body = {
+        "id": str(uuid.uuid4()),
+        "category": "entity-omission",
+        "span": {"paragraph_id": 1, "start": own, "end": own + 11, "text": "Dr. Vincent"},
+        "comment": "Who is he?",
+    }
+    assert save(client, token, body).status_code == 201
+    answer = client.post(f"/api/sessions/{token}/submit", headers=csrf(token))
+    assert answer.status_code == 200, answer.data
+    return token, _state(client, token)
+
+
+def test_submit_waits_for_the_last_paragraph(client, imported):
+    token = _open(client)
+    for suggestion in _state(client, token):
+        _reject(client, token, suggestion["id"], str(uuid.uuid4()))
+    paragraphs = summary_paragraphs()
+    for paragraph_id in range(1, len(paragraphs)):
+        assert _move(client, token, paragraph_id).status_code == 200
+        for suggestion in _state(client, token):
+            if suggestion["decision"] is None and suggestion["span"]["paragraph_id"] < paragraph_id:
+                raise AssertionError("a paragraph was passed with an undecided suggestion")
+        if paragraph_id < len(paragraphs) - 1:
+            for suggestion in _state(client, token):
+                if suggestion["decision"] is None:
+                    _reject(client, token, suggestion["id"], str(uuid.uuid4()))
+    refused = client.post(f"/api/sessions/{token}/submit", headers=csrf(token))
+    assert refused.status_code == 422
+    assert refused.get_json()["error"]["code"] == "suggestions_undecided"
+    for suggestion in _state(client, token):
+        if suggestion["decision"] is None:
+            _reject(client, token, suggestion["id"], str(uuid.uuid4()))
+    assert client.post(f"/api/sessions/{token}/submit", headers=csrf(token)).status_code == 200
+
+
+def test_exports_figures_and_rounds(app, client, runner, imported, researcher_client, tmp_path):
+    _token, state = _decide_and_submit(client)
+    result = runner.invoke(args=["export-annotations", "--format", "jsonl"])
+    records = [json.loads(line) for line in result.output.splitlines()]
+    origins = sorted((r["origin"], r["suggestion_id"] is None) for r in records)
+    assert origins == [
+        ("suggestion-accepted", False),
+        ("suggestion-edited", False),
+        ("worker", True),
+    ]
+    by_id = {s["id"]: s for s in state}
+    for record in records:
+        if record["suggestion_id"]:
+            assert record["span"] == by_id[record["suggestion_id"]]["span"]
+    csv_text = runner.invoke(args=["export-annotations", "--format", "csv"]).output
+    header = csv_text.splitlines()[0]
+    assert header.endswith("taxonomy_version,origin,suggestion_id")
+    sessions = runner.invoke(args=["export-annotations", "--format", "csv", "--what", "sessions"])
+    assert sessions.output.splitlines()[0].endswith(",arm")
+    assert sessions.output.splitlines()[1].endswith(",show")
+
+    exported = runner.invoke(args=["export-annotations", "--what", "suggestions"]).output
+    suggestions = [json.loads(line) for line in exported.splitlines()]
+    assert len(suggestions) == len(model_sentences())
+    assert set(suggestions[0]) == {
+        "suggestion_id",
+        "source",
+        "document_id",
+        "category",
+        "span",
+        "paired_span",
+        "question",
+        "decisions",
+    }
+    kinds = sorted(d["decision"] for s in suggestions for d in s["decisions"])
+    assert kinds.count("accepted") == 1 and kinds.count("edited") == 1
+    assert kinds.count("rejected") == len(suggestions) - 2
+    with app.app_context():  # a fresh `g`: the test's context served the worker's pages
+        download = researcher_client.get("/research/export/suggestions.jsonl")
+        page = researcher_client.get("/research/").get_data(as_text=True)
+    assert download.status_code == 200
+    assert download.get_data(as_text=True) == exported
+    csv_refused = runner.invoke(
+        args=["export-annotations", "--what", "suggestions", "--format", "csv"]
+    )
+    assert csv_refused.exit_code == 2
+
+    report = json.loads(runner.invoke(args=["study-report", "--format", "json"]).output)
+    decided = len(suggestions)
+    assert report["suggestions"] == {
+        "gpt-4": {
+            "accepted": round(100 / decided, 2),
+            "edited": round(100 / decided, 2),
+            "rejected": round(100 * (decided - 2) / decided, 2),
+            "worker_added": round(100 / 3, 2),
+        }
+    }
+    assert "Model suggestions" in page and "gpt-4" in page
+
+    path = tmp_path / "suggestions.jsonl"
+    path.write_text(exported, encoding="utf-8")
+    args = ["validation", "create-round", "acc", "--items", str(path), "--decision", "accepted"]
+    result = runner.invoke(args=args)
+    assert result.exit_code == 0, result.output
+    assert "Created round 'acc': 1 items" in result.output
+    assert "gpt-4: 1" in result.output
+    args = ["validation", "create-round", "rej", "--items", str(path), "--decision", "rejected"]
+    result = runner.invoke(args=args)
+    assert f"Created round 'rej': {decided - 2} items" in result.output
