@@ -179,3 +179,25 @@ def test_none_arm_sees_no_suggestions(page: Page, tmp_path, sqlite_template):
         expect(page.locator(".hl-suggestion")).to_have_count(0)
         page.get_by_role("button", name="No more errors. Go to next paragraph").click()
         expect(page.locator(".js-progress")).to_have_text("Paragraph 2 of 16")
+
+
+def test_decisions_made_offline_are_sent_once_when_back(page: Page, live):
+    page.goto(f"{live.url}/annotate/{BOOK}?annotator=worker-3")
+    expect(page.locator(".js-suggestion")).to_have_count(2)
+    status = page.get_by_role("status")
+    page.context.set_offline(True)
+    _card(page, ACCEPTED).get_by_role("button", name="Accept").click()
+    _card(page, "Snow.").get_by_role("button", name="Reject").click()
+    expect(status).to_have_text("Offline — 2 changes waiting")
+    page.context.set_offline(False)
+    expect(status).to_have_text("Saved", timeout=15_000)
+    page.reload()
+    expect(_card(page, ACCEPTED)).to_contain_text("Accepted")
+    expect(_card(page, "Snow.")).to_contain_text("Rejected")
+    with live.app.app_context():
+        decided = {
+            r["span"]["text"]: [d["decision"] for d in r["decisions"]]
+            for r in iter_suggestion_records()
+            if r["decisions"]
+        }
+    assert decided == {ACCEPTED: ["accepted"], "Snow.": ["rejected"]}
