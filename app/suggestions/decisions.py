@@ -6,8 +6,10 @@ suggestion-edited) or a rejection not withdrawn. Removing that annotation (or un
 the rejection) makes it undecided again; every row stays (soft deletes), so the exports
 keep each decision ever made. An Add made from a suggestion is an *Accept* when it keeps
 the suggestion's category, spans and comment (the model's comment, else its question)
-exactly, an *Edit* otherwise: the server decides, not the page. A worker may not move past
-a paragraph whose suggestions are undecided (422 `suggestions_undecided`).
+exactly, an *Edit* otherwise: the server decides, not the page. (Severities, issue 18
+point 4, are not part of that comparison: an Accept asks the worker for one.) A worker
+may not move past a paragraph whose suggestions are undecided (422
+`suggestions_undecided`).
 """
 
 from __future__ import annotations

@@ -115,6 +115,10 @@ def test_accept_reject_edit_and_own_then_export(page: Page, live):
     page.get_by_role("textbox", name="Your question: what is confusing here?").fill("Who is he?")
     page.get_by_role("button", name="Add", exact=True).click()
     _saved(page)
+    # Inside the undecided "In therapy with Dr. Vincent, ..." suggestion: the worker's
+    # highlight keeps its colour within the suggestion's dashed outline.
+    both = page.locator('[data-paragraph="1"] mark.hl-annotation.hl-suggestion')
+    expect(both).to_have_text("Dr. Vincent")
     page.reload()
     wait_for_value(page, "document.querySelectorAll('.js-annotation-row').length", 3)
     seen["after reload"] = violations(page)
