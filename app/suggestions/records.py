@@ -23,6 +23,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from app.export_record import iso_utc as _iso  # the exports' one ISO-8601 form
 from app.extensions import db
 from app.models import (
     Annotation,
@@ -35,12 +36,6 @@ from app.statuses import SessionStatus
 
 BATCH = 1000
 DECISION_OF_ORIGIN = {"suggestion-accepted": "accepted", "suggestion-edited": "edited"}
-
-
-def _iso(moment) -> str | None:
-    from app.export import _iso as export_iso  # the exports' one ISO-8601 form
-
-    return export_iso(moment)
 
 
 def _span(paragraph_id, start, end, text) -> dict[str, Any] | None:

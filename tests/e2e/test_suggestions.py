@@ -13,9 +13,9 @@ from playwright.sync_api import Page, expect
 
 from app.export import ExportFilter, iter_annotation_records
 from app.suggestions.records import iter_suggestion_records
-from tests.e2e.annotate_support import select_span, wait_for_value
-from tests.e2e.conftest import serving
-from tests.e2e.test_accessibility import violations
+from tests.support.annotate_page import select_span, wait_for_value
+from tests.support.axe import violations
+from tests.support.live_server import serving
 from tests.support.suggestions import (
     BOOK,
     model_file,

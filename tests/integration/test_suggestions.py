@@ -11,7 +11,7 @@ import pytest
 from app import create_app
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Suggestion, SuggestionRejection
-from tests.conftest import dispose_engines, make_test_config
+from tests.support.apps import dispose_engines, make_test_config
 from tests.support.suggestions import (
     BOOK,
     model_file,

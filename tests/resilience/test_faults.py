@@ -1,7 +1,7 @@
 """Fault injection against real servers: no acknowledged save is lost or duplicated when
 gunicorn workers are killed, PostgreSQL restarts, or the database fails during Submit.
 
-The clients here behave like static/js/lib/api.mjs's retry queue: a save is retried with
+The clients here behave like static/js/lib/sync-queue.mjs's retry queue: a save is retried with
 the same client UUID on connection errors, 5xx and 429 until the server acknowledges it.
 """
 
@@ -23,8 +23,8 @@ from sqlalchemy import create_engine, text
 from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
-from tests.conftest import require_or_skip
 from tests.resilience.conftest import PARAGRAPH
+from tests.support.apps import require_or_skip
 from tests.support.servers import free_port, start_gunicorn, stop, worker_pids
 
 MIN_SAVES_PER_CLIENT = 10
@@ -49,7 +49,7 @@ def server(pg_url):
 
 
 class RetryingClient:
-    """One worker's browser: opens a session, then saves with retries like api.mjs."""
+    """One worker's browser: opens a session, then saves with retries like sync-queue.mjs."""
 
     def __init__(self, port: int, name: str) -> None:
         self.port = port

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import BOOOOKSCORE_SAMPLE, ROOT
+from tests.support.apps import BOOOOKSCORE_SAMPLE, ROOT
 
 BOOOOKSCORE_TAXONOMY = ROOT / "config" / "taxonomies" / "booookscore.yaml"
 BOOK = "the-golden-doves.epub"

@@ -21,15 +21,14 @@
  * @module annotator/suggestions
  */
 
-import { requestJson } from '../lib/api.mjs';
+import { requestJson } from '../lib/http.mjs';
 import { uuid } from './store.mjs';
+import { REJECT, UNREJECT, rejectOperation, unrejectOperation } from './wire.mjs';
 
 /**
- * @typedef {import('./table.mjs').WireSpan} WireSpan
- * @typedef {import('./table.mjs').Annotation} Annotation
- * @typedef {{id: string, category: string, labels: string[], span: WireSpan,
- *   paired_span: WireSpan | null, question: string | null, comment: string | null,
- *   decision?: string | null, annotation_id?: string | null}} Suggestion
+ * @typedef {import('./wire.mjs').WireSpan} WireSpan
+ * @typedef {import('./wire.mjs').Annotation} Annotation
+ * @typedef {import('./wire.mjs').Suggestion} Suggestion
  */
 
 /** Worker-visible words, in one place. */
@@ -77,16 +76,14 @@ export class Suggestions {
     this.merge(suggestions);
     this.replayQueued();
 
-    this.onClick = (/** @type {MouseEvent} */ event) => this.handleClick(event);
-    this.onOver = (/** @type {MouseEvent} */ event) => this.link(event, true);
-    this.onOut = (/** @type {MouseEvent} */ event) => this.link(event, false);
-    this.onRefused = (/** @type {Event} */ event) => this.refused(/** @type {CustomEvent} */ (event).detail);
-    this.onStoreChange = () => this.render();
-    $root.addEventListener('click', this.onClick);
-    $panel.addEventListener('mouseover', this.onOver);
-    $panel.addEventListener('mouseout', this.onOut);
-    store.queue?.addEventListener('rejected', this.onRefused);
-    store.addEventListener('rejected', this.onStoreChange);
+    // Every listener goes with this controller (destroy()).
+    this.listeners = new AbortController();
+    const options = { signal: this.listeners.signal };
+    $root.addEventListener('click', (event) => this.handleClick(event), options);
+    $panel.addEventListener('mouseover', (event) => this.link(event, true), options);
+    $panel.addEventListener('mouseout', (event) => this.link(event, false), options);
+    store.queue?.addEventListener('rejected', (event) => this.refused(/** @type {CustomEvent} */ (event).detail), options);
+    store.addEventListener('rejected', () => this.render(), options);
   }
 
   /** @param {Suggestion[]} suggestions */
@@ -103,8 +100,8 @@ export class Suggestions {
     for (const operation of this.store.queue?.operations ?? []) {
       const id = /** @type {any} */ (operation).suggestion;
       if (!id) continue;
-      if (operation.kind === 'reject') this.rejected.set(id, operation.id ?? '');
-      if (operation.kind === 'unreject') this.rejected.delete(id);
+      if (operation.kind === REJECT) this.rejected.set(id, operation.id ?? '');
+      if (operation.kind === UNREJECT) this.rejected.delete(id);
     }
   }
 
@@ -313,14 +310,7 @@ export class Suggestions {
     if (this.decision(suggestion) !== null || !this.store.queue || !this.url) return;
     const id = uuid();
     this.rejected.set(suggestion.id, id);
-    this.store.queue.enqueue(/** @type {any} */ ({
-      kind: 'reject',
-      id,
-      suggestion: suggestion.id,
-      method: 'POST',
-      url: `${this.url}/${encodeURIComponent(suggestion.id)}/rejection`,
-      body: { id },
-    }));
+    this.store.queue.enqueue(rejectOperation(this.url, suggestion.id, id));
     this.decided(suggestion, null);
   }
 
@@ -328,12 +318,7 @@ export class Suggestions {
   undo(suggestion) {
     if (!this.rejected.has(suggestion.id) || !this.store.queue || !this.url) return;
     this.rejected.delete(suggestion.id);
-    this.store.queue.enqueue(/** @type {any} */ ({
-      kind: 'unreject',
-      suggestion: suggestion.id,
-      method: 'DELETE',
-      url: `${this.url}/${encodeURIComponent(suggestion.id)}/rejection`,
-    }));
+    this.store.queue.enqueue(unrejectOperation(this.url, suggestion.id));
     this.render();
     this.onChange([suggestion.span.paragraph_id]);
     /** @type {HTMLElement | null} */ (this.$list.querySelector(
@@ -397,7 +382,7 @@ export class Suggestions {
    */
   refused({ operation }) {
     if (!operation?.suggestion) return;
-    if (operation.kind === 'reject') this.rejected.delete(operation.suggestion);
+    if (operation.kind === REJECT) this.rejected.delete(operation.suggestion);
     this.render();
     this.onChange([this.position]);
   }
@@ -417,11 +402,7 @@ export class Suggestions {
   }
 
   destroy() {
-    this.$root.removeEventListener('click', this.onClick);
-    this.$panel.removeEventListener('mouseover', this.onOver);
-    this.$panel.removeEventListener('mouseout', this.onOut);
-    this.store.queue?.removeEventListener('rejected', this.onRefused);
-    this.store.removeEventListener('rejected', this.onStoreChange);
+    this.listeners.abort();
   }
 }
 
