@@ -1,4 +1,4 @@
-"""Worker JSON API (DESIGN.md "HTTP (contract)"): parse, call app.annotate.sessions, respond.
+"""Worker JSON API (DESIGN.md "HTTP (contract)"): parse, call app.annotate.writes, respond.
 
 The CSRF check uses a token derived from the session token and SECRET_KEY, not a cookie:
 crowd platforms show the task in third-party iframes where cookies may be blocked.
@@ -6,7 +6,6 @@ crowd platforms show the task in third-party iframes where cookies may be blocke
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TypeVar
 
 from flask import jsonify
@@ -22,7 +21,6 @@ from app.annotate.schemas import (
     parse_body,
 )
 from app.annotate.serializers import annotation_dict, paragraph_dict, session_state
-from app.annotate.writes import SessionRef
 from app.api_spec import build_spec
 from app.errors import ApiError
 from app.persistence import retry_on_disconnect
@@ -32,10 +30,8 @@ from app.security import require_capability_csrf
 from app.suggestions import arms as suggestion_arms
 from app.suggestions import decisions as suggestion_decisions
 
-PAST_THE_END = 2**31 - 1  # Submit passes every paragraph (the suggestions guard)
 Body = TypeVar("Body")
-Result = TypeVar("Result")
-
+PAST_THE_END = 2**31 - 1  # Submit passes every paragraph (the suggestions guard)
 
 # One limit for every write of a session, keyed by the capability token, not the IP (many
 # workers may share one NAT address).
@@ -48,46 +44,16 @@ def _no_store(response):
     return response
 
 
-def _check_csrf(token: str) -> None:
-    require_capability_csrf("annotate", token)
-
-
-def _writable_ref(token: str, *, touch: bool = True) -> SessionRef:
-    ref = writes.session_ref_or_404(token)
-    _check_csrf(token)
-    if touch:
-        writes.touch(ref)
-    return ref
-
-
-def _known(token: str) -> bool:
-    """Whether this process has served the session (its writes may then take the
-    one-statement paths); the CSRF header is checked first, as on the full path."""
-    if not writes.known_sessions().knows(token):
-        return False
-    _check_csrf(token)
-    return True
-
-
-def _known_first(
-    token: str,
-    schema: type[Body],
-    known: Callable[[str, Body], Result | None],
-    full: Callable[[SessionRef, Body], Result],
-    *,
-    touch: bool = True,
-) -> Result:
-    """A write that a process which has served the session before tries in one statement
-    (`known`, which answers None when it cannot settle the write); otherwise the full
-    path: lookup (404), CSRF, activity, then `full`. The body is parsed once."""
-    data = None
-    if _known(token):
-        data = parse_body(schema, json_object())
-        result = known(token, data)
-        if result is not None:
-            return result
-    ref = _writable_ref(token, touch=touch)
-    return full(ref, data or parse_body(schema, json_object()))
+def _checked(token: str, schema: type[Body] | None = None, *, optional: bool = False):
+    """The CSRF header (derived from the token: no look-up needed), then the body parsed
+    with `schema`. A token that opens no session answers 404 before any complaint about
+    the request itself, as a look-up first would."""
+    try:
+        require_capability_csrf("annotate", token)
+        return None if schema is None else parse_body(schema, json_object(optional=optional))
+    except ApiError:
+        writes.explain_refusal(token, writes.Action.HEARTBEAT)  # 404 when no session
+        raise
 
 
 @api_bp.get("/api/sessions/<token>")
@@ -104,7 +70,8 @@ def get_session(token: str):
 @retry_on_disconnect
 def save(token: str):
     """Store one annotation (idempotent per client id)."""
-    result = _known_first(token, AnnotationIn, writes.save_known, writes.save_annotation)
+    data = _checked(token, AnnotationIn)
+    result = writes.save(token, data)
     body = annotation_dict(result.annotation)
     if result.annotation.deleted_at is not None:
         body["removed"] = True
@@ -115,9 +82,8 @@ def save(token: str):
 @retry_on_disconnect
 def remove(token: str, annotation_id: str):
     """Remove (soft-delete) one annotation; 204 also when it was already removed."""
-    if _known(token) and writes.remove_known(token, annotation_id):
-        return "", 204
-    writes.remove_annotation(_writable_ref(token), annotation_id)
+    _checked(token)
+    writes.remove(token, annotation_id)
     return "", 204
 
 
@@ -125,16 +91,9 @@ def remove(token: str, annotation_id: str):
 @retry_on_disconnect
 def position(token: str):
     """Move to a paragraph; moving one past the furthest reveals it."""
-
-    def known(token: str, data: PositionIn) -> writes.Move | None:
-        _guard_suggestions(writes.known_sessions().keys[token].id, data.paragraph_id)
-        return writes.move_known(token, data.paragraph_id, data.active_seconds)
-
-    def full(ref: SessionRef, data: PositionIn) -> writes.Move:
-        _guard_suggestions(ref.id, data.paragraph_id)
-        return writes.move_position(ref, data.paragraph_id, data.active_seconds)
-
-    move = _known_first(token, PositionIn, known, full, touch=False)  # a move records activity
+    data = _checked(token, PositionIn)
+    _guard_suggestions(token, data.paragraph_id)
+    move = writes.move(token, data.paragraph_id, data.active_seconds)
     return jsonify(
         position=move.position,
         furthest=move.furthest,
@@ -142,11 +101,20 @@ def position(token: str):
     )
 
 
-def _guard_suggestions(session_id: int, paragraph_id: int) -> None:
+@api_bp.post("/api/sessions/<token>/submit")
+@retry_on_disconnect
+def submit(token: str):
+    """Submit the session; idempotent. Answers the completion code and next address."""
+    _checked(token, SubmitIn, optional=True)
+    _guard_suggestions(token, PAST_THE_END)
+    return jsonify(writes.submit(token).to_dict())
+
+
+def _guard_suggestions(token: str, paragraph_id: int) -> None:
     """A move past a paragraph with undecided suggestions is refused (422); studies
     without suggestions skip the query."""
     if suggestion_arms.uses_suggestions():
-        suggestion_decisions.guard_move(session_id, paragraph_id)
+        suggestion_decisions.guard_move(token, paragraph_id)
 
 
 @api_bp.get("/api/sessions/<token>/suggestions")
@@ -154,10 +122,10 @@ def _guard_suggestions(session_id: int, paragraph_id: int) -> None:
 def suggestions(token: str):
     """The suggestions of the paragraphs reached, with the session's decisions (an empty
     list for sessions outside the show arm)."""
-    ref = writes.session_ref_or_404(token)
-    shown = suggestion_arms.session_arm(ref.id) == "show"
+    session = suggestion_decisions.session_or_404(token)
+    shown = suggestion_arms.session_arm(session.id) == "show"
     items = (
-        suggestion_decisions.session_suggestions(ref.id, ref.document_id, ref.furthest)
+        suggestion_decisions.session_suggestions(session.id, session.document_id, session.furthest)
         if shown
         else []
     )
@@ -168,11 +136,10 @@ def suggestions(token: str):
 @retry_on_disconnect
 def reject_suggestion(token: str, suggestion_id: str):
     """Reject a suggestion (idempotent per client id): 201, or 200 for a replay."""
-    ref = _writable_ref(token)
-    domain.ensure_writable(ref.status)
-    data = parse_body(RejectionIn, json_object())
+    data = _checked(token, RejectionIn)
+    session = suggestion_decisions.session_or_404(token, writable=True)
     created = suggestion_decisions.reject(
-        ref.id, ref.document_id, ref.furthest, suggestion_id, data.id
+        session.id, session.document_id, session.furthest, suggestion_id, data.id
     )
     body = {"id": data.id, "suggestion_id": suggestion_id, "decision": "rejected"}
     return jsonify(body), 201 if created else 200
@@ -182,29 +149,10 @@ def reject_suggestion(token: str, suggestion_id: str):
 @retry_on_disconnect
 def withdraw_rejection(token: str, suggestion_id: str):
     """Undo the rejection of a suggestion (the row is kept); 204, also when none."""
-    ref = _writable_ref(token)
-    domain.ensure_writable(ref.status)
-    suggestion_decisions.withdraw_rejection(ref.id, ref.document_id, suggestion_id)
+    _checked(token)
+    session = suggestion_decisions.session_or_404(token, writable=True)
+    suggestion_decisions.withdraw_rejection(session.id, session.document_id, suggestion_id)
     return "", 204
-
-
-@api_bp.post("/api/sessions/<token>/submit")
-@retry_on_disconnect
-def submit(token: str):
-    """Submit the session; idempotent. Answers the completion code and next address."""
-    if _known(token):
-        parse_body(SubmitIn, json_object(optional=True))
-        _guard_suggestions(writes.known_sessions().keys[token].id, PAST_THE_END)
-        completion = writes.submit_known(token)
-        if completion is not None:
-            return jsonify(completion.to_dict())
-    session = domain.session_or_404(token, lean=True)
-    _check_csrf(token)
-    domain.touch(session)
-    parse_body(SubmitIn, json_object(optional=True))
-    if not domain.is_submitted(session):
-        _guard_suggestions(session.id, PAST_THE_END)
-    return jsonify(domain.submit_session(session).to_dict())
 
 
 @api_bp.post("/api/sessions/<token>/heartbeat")
@@ -212,9 +160,8 @@ def submit(token: str):
 def heartbeat(token: str):
     """The page is open and in use: the session keeps its place, or takes it back
     (app.assignment.claims). Answers 204; a submitted session has nothing to keep."""
-    ref = _writable_ref(token, touch=False)
-    parse_body(HeartbeatIn, json_object(optional=True))
-    writes.touch(ref)
+    _checked(token, HeartbeatIn, optional=True)
+    writes.heartbeat(token)
     return "", 204
 
 

@@ -14,13 +14,16 @@ may not move past a paragraph whose suggestions are undecided (422
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, bindparam, exists, func, select, update
 
+from app.annotate.sessions import NO_SESSION, submitted_error
 from app.errors import ApiError
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Suggestion, SuggestionRejection, utcnow
+from app.statuses import SessionStatus
 
 SUGGESTIONS = Suggestion.__table__
 SESSIONS = AnnotationSession.__table__
@@ -28,6 +31,40 @@ ANNOTATIONS = Annotation.__table__
 REJECTIONS = SuggestionRejection.__table__
 ACCEPTED, EDITED, WORKER = "suggestion-accepted", "suggestion-edited", "worker"
 DECISION_OF_ORIGIN = {ACCEPTED: "accepted", EDITED: "edited"}
+
+
+@dataclass(frozen=True)
+class SessionKey:
+    """What a decision needs of the session a capability token opens."""
+
+    id: int
+    document_id: int
+    furthest: int
+    status: str
+
+
+_SESSION = select(
+    SESSIONS.c.id, SESSIONS.c.document_id, SESSIONS.c.furthest, SESSIONS.c.status
+).where(SESSIONS.c.token == bindparam("token"))
+
+
+def find_session(token: str) -> SessionKey | None:
+    """The session this token opens, or None."""
+    row = None
+    if token and len(token) <= 64:
+        row = db.session.execute(_SESSION, {"token": token}).first()
+    db.session.commit()
+    return None if row is None else SessionKey(*row)
+
+
+def session_or_404(token: str, *, writable: bool = False) -> SessionKey:
+    """The session this token opens: 404 when none; 409 when `writable` and submitted."""
+    session = find_session(token)
+    if session is None:
+        raise ApiError.not_found(NO_SESSION)
+    if writable and session.status == SessionStatus.SUBMITTED:
+        raise submitted_error()
+    return session
 
 
 def _span(paragraph_id: int | None, start: int | None, end: int | None, text: str | None):
@@ -147,16 +184,20 @@ def _already_decided() -> ApiError:
     )
 
 
-def annotation_link(
-    session_id: int, document_id: int, external_id: str | None, annotation: Any
-) -> dict[str, Any]:
+def annotation_link(token: str, annotation: Any) -> dict[str, Any]:
     """The `suggestion_id` and `origin` columns of an Add (`annotation`: the request's
     AnnotationIn): worker when it names no suggestion; else accepted or edited (rule
-    above). 422 for a suggestion of another document, 409 when it is already decided."""
+    above). 422 for a suggestion of another document, 409 when it is already decided.
+    A token that opens no writable session gets the worker's columns: the save's own
+    statement then refuses it, with the contract's answer (404, 409 submitted)."""
+    external_id = annotation.suggestion_id
     if external_id is None:
         return {"suggestion_id": None, "origin": WORKER}
-    suggestion = _find(document_id, external_id)
-    if _decided_elsewhere(session_id, suggestion.id, annotation.id):
+    session = find_session(token)
+    if session is None or session.status == SessionStatus.SUBMITTED:
+        return {"suggestion_id": None, "origin": WORKER}
+    suggestion = _find(session.document_id, external_id)
+    if _decided_elsewhere(session.id, suggestion.id, annotation.id):
         db.session.commit()
         raise _already_decided()
     db.session.commit()
@@ -250,8 +291,9 @@ _UNDECIDED = (
     select(func.min(SUGGESTIONS.c.paragraph_id), func.count(SUGGESTIONS.c.id))
     .select_from(SUGGESTIONS.join(SESSIONS, SESSIONS.c.document_id == SUGGESTIONS.c.document_id))
     .where(
-        SESSIONS.c.id == bindparam("sid"),
+        SESSIONS.c.token == bindparam("token"),
         SESSIONS.c.arm == "show",
+        SESSIONS.c.status != SessionStatus.SUBMITTED,
         SUGGESTIONS.c.paragraph_id >= SESSIONS.c.position,
         SUGGESTIONS.c.paragraph_id < bindparam("to"),
         ~exists().where(
@@ -272,10 +314,11 @@ _UNDECIDED = (
 )
 
 
-def guard_move(session_id: int, to: int) -> None:
+def guard_move(token: str, to: int) -> None:
     """422 `suggestions_undecided` when the move to paragraph `to` would pass a paragraph
-    (from the current one on) with undecided suggestions (sessions in the show arm)."""
-    first, count = db.session.execute(_UNDECIDED, {"sid": session_id, "to": to}).one()
+    (from the current one on) with undecided suggestions (open sessions in the show arm;
+    any other case is left to the move's own statement)."""
+    first, count = db.session.execute(_UNDECIDED, {"token": token, "to": to}).one()
     db.session.commit()
     if count:
         raise ApiError.unprocessable(
