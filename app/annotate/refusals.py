@@ -24,6 +24,7 @@ from app.models import Annotation, AnnotationSession, Document
 from app.persistence import autocommit_connection, end_orm_transaction
 from app.spans import SpanError, check_annotation
 from app.statuses import SessionStatus
+from app.suggestions.decisions import stored_suggestion_id
 from app.taxonomy import current_taxonomy
 
 SESSIONS = AnnotationSession.__table__
@@ -174,13 +175,14 @@ def _stored_key(annotation: Row) -> tuple[Any, ...]:
             annotation.paired_text,
         )
     span = (annotation.paragraph_id, annotation.span_start, annotation.span_end)
-    span_key = (*span, annotation.span_text)
-    return (annotation.category, span_key, paired, annotation.comment, annotation.severity)
+    made_from = stored_suggestion_id(annotation.suggestion_id)  # issue 18: Accept / Edit
+    text = (annotation.category, (*span, annotation.span_text), paired, annotation.comment)
+    return (*text, made_from, annotation.severity)
 
 
 def _sent_key(data: AnnotationIn) -> tuple[Any, ...]:
     spans = (_span_key(data.span), _span_key(data.paired_span))
-    return (data.category, *spans, data.comment, data.severity)
+    return (data.category, *spans, data.comment, data.suggestion_id, data.severity)
 
 
 def spans_of(data: AnnotationIn) -> list[SpanIn]:

@@ -12,10 +12,12 @@ the ones an annotation covers, and ``error_sentences`` those holding an error, e
 mean over the document's submitted sessions (whole numbers with one annotator), so that
 with one annotator booookscore = 100 * (1 - error_sentences / footnote12_sentences).
 Attention-check documents are listed under ``excluded`` and counted in no figure.
-A document's ``mqm_per_100_words`` is its MQM-style score (app.research.mqm: the sum of the
-severity weights of a session's errors per 100 words, mean over submitted sessions; MQM,
-Lommel et al. 2014, as scored by Freitag et al. 2021), null when the taxonomy has no
-severities. Fields this version cannot fill are present and empty: ``suggestions``.
+``suggestions`` gives, per source of model suggestions, the shares accepted, edited and
+rejected by workers and the workers' own additions (app.suggestions.records, where the
+rule is written). A document's ``mqm_per_100_words`` is its MQM-style score
+(app.research.mqm: the sum of the severity weights of a session's errors per 100 words,
+mean over submitted sessions; MQM, Lommel et al. 2014, as scored by Freitag et al. 2021),
+null when the taxonomy has no severities.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 from app.csv_safety import safe_cell
 from app.research.dashboard import Study
 from app.statuses import SessionStatus
+from app.suggestions.records import suggestion_figures
 
 
 def _percent(value: float | None) -> float | None:
@@ -71,7 +74,7 @@ def build_report(study: Study, category_keys: list[str]) -> dict[str, Any]:
                 "unit": "percent, span-overlap F1 averaged over annotator pairs and documents",
             },
         },
-        "suggestions": {},
+        "suggestions": suggestion_figures({document.id for document in regular}),
         "gold": {
             row.label: {
                 "precision": _percent(row.gold.precision),
@@ -121,6 +124,13 @@ def format_table(report: Mapping[str, Any]) -> str:
             f"  {name}: {_number(g['precision'], 1)} / {_number(g['recall'], 1)}"
             for name, g in report["gold"].items()
         ]
+    if report.get("suggestions"):
+        lines += ["", "Suggestions (% accepted / edited / rejected; workers' own additions %):"]
+        lines += [
+            f"  {source}: {_number(s['accepted'], 1)} / {_number(s['edited'], 1)} / "
+            f"{_number(s['rejected'], 1)}; {_number(s['worker_added'], 1)}"
+            for source, s in report["suggestions"].items()
+        ]
     excluded = report["excluded"]
     lines += ["", f"Excluded (attention checks): {', '.join(excluded) if excluded else 'none'}"]
     return "\n".join(lines) + "\n"
@@ -162,6 +172,9 @@ def format_csv(report: Mapping[str, Any]) -> str:
     for name, gold in report["gold"].items():
         writer.writerow(("gold_precision", _cell(name), "", "", "", _cell(gold["precision"])))
         writer.writerow(("gold_recall", _cell(name), "", "", "", _cell(gold["recall"])))
+    for source, shares in report.get("suggestions", {}).items():
+        for key, value in shares.items():
+            writer.writerow((f"suggestions_{key}", _cell(source), "", "", "", _cell(value)))
     for document_id in report["excluded"]:
         writer.writerow(("excluded", _cell(document_id), "", "", "", ""))
     return buffer.getvalue()

@@ -124,8 +124,11 @@ function handleKey(page, event) {
   });
   if (!asked) {
     // Not a key of the page's rules: maybe a severity's (taxonomies with severities).
+    // An Accept waiting for a severity takes it first, else the form's severity step.
     const severity = page.steps.severity?.keyFor(event);
-    if (severity && page.steps.chooseSeverity(severity)) event.preventDefault();
+    if (severity && (page.suggestions.chooseAskedSeverity(severity) || page.steps.chooseSeverity(severity))) {
+      event.preventDefault();
+    }
     return;
   }
   if (asked.action === 'add') {
@@ -133,7 +136,10 @@ function handleKey(page, event) {
     page.addAnnotation();
   } else if (asked.action === 'cancel-remove') page.table.cancelConfirm(asked.row);
   else if (asked.action === 'cancel-submit') page.question.close({ focus: true });
-  else if (asked.action === 'clear') page.steps.clear();
+  else if (asked.action === 'clear') {
+    page.steps.clear();
+    page.suggestions.cancelEdit();
+  }
   else if (asked.action === 'choose' && page.steps.choose(asked.category)) event.preventDefault();
 }
 

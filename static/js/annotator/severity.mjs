@@ -6,11 +6,19 @@
  *
  * Steps (steps.mjs) holds one of these and calls its small hooks: offerFor on a category
  * change, choose, reset, render. The buttons say their name and weight ("Minor (1)").
+ * Accept of a model suggestion asks for a severity too (suggestions.mjs): `choiceFor`
+ * builds that question inside the suggestion's card, with the same names.
  *
  * @module annotator/severity
  */
 
 import { isTextField } from './keyboard.mjs';
+
+/** Worker-visible words, in one place. */
+const TEXT = {
+  question: 'Severity of this error',
+  cancel: 'Cancel',
+};
 
 /**
  * A severity as the page gets it (Taxonomy.to_public_dict).
@@ -102,6 +110,41 @@ export class SeverityStep {
   }
 
   /**
+   * The severities a category offers, in the taxonomy's order.
+   * @param {string} category
+   * @returns {Severity[]}
+   */
+  offeredFor(category) {
+    const keys = this.offered[category] ?? [...this.severities.keys()];
+    return keys.map((key) => this.severities.get(key)).filter((s) => s !== undefined);
+  }
+
+  /**
+   * The question an Accept asks before it adds (suggestions.mjs): a group named "Severity
+   * of this error" with a button per severity the category offers (data-action="severity")
+   * and Cancel (data-action="cancel-severity"), each described by the suggestion's text.
+   * @param {string} category
+   * @param {string} describedBy
+   * @returns {HTMLElement}
+   */
+  choiceFor(category, describedBy) {
+    const $group = document.createElement('div');
+    $group.className = 'suggestion__severity';
+    $group.setAttribute('role', 'group');
+    $group.setAttribute('aria-label', TEXT.question);
+    const $label = document.createElement('p');
+    $label.className = 'suggestion__severity-label';
+    $label.textContent = TEXT.question;
+    $label.setAttribute('aria-hidden', 'true');
+    const buttons = this.offeredFor(category).map((severity) =>
+      actionButton(`${severity.name} (${severity.weight})`, 'severity', 'button--primary', describedBy, severity.key),
+    );
+    buttons.push(actionButton(TEXT.cancel, 'cancel-severity', 'button--link', describedBy));
+    $group.append($label, ...buttons);
+    return $group;
+  }
+
+  /**
    * The severity's display name (the Previous annotations table), or null.
    * @param {string | null | undefined} key
    */
@@ -132,4 +175,22 @@ export class SeverityStep {
       $button.setAttribute('aria-pressed', String(key === this.value));
     }
   }
+}
+
+/**
+ * @param {string} label
+ * @param {string} action
+ * @param {string} classes
+ * @param {string} describedBy
+ * @param {string} [severity]
+ */
+function actionButton(label, action, classes, describedBy, severity) {
+  const $button = document.createElement('button');
+  $button.type = 'button';
+  $button.className = `button button--small ${classes}`;
+  $button.textContent = label;
+  $button.dataset.action = action;
+  if (severity) $button.dataset.severity = severity;
+  $button.setAttribute('aria-describedby', describedBy);
+  return $button;
 }
