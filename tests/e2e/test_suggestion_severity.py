@@ -62,6 +62,7 @@ def test_accept_asks_for_a_severity(page: Page, live):
     first.get_by_role("button", name="Major (5)").click()
     expect(first).to_contain_text("Accepted")
     expect(page.get_by_role("status")).to_have_text("Saved")
+    expect(page.locator(".previous__severity")).to_have_text(["Severity: Major"])  # listed at once
 
     # By keyboard: Enter on Accept, then the severity's key.
     second = cards.filter(has_not_text=FIRST)

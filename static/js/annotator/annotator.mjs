@@ -129,6 +129,7 @@ export default class Annotator {
       onChange: (ids) => this.view.renderHighlights(this.annotations.values(), ids),
       onEdit: (suggestion) => this.editSuggestion(suggestion),
       severity,
+      onAdded: (annotation) => this.table.add(annotation),
     });
     this.activity = new ActivityTimer();
     this.instructions = new InstructionsPanel({

@@ -52,12 +52,13 @@ export class Suggestions {
    *   store: import('./store.mjs').AnnotationStore, url: string | null, csrfToken: string | null,
    *   categories: Map<string, {name: string, color: string}>, writable: boolean,
    *   onChange: (paragraphIds: number[]) => void, onEdit: (suggestion: Suggestion) => void,
-   *   severity?: import('./severity.mjs').SeverityStep | null}} options
+   *   severity?: import('./severity.mjs').SeverityStep | null, onAdded?: (annotation: Annotation) => void}} options
    *   onChange: the decisions of these paragraphs changed (redraw their outlines)
    *   onEdit: put the suggestion into the steps form
    *   severity: the taxonomy's severities, when it has some: Accept then asks for one
+   *   onAdded: an Accept added this annotation (the page lists it at once)
    */
-  constructor({ $root, $panel, suggestions, store, url, csrfToken, categories, writable, onChange, onEdit, severity }) {
+  constructor({ $root, $panel, suggestions, store, url, csrfToken, categories, writable, onChange, onEdit, severity, onAdded }) {
     this.$root = $root;
     this.$panel = $panel;
     this.$list = /** @type {HTMLElement} */ ($panel.querySelector('.js-suggestion-list'));
@@ -75,6 +76,7 @@ export class Suggestions {
     /** @type {string | null} the suggestion being edited in the steps form */
     this.editing = null;
     this.severity = severity ?? null;
+    this.onAdded = onAdded;
     /** @type {string | null} the suggestion whose Accept waits for a severity */
     this.asking = null;
     this.position = 0;
@@ -362,6 +364,7 @@ export class Suggestions {
   addAccepted(suggestion, fields) {
     const annotation = this.store.add(/** @type {any} */ (fields));
     if (!annotation) return;
+    this.onAdded?.(annotation);
     this.decided(suggestion, annotation);
   }
 
