@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,8 @@ from app.extensions import db
 ROOT = Path(__file__).resolve().parent.parent
 BOOOOKSCORE_SAMPLE = ROOT / "tests" / "fixtures" / "booookscore"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+# Computed gammas (app.adjudication.gamma_cache) go to a scratch folder, not instance/.
+GAMMA_CACHE = Path(tempfile.mkdtemp(prefix="falte-test-gamma-"))
 
 
 def require_or_skip(reason: str) -> None:
@@ -40,6 +43,7 @@ def make_test_config(database_uri: str, **overrides) -> dict:
         "SQLALCHEMY_DATABASE_URI": database_uri,
         "SECRET_KEY": "test-secret-key",
         "WTF_CSRF_ENABLED": True,
+        "GAMMA_CACHE_DIR": str(GAMMA_CACHE),
     }
     if database_uri.startswith("sqlite"):
         config["SQLALCHEMY_ENGINE_OPTIONS"] = {"connect_args": {"timeout": 30}}

@@ -12,6 +12,7 @@ from app.extensions import db
 from app.identity import clean_annotator_name, signed_link
 from app.models import AnnotationSession, Document, ValidationRound
 from app.research import bp
+from app.research.agreement import agreement_figures, resolve_gamma
 from app.research.charts import dashboard_charts, document_charts, formatters, pacing_charts
 from app.research.dashboard import load_pacing, load_study
 from app.research.viewer import session_annotations, viewer_bootstrap
@@ -36,10 +37,12 @@ def dashboard():
     settings = study_settings()
     taxonomy = current_taxonomy()
     study = load_study(settings)
+    resolve_gamma(study)  # cached values only: what is missing is computed in the background
     pace = load_pacing(study, taxonomy.study.min_words_per_minute)
     return render_template(
         "research/dashboard.html",
         study=study,
+        agreement=agreement_figures(study),
         settings=settings,
         taxonomy=taxonomy,
         charts=dashboard_charts(study, taxonomy),

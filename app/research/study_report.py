@@ -20,19 +20,46 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.csv_safety import safe_cell
+from app.research import metrics
+from app.research.agreement import Figure
 from app.research.dashboard import Study
+from app.research.metrics import GoldRecall
 
 
 def _percent(value: float | None) -> float | None:
     return None if value is None else 100 * value
 
 
-def build_report(study: Study, category_keys: list[str]) -> dict[str, Any]:
-    """The study-report JSON of a loaded study (see the module docstring)."""
+def gold_scores(
+    study: Study, gold_sets: Mapping[int, list[dict]] | None = None
+) -> dict[str, GoldRecall]:
+    """Each annotator's score against gold: attention checks' gold (as the dashboard
+    scores it) plus, on other documents, their adjudicated gold set (`gold_sets`, by
+    document database id), at the attention-check matching rule (metrics.gold_recall)."""
+    scores = {row.label: row.gold for row in study.annotators}
+    for document in study.documents:
+        gold = (gold_sets or {}).get(document.id)
+        if document.is_check or not gold:
+            continue
+        for session in document.sessions:
+            if session.status == "submitted":
+                earlier = scores.get(session.annotator, metrics.NO_GOLD)
+                scores[session.annotator] = earlier + metrics.gold_recall(gold, session.spans)
+    return {label: score for label, score in sorted(scores.items()) if score.total}
+
+
+def build_report(
+    study: Study,
+    category_keys: list[str],
+    figures: Sequence[Figure] = (),
+    gold_sets: Mapping[int, list[dict]] | None = None,
+) -> dict[str, Any]:
+    """The study-report JSON of a loaded study (see the module docstring); `figures`
+    from app.research.agreement, `gold_sets` the adjudicated gold of regular documents."""
     regular = [document for document in study.documents if not document.is_check]
     rates = study.errors_per_sentence
     keys = [*category_keys, *sorted(set(rates) - set(category_keys))]
@@ -56,26 +83,14 @@ def build_report(study: Study, category_keys: list[str]) -> dict[str, Any]:
         ],
         "booookscore": _percent(study.mean_coherence),
         "errors_per_sentence": {key: 100 * rates.get(key, 0.0) for key in keys},
-        "agreement": {
-            "krippendorff_alpha_sentences": {
-                "value": study.pooled_alpha,
-                "ci95": None,
-                "unit": "alpha (-1 to 1), nominal, error / no error per sentence, pooled",
-            },
-            "mean_pairwise_span_f1": {
-                "value": _percent(study.mean_f1),
-                "ci95": None,
-                "unit": "percent, span-overlap F1 averaged over annotator pairs and documents",
-            },
-        },
+        "agreement": {figure.name: figure.as_report() for figure in figures},
         "suggestions": {},
         "gold": {
-            row.label: {
-                "precision": _percent(row.gold.precision),
-                "recall": _percent(row.gold.recall_category),
+            label: {
+                "precision": _percent(score.precision),
+                "recall": _percent(score.recall_category),
             }
-            for row in study.annotators
-            if row.gold.total
+            for label, score in gold_scores(study, gold_sets).items()
         },
         "excluded": study.excluded,
         "annotators": len(annotators),
@@ -106,11 +121,14 @@ def format_table(report: Mapping[str, Any]) -> str:
     lines += [f"  {key:<30} {value:6.2f}" for key, value in report["errors_per_sentence"].items()]
     lines += ["", "Agreement:"]
     lines += [
-        f"  {name}: {_number(figure['value'], 3)} ({figure['unit']})"
+        f"  {name}: {_number(figure['value'], 3)}{_interval(figure['ci95'])} ({figure['unit']})"
         for name, figure in report["agreement"].items()
     ]
     if report["gold"]:
-        lines += ["", "Attention checks (precision / recall, %):"]
+        lines += [
+            "",
+            "Against gold: attention checks and adjudicated sets (precision / recall, %):",
+        ]
         lines += [
             f"  {name}: {_number(g['precision'], 1)} / {_number(g['recall'], 1)}"
             for name, g in report["gold"].items()
@@ -118,6 +136,10 @@ def format_table(report: Mapping[str, Any]) -> str:
     excluded = report["excluded"]
     lines += ["", f"Excluded (attention checks): {', '.join(excluded) if excluded else 'none'}"]
     return "\n".join(lines) + "\n"
+
+
+def _interval(ci95: list[float] | None) -> str:
+    return "" if ci95 is None else f" [95% CI {ci95[0]:.3f}, {ci95[1]:.3f}]"
 
 
 def _cell(value: Any) -> Any:
@@ -148,7 +170,11 @@ def format_csv(report: Mapping[str, Any]) -> str:
     for key, value in report["errors_per_sentence"].items():
         writer.writerow(("errors_per_sentence", _cell(key), "", "", "", value))
     for name, figure in report["agreement"].items():
+        low, high = figure["ci95"] or (None, None)
         writer.writerow(("agreement", name, "", "", "", _cell(figure["value"])))
+        writer.writerow(("agreement_ci95_low", name, "", "", "", _cell(low)))
+        writer.writerow(("agreement_ci95_high", name, "", "", "", _cell(high)))
+        writer.writerow(("agreement_unit", name, "", "", "", _cell(figure["unit"])))
     for name, gold in report["gold"].items():
         writer.writerow(("gold_precision", _cell(name), "", "", "", _cell(gold["precision"])))
         writer.writerow(("gold_recall", _cell(name), "", "", "", _cell(gold["recall"])))
