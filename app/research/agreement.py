@@ -131,8 +131,8 @@ def agreement_figures(study: Study) -> list[Figure]:
             "γ (Mathet et al. 2015)",
             _mean(gamma),
             bootstrap_mean_ci(gamma),
-            "gamma (at most 1; 0 = chance), per document over its units (combined "
-            "dissimilarity alpha=1 beta=1, paragraphs end to end), chance from "
+            "gamma (Mathet et al. 2015; at most 1, 0 = chance), per document over its units "
+            "(combined dissimilarity alpha=1 beta=1, paragraphs end to end), chance from "
             f"{gamma_cache.GAMMA_SAMPLES} random continua seeded {gamma_cache.GAMMA_SEED}; "
             "mean over documents; " + INTERVAL_RULE,
             len(gamma),
