@@ -11,8 +11,9 @@ memory and in one small JSON file per key under GAMMA_CACHE_DIR (default
 
 Who fills it: `flask agreement --gamma` and `flask study-report` compute what is
 missing (they are commands); the dashboard and the study-report downloads only read it
-and hand what is missing to one background thread per process, showing those documents
-as pending until a later load.
+and hand what is missing to one background process per web worker (a daemon at a lower CPU
+priority, one document after the other), showing those documents as pending until a later
+load.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import multiprocessing
 import os
 import threading
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from flask import current_app
@@ -36,9 +37,8 @@ MEMORY_SIZE = 20_000
 log = logging.getLogger(__name__)
 
 _memory: dict[str, dict[str, float]] = {}
-_pending: dict[str, Future] = {}
 _lock = threading.Lock()
-_executor: ThreadPoolExecutor | None = None
+_worker: multiprocessing.process.BaseProcess | None = None
 
 SpanRow = tuple[int, int, int, str]  # (paragraph_id, start, end, category)
 
@@ -90,9 +90,9 @@ def defined(units: Sequence[Unit], annotators: Sequence[str]) -> bool:
     return len(set(annotators)) >= 2 and bool(units)
 
 
-def lookup(key: str, directory: Path) -> dict[str, float] | None:
+def lookup(key: str, directory: Path, memory: bool = True) -> dict[str, float] | None:
     """The cached result of this key ({"gamma", "observed", "expected"}), or None."""
-    value = _memory.get(key)
+    value = _memory.get(key) if memory else None
     if value is not None:
         return value
     try:
@@ -127,11 +127,12 @@ def compute(
     directory: Path,
     samples: int = GAMMA_SAMPLES,
     seed: int = GAMMA_SEED,
+    memory: bool = True,
 ) -> dict[str, float]:
     """{"gamma", "observed", "expected"} of one document, from the cache or computed and
     stored."""
     key = content_key(units, annotators, samples, seed)
-    value = lookup(key, directory)
+    value = lookup(key, directory, memory)
     if value is None:
         result = gamma(units, samples=samples, seed=seed, annotators=annotators)
         value = {"gamma": result.gamma, "observed": result.observed, "expected": result.expected}
@@ -139,34 +140,39 @@ def compute(
     return value
 
 
-def in_background(units: Sequence[Unit], annotators: Sequence[str], directory: Path) -> None:
-    """Compute this document's gamma in this process's background thread (once per key)."""
-    global _executor
-    key = content_key(units, annotators)
+def in_background(jobs: Sequence[tuple[Sequence[Unit], Sequence[str]]], directory: Path) -> None:
+    """Compute these documents' gamma (units, annotators) in a background process, unless
+    one is still at work (a later page load hands it what is still missing)."""
+    global _worker
     with _lock:
-        if key in _pending:
+        if not jobs or (_worker is not None and _worker.is_alive()):
             return
-        if _executor is None:
-            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gamma")
-        future = _executor.submit(_compute_quietly, list(units), list(annotators), directory)
-        _pending[key] = future
-        future.add_done_callback(lambda _: _forget(key))
+        # A separate process, so that gamma never holds the web worker's GIL; spawned, since
+        # forking a threaded web worker can copy a held lock; a daemon, so that it stops
+        # with the web worker instead of delaying its exit.
+        _worker = multiprocessing.get_context("spawn").Process(
+            target=_compute_all,
+            args=([(list(units), list(names)) for units, names in jobs], directory),
+            name="gamma",
+            daemon=True,
+        )
+        _worker.start()
 
 
-def _forget(key: str) -> None:
-    with _lock:
-        _pending.pop(key, None)
-
-
-def _compute_quietly(units: list[Unit], annotators: list[str], directory: Path) -> None:
-    try:
-        compute(units, annotators, directory)
-    except Exception:  # a thread's error must reach the log, not vanish
-        log.exception("gamma computation failed")
+def _compute_all(jobs: list[tuple[list[Unit], list[str]]], directory: Path) -> None:
+    os.nice(10)  # pages keep the CPU before this background arithmetic
+    for units, annotators in jobs:
+        try:
+            # The web worker reads the folder: what this process remembers is no proof
+            # the file is there.
+            compute(units, annotators, directory, memory=False)
+        except Exception:  # a background error must reach the log, not vanish
+            log.exception("gamma computation failed")
 
 
 def wait_for_background(timeout: float = 60) -> None:
-    """Wait until every pending background computation is done (commands and tests)."""
+    """Wait until the background process is done (tests)."""
     with _lock:
-        futures = list(_pending.values())
-    wait(futures, timeout=timeout)
+        worker = _worker
+    if worker is not None:
+        worker.join(timeout)

@@ -72,8 +72,9 @@ def resolve_gamma(
     progress: Callable[[int], None] | None = None,
 ) -> None:
     """Fill each document's gamma from the cache; what is missing is computed here
-    (`compute`, for commands) or handed to the background thread and marked pending."""
+    (`compute`, for commands) or handed to the background process and marked pending."""
     directory = directory or gamma_cache.cache_dir()
+    missing = []
     for document in _agreeing(study):
         figures = document.figures
         if figures is None or figures.gamma_key is None:
@@ -82,12 +83,13 @@ def resolve_gamma(
         if found is None and compute:
             found = gamma_cache.compute(figures.gamma_units, figures.gamma_annotators, directory)
         if found is None:
-            gamma_cache.in_background(figures.gamma_units, figures.gamma_annotators, directory)
+            missing.append((figures.gamma_units, figures.gamma_annotators))
             document.gamma_pending = True
         else:
             document.gamma = found["gamma"]
         if progress is not None:
             progress(1)
+    gamma_cache.in_background(missing, directory)
 
 
 def _agreeing(study: Study) -> list[DocumentRow]:
