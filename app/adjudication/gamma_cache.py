@@ -81,7 +81,7 @@ def content_key(
 
 def cache_dir() -> Path:
     """GAMMA_CACHE_DIR, or the instance folder's gamma-cache."""
-    configured = current_app.config.get("GAMMA_CACHE_DIR") or os.environ.get("GAMMA_CACHE_DIR")
+    configured = current_app.config.get("GAMMA_CACHE_DIR")
     return Path(configured or Path(current_app.instance_path) / "gamma-cache")
 
 

@@ -5,8 +5,11 @@ in app.research.metrics), in DESIGN.md's second-wave JSON shape. Every score is 
 0-100 scale: a document's ``booookscore`` (BooookScore, Chang et al. 2024, eq. 1 with
 footnote 12), the study's ``booookscore`` (the mean over documents with a submitted
 session), ``errors_per_sentence`` (Table 1: occurrences / sentences x 100), the span F1
-and the attention-check precision and recall under ``gold``. Krippendorff's alpha stays a
-coefficient (-1 to 1). Per document, ``sentences`` is its number of sentences (what
+and linked-pair F1 under ``agreement`` (app.research.agreement: each with its unit, rule
+and bootstrap 95% interval over documents), and each annotator's precision and recall
+under ``gold`` (attention checks, and the adjudicated gold set of other documents, at the
+attention-check matching rule). Krippendorff's alpha and gamma stay coefficients.
+Per document, ``sentences`` is its number of sentences (what
 Table 1 divides by); ``footnote12_sentences`` the sentences once footnote 12 has merged
 the ones an annotation covers, and ``error_sentences`` those holding an error, each the
 mean over the document's submitted sessions (whole numbers with one annotator), so that
