@@ -11,18 +11,21 @@ memory and in one small JSON file per key under GAMMA_CACHE_DIR (default
 
 Who fills it: `flask agreement --gamma` and `flask study-report` compute what is
 missing (they are commands); the dashboard and the study-report downloads only read it
-and hand what is missing to one background process per web worker (a daemon at a lower CPU
-priority, one document after the other), showing those documents as pending until a later
+and hand what is missing to one background process per web worker (`python -m
+app.adjudication.gamma_worker JOBFILE`, at a lower CPU priority, one document after the
+other; stopped when the web worker exits), showing those documents as pending until a later
 load.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import logging
-import multiprocessing
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -38,7 +41,8 @@ log = logging.getLogger(__name__)
 
 _memory: dict[str, dict[str, float]] = {}
 _lock = threading.Lock()
-_worker: multiprocessing.process.BaseProcess | None = None
+_worker: subprocess.Popen | None = None
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 SpanRow = tuple[int, int, int, str]  # (paragraph_id, start, end, category)
 
@@ -90,9 +94,9 @@ def defined(units: Sequence[Unit], annotators: Sequence[str]) -> bool:
     return len(set(annotators)) >= 2 and bool(units)
 
 
-def lookup(key: str, directory: Path, memory: bool = True) -> dict[str, float] | None:
+def lookup(key: str, directory: Path) -> dict[str, float] | None:
     """The cached result of this key ({"gamma", "observed", "expected"}), or None."""
-    value = _memory.get(key) if memory else None
+    value = _memory.get(key)
     if value is not None:
         return value
     try:
@@ -127,12 +131,11 @@ def compute(
     directory: Path,
     samples: int = GAMMA_SAMPLES,
     seed: int = GAMMA_SEED,
-    memory: bool = True,
 ) -> dict[str, float]:
     """{"gamma", "observed", "expected"} of one document, from the cache or computed and
     stored."""
     key = content_key(units, annotators, samples, seed)
-    value = lookup(key, directory, memory)
+    value = lookup(key, directory)
     if value is None:
         result = gamma(units, samples=samples, seed=seed, annotators=annotators)
         value = {"gamma": result.gamma, "observed": result.observed, "expected": result.expected}
@@ -142,32 +145,55 @@ def compute(
 
 def in_background(jobs: Sequence[tuple[Sequence[Unit], Sequence[str]]], directory: Path) -> None:
     """Compute these documents' gamma (units, annotators) in a background process, unless
-    one is still at work (a later page load hands it what is still missing)."""
+    one is still at work (a later page load hands it what is still missing). Never
+    raises: a page without gamma is better than no page."""
     global _worker
     with _lock:
-        if not jobs or (_worker is not None and _worker.is_alive()):
+        if not jobs or (_worker is not None and _worker.poll() is None):
             return
-        # A separate process, so that gamma never holds the web worker's GIL; spawned, since
-        # forking a threaded web worker can copy a held lock; a daemon, so that it stops
-        # with the web worker instead of delaying its exit.
-        _worker = multiprocessing.get_context("spawn").Process(
-            target=_compute_all,
-            args=([(list(units), list(names)) for units, names in jobs], directory),
-            name="gamma",
-            daemon=True,
-        )
-        _worker.start()
-
-
-def _compute_all(jobs: list[tuple[list[Unit], list[str]]], directory: Path) -> None:
-    os.nice(10)  # pages keep the CPU before this background arithmetic
-    for units, annotators in jobs:
+        payload = {
+            "directory": str(directory),
+            "jobs": [
+                [[[u.annotator, u.start, u.end, u.category] for u in units], list(names)]
+                for units, names in jobs
+            ],
+        }
         try:
-            # The web worker reads the folder: what this process remembers is no proof
-            # the file is there.
-            compute(units, annotators, directory, memory=False)
+            directory.mkdir(parents=True, exist_ok=True)
+            job_file = directory / f".jobs-{os.getpid()}.json"
+            job_file.write_text(json.dumps(payload), "utf-8")
+            # A separate Python (gamma_worker.py), so that gamma never holds the web worker's
+            # GIL, and no fork of a threaded web worker (a copied lock can hang).
+            _worker = subprocess.Popen(  # noqa: S603 (fixed argv, no shell)
+                [sys.executable, "-m", "app.adjudication.gamma_worker", str(job_file)],
+                cwd=PROJECT_ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+            )
+        except OSError as exc:
+            log.warning("gamma could not start in the background (%s): shown as pending", exc)
+
+
+def compute_jobs(job_file: Path) -> None:
+    """The background process: compute each job of the file (then remove it)."""
+    os.nice(10)  # pages keep the CPU before this background arithmetic
+    payload = json.loads(job_file.read_text("utf-8"))
+    job_file.unlink(missing_ok=True)
+    directory = Path(payload["directory"])
+    for rows, annotators in payload["jobs"]:
+        units = [Unit(*row) for row in rows]
+        try:
+            compute(units, annotators, directory)
         except Exception:  # a background error must reach the log, not vanish
             log.exception("gamma computation failed")
+
+
+@atexit.register
+def _stop_worker() -> None:
+    # The web worker (or test run) is leaving: what is stored stays, the rest waits for
+    # the next page load.
+    if _worker is not None and _worker.poll() is None:
+        _worker.terminate()
 
 
 def wait_for_background(timeout: float = 60) -> None:
@@ -175,4 +201,4 @@ def wait_for_background(timeout: float = 60) -> None:
     with _lock:
         worker = _worker
     if worker is not None:
-        worker.join(timeout)
+        worker.wait(timeout)
