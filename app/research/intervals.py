@@ -21,6 +21,7 @@ sum, and D = sum over units of n_u0 * n_u1 / (m_u - 1); the tests check it equal
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -53,6 +54,14 @@ def bootstrap_mean_ci(
     level: float = LEVEL,
 ) -> tuple[float, float] | None:
     """Percentile bootstrap interval of the mean of per-document values (None: < 2)."""
+    return _mean_ci(tuple(values), resamples, seed, level)
+
+
+# Pages ask again with the same figures on every load: remember the last intervals.
+@lru_cache(maxsize=256)
+def _mean_ci(
+    values: tuple[float, ...], resamples: int, seed: int, level: float
+) -> tuple[float, float] | None:
     if len(values) < 2:
         return None
     data = np.asarray(values, dtype=float)
@@ -91,6 +100,13 @@ def bootstrap_alpha_ci(
 ) -> tuple[float, float] | None:
     """Percentile bootstrap interval of the pooled alpha, resampling documents' parts
     (resamples where alpha is undefined are left out). None with fewer than two."""
+    return _alpha_ci(tuple(parts), resamples, seed, level)
+
+
+@lru_cache(maxsize=256)
+def _alpha_ci(
+    parts: tuple[AlphaParts, ...], resamples: int, seed: int, level: float
+) -> tuple[float, float] | None:
     if len(parts) < 2:
         return None
     data = np.asarray(parts, dtype=float)
