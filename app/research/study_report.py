@@ -81,6 +81,10 @@ def build_report(
                 "error_sentences": document.error_sentences,
                 "booookscore": _percent(document.coherence),
                 "mqm_per_100_words": None,
+                # Per-document agreement (app.research.agreement's rules; null: fewer than
+                # two annotators, no linked pairs, or gamma not computed yet).
+                "gamma": document.gamma,
+                "linked_pair_f1": _percent(document.pair_f1),
             }
             for document in regular
         ],
@@ -111,14 +115,15 @@ def format_table(report: Mapping[str, Any]) -> str:
         f"Annotators: {report['annotators']}",
         "",
         f"{'document':<40} {'sentences':>9} {'footnote 12':>11} {'with error':>10} "
-        f"{'BooookScore':>11}",
+        f"{'BooookScore':>11} {'gamma':>6} {'pair F1':>7}",
     ]
     for document in report["documents"]:
         name = document["document_id"]
         lines.append(
             f"{name if len(name) <= 40 else name[:39] + '…':<40} {document['sentences']:>9} "
             f"{_number(document['footnote12_sentences']):>11} "
-            f"{_number(document['error_sentences']):>10} {_number(document['booookscore']):>11}"
+            f"{_number(document['error_sentences']):>10} {_number(document['booookscore']):>11} "
+            f"{_number(document.get('gamma'), 3):>6} {_number(document.get('linked_pair_f1')):>7}"
         )
     lines += ["", "Errors per sentence (% , BooookScore Table 1):"]
     lines += [f"  {key:<30} {value:6.2f}" for key, value in report["errors_per_sentence"].items()]
@@ -168,6 +173,12 @@ def format_csv(report: Mapping[str, Any]) -> str:
                 _cell(document["booookscore"]),
             )
         )
+    for document in report["documents"]:
+        for name in ("gamma", "linked_pair_f1"):
+            if document.get(name) is not None:
+                writer.writerow(
+                    (f"document_{name}", _cell(document["document_id"]), "", "", "", document[name])
+                )
     writer.writerow(("study", "booookscore", "", "", "", _cell(report["booookscore"])))
     writer.writerow(("study", "annotators", "", "", "", report["annotators"]))
     for key, value in report["errors_per_sentence"].items():

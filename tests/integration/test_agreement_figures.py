@@ -97,6 +97,8 @@ def test_study_report_gives_four_figures_with_intervals(two_documents, runner):
     assert agreement["gamma"]["value"] == pytest.approx(fmean(expected))
     assert agreement["gamma"]["ci95"] == pytest.approx(list(bootstrap_mean_ci(expected)))
     assert agreement["gamma"]["pending"] == 0 and agreement["gamma"]["documents"] == 2
+    assert [d["gamma"] for d in report["documents"]] == expected  # adj-doc, adj-doc-2
+    assert [d["linked_pair_f1"] for d in report["documents"]] == [pytest.approx(100 / 3), None]
     # Linked pairs: only the sample's repetition (ann-1 and ann-3 match: F1 1; pairs with
     # ann-2, who has none, 0): 1/3 on one document, in percent; no interval from one.
     pairs = agreement["linked_pair_f1"]
@@ -116,6 +118,7 @@ def test_study_report_gives_four_figures_with_intervals(two_documents, runner):
     assert re.search(r"gamma: [-0-9.]+ \[95% CI [-0-9.]+, [-0-9.]+\]", table)
     csv_text = runner.invoke(args=["study-report", "--format", "csv"]).stdout
     assert "agreement_ci95_low,gamma" in csv_text and "agreement_unit,gamma" in csv_text
+    assert f"document_gamma,adj-doc,,,,{expected[0]}" in csv_text
 
 
 def test_study_report_scores_annotators_against_adjudicated_gold(
