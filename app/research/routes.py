@@ -61,6 +61,7 @@ def document(document_id: str):
     if pk is None:
         abort(404, description="No document has this id.")
     study = load_study(settings, document_id=pk)
+    resolve_gamma(study)  # cached value only, as on the dashboard
     row = study.documents[0]
     return render_template(
         "research/document.html",

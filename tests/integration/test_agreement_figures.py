@@ -66,9 +66,12 @@ def test_dashboard_never_computes_gamma_and_shows_it_once_cached(
     assert "γ is being computed for 2 documents" in page.text
     gamma_row = re.search(r'<tr data-figure="gamma">.*?</tr>', page.text, re.S).group(0)
     assert "2 pending" in gamma_row
+    assert ">pending</span>" in researcher_client.get(f"/research/documents/{SECOND}").text
     gamma_cache.wait_for_background()
     assert len(list((tmp_path / "gamma").glob("*.json"))) == 2
 
+    document = researcher_client.get(f"/research/documents/{SECOND}")
+    assert "pending" not in document.text  # the same cache serves the document page
     page = researcher_client.get("/research/")
     assert "being computed" not in page.text
     expected = _expected_gammas(*two_documents)
