@@ -40,7 +40,8 @@ INTERVAL_RULE = (
 @dataclass(frozen=True)
 class Figure:
     """One agreement figure: value and interval on the figure's own scale (a coefficient,
-    or a share 0-1 when `percent`), what it measures and how many documents it pools."""
+    or a share 0-1 when `percent`), what it measures (`unit`; reports add the interval's
+    rule) and how many documents it pools."""
 
     name: str
     label: str
@@ -57,7 +58,7 @@ class Figure:
         report = {
             "value": None if self.value is None else scale * self.value,
             "ci95": None if self.ci95 is None else [scale * self.ci95[0], scale * self.ci95[1]],
-            "unit": self.unit,
+            "unit": f"{self.unit}; {INTERVAL_RULE}",
             "documents": self.documents,
         }
         if self.name == "gamma":
@@ -114,8 +115,7 @@ def agreement_figures(study: Study) -> list[Figure]:
             "Krippendorff's α (sentences, pooled)",
             study.pooled_alpha,
             bootstrap_alpha_ci(parts),
-            "alpha (-1 to 1), nominal, error / no error per sentence, pooled over documents; "
-            + INTERVAL_RULE,
+            "alpha (-1 to 1), nominal, error / no error per sentence, pooled over documents",
             len(parts),
         ),
         Figure(
@@ -123,8 +123,7 @@ def agreement_figures(study: Study) -> list[Figure]:
             "mean pairwise span F1",
             _mean(f1),
             bootstrap_mean_ci(f1),
-            "percent, span-overlap F1 averaged over annotator pairs and documents; "
-            + INTERVAL_RULE,
+            "percent, span-overlap F1 averaged over annotator pairs and documents",
             len(f1),
             percent=True,
         ),
@@ -136,7 +135,7 @@ def agreement_figures(study: Study) -> list[Figure]:
             "gamma (Mathet et al. 2015; at most 1, 0 = chance), per document over its units "
             "(combined dissimilarity alpha=1 beta=1, paragraphs end to end), chance from "
             f"{gamma_cache.GAMMA_SAMPLES} random continua seeded {gamma_cache.GAMMA_SEED}; "
-            "mean over documents; " + INTERVAL_RULE,
+            "mean over documents",
             len(gamma),
             pending=pending,
         ),
@@ -146,7 +145,7 @@ def agreement_figures(study: Study) -> list[Figure]:
             _mean(pairs),
             bootstrap_mean_ci(pairs),
             "percent, F1 of linked span pairs (both spans overlap, same category) averaged "
-            "over annotator pairs and documents; " + INTERVAL_RULE,
+            "over annotator pairs and documents",
             len(pairs),
             percent=True,
         ),
