@@ -2,11 +2,12 @@
  * Completion page: copies the completion code, and submits the MTurk form once.
  *
  * Root: `[data-module="complete"]` with `.js-code`, `.js-copy`, `.js-copy-status` and,
- * for MTurk ExternalQuestion HITs, `form.js-mturk-form` (posted to MTurk's
- * externalSubmit endpoint so the assignment is completed without another click).
+ * for MTurk ExternalQuestion HITs, `form.js-mturk-form` (sent at once by lib/mturk).
  *
  * @module complete
  */
+
+import { submitRenderedForm } from '../lib/mturk.mjs';
 
 export default class Complete {
   /** @param {HTMLElement} $root */
@@ -14,10 +15,9 @@ export default class Complete {
     this.$root = $root;
     this.$code = /** @type {HTMLElement | null} */ ($root.querySelector('.js-code'));
     this.$status = /** @type {HTMLElement | null} */ ($root.querySelector('.js-copy-status'));
-    this.$form = /** @type {HTMLFormElement | null} */ ($root.querySelector('form.js-mturk-form'));
-    this.onClick = this.onClick.bind(this);
-    $root.addEventListener('click', this.onClick);
-    if (this.$form) this.$form.requestSubmit();
+    this.listeners = new AbortController();
+    $root.addEventListener('click', (event) => this.onClick(event), { signal: this.listeners.signal });
+    submitRenderedForm($root);
   }
 
   /** @param {MouseEvent} event */
@@ -53,6 +53,6 @@ export default class Complete {
   }
 
   destroy() {
-    this.$root.removeEventListener('click', this.onClick);
+    this.listeners.abort();
   }
 }
