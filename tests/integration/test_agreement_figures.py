@@ -173,3 +173,12 @@ def test_gold_export_round_trips_through_import_annotations(
     assert records(again_path, {"session_id", "created_at"}) == gold
     assert {r["annotator_id"] for r in gold} == {"adjudication:gold"}
     assert PARAGRAPHS[1].startswith(gold[1]["span"]["text"])
+
+
+def test_dashboard_works_when_gamma_cannot_be_stored(two_documents, researcher_client, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", "utf-8")
+    researcher_client.application.config["GAMMA_CACHE_DIR"] = str(blocker / "gamma")
+    page = researcher_client.get("/research/")
+    assert page.status_code == 200  # the figures without gamma, never an error page
+    assert "γ is being computed for 2 documents" in page.text
