@@ -3,9 +3,9 @@
 Figures (documents with two or more submitted sessions; attention checks left out):
 
 - ``krippendorff_alpha_sentences``: Krippendorff's alpha (nominal, error / no error per
-  sentence), pooled over documents (app.research.metrics).
+  sentence), pooled over documents (app.metrics).
 - ``mean_pairwise_span_f1``: span-overlap F1 per annotator pair, mean per document, mean
-  over documents (app.research.metrics.span_f1).
+  over documents (app.metrics.span_f1).
 - ``gamma``: gamma (Mathet, Widlöcher & Métivier 2015) per document, mean over documents
   (app.adjudication.gamma; a Monte-Carlo estimate read from app.adjudication.gamma_cache).
 - ``linked_pair_f1``: F1 of linked span pairs (paired categories: both spans overlap, same

@@ -1,4 +1,5 @@
-"""`flask study-report`: the study's figures for papers, and their download routes."""
+"""`flask study-report`: the study's figures for papers, and their download routes (login:
+the blueprint's guard, app.research.auth.require_researcher)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from collections import defaultdict
 import click
 from flask import Response
 from flask.cli import with_appcontext
-from flask_login import login_required
 
 from app.adjudication.gold import attention_gold, iter_gold_records
+from app.cli import echo_report, report_format_option
 from app.research import bp
 from app.research.agreement import agreement_figures, resolve_gamma
 from app.research.dashboard import Study, load_study
@@ -53,13 +54,7 @@ def adjudicated_gold(study: Study) -> dict[int, list[dict]]:
 
 
 @click.command("study-report")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json", "csv"]),
-    default="table",
-    show_default=True,
-)
+@report_format_option
 @click.option("--id-prefix", default=None, help="Only documents whose id starts with this.")
 @with_appcontext
 def study_report_command(fmt: str, id_prefix: str | None) -> None:
@@ -69,17 +64,10 @@ def study_report_command(fmt: str, id_prefix: str | None) -> None:
     recall against gold (attention checks and adjudicated gold sets); attention-check
     documents are listed as excluded and counted in no figure. Computes the gamma of
     documents not yet in the gamma cache (progress on standard error)."""
-    report = study_report(id_prefix, compute_gamma=True)
-    if fmt == "json":
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
-    elif fmt == "csv":
-        click.echo(format_csv(report), nl=False)
-    else:
-        click.echo(format_table(report), nl=False)
+    echo_report(study_report(id_prefix, compute_gamma=True), fmt, format_csv, format_table)
 
 
 @bp.get("/export/study-report.json")
-@login_required
 def study_report_json() -> Response:
     """The study report as a JSON download."""
     body = json.dumps(study_report(), indent=2, ensure_ascii=False)
@@ -87,7 +75,6 @@ def study_report_json() -> Response:
 
 
 @bp.get("/export/study-report.csv")
-@login_required
 def study_report_csv() -> Response:
     """The study report as a CSV download."""
     return _download(format_csv(study_report()), "text/csv; charset=utf-8", "study-report.csv")

@@ -1,7 +1,7 @@
 """The study's figures for papers (`flask study-report`, /research/export/study-report.*).
 
 The same figures as the dashboard (app.research.dashboard computes them; the rules are
-in app.research.metrics), in DESIGN.md's second-wave JSON shape. Every score is on a
+in app.metrics), in DESIGN.md's second-wave JSON shape. Every score is on a
 0-100 scale: a document's ``booookscore`` (BooookScore, Chang et al. 2024, eq. 1 with
 footnote 12), the study's ``booookscore`` (the mean over documents with a submitted
 session), ``errors_per_sentence`` (Table 1: occurrences / sentences x 100), the span F1
@@ -26,11 +26,12 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app import metrics
 from app.csv_safety import safe_cell
-from app.research import metrics
+from app.metrics import GoldRecall
 from app.research.agreement import Figure
 from app.research.dashboard import Study
-from app.research.metrics import GoldRecall
+from app.statuses import SessionStatus
 
 
 def _percent(value: float | None) -> float | None:
@@ -49,7 +50,7 @@ def gold_scores(
         if document.is_check or not gold:
             continue
         for session in document.sessions:
-            if session.status == "submitted":
+            if session.status == SessionStatus.SUBMITTED:
                 earlier = scores.get(session.annotator, metrics.NO_GOLD)
                 scores[session.annotator] = earlier + metrics.gold_recall(gold, session.spans)
     return {label: score for label, score in sorted(scores.items()) if score.total}
@@ -70,7 +71,7 @@ def build_report(
         session.annotator
         for document in regular
         for session in document.sessions
-        if session.status == "submitted"
+        if session.status == SessionStatus.SUBMITTED
     }
     return {
         "documents": [

@@ -19,9 +19,9 @@ from app.extensions import db
 from app.models import Researcher
 from app.research.dashboard import load_study
 from app.study import study_settings
-from tests.conftest import BOOOOKSCORE_SAMPLE, ROOT
-from tests.e2e.conftest import serving
-from tests.e2e.test_adjudicate import violations
+from tests.support.apps import BOOOOKSCORE_SAMPLE, ROOT
+from tests.support.axe import violations
+from tests.support.live_server import serving
 
 EMAIL = "adjudicator@example.org"
 PASSWORD = "a-long-enough-password"
