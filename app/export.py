@@ -29,6 +29,7 @@ from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.paragraph_times import PARAGRAPH_COLUMNS, count_paragraph_rows, iter_paragraph_records
 from app.taxonomy import Taxonomy, current_taxonomy
+from app.training.export import TRAINING_COLUMNS, count_training_rows, iter_training_records
 
 BATCH = 1000
 BOM = "\ufeff"  # spreadsheets (Excel) need it to read the file as UTF-8
@@ -431,10 +432,14 @@ def _chunked(lines: Iterable[str]) -> Iterator[str]:
 def export_chunks(
     fmt: str, what: str, flt: ExportFilter, progress: Callable[[int], None] | None = None
 ) -> Iterator[str]:
-    """The whole export as text chunks: fmt jsonl|csv, what annotations|sessions|paragraphs."""
+    """The whole export as text chunks: fmt jsonl|csv, what annotations|sessions|paragraphs|
+    training."""
     if what == "paragraphs":
         rows: Iterable[dict[str, Any]] = iter_paragraph_records(flt.document, flt.submitted_only)
         columns = PARAGRAPH_COLUMNS
+    elif what == "training":
+        rows = iter_training_records(as_text=fmt == "csv")
+        columns = TRAINING_COLUMNS
     elif what == "sessions":
         rows = iter_session_records(flt.document)
         columns = SESSION_COLUMNS
@@ -470,6 +475,8 @@ def count_rows(what: str, flt: ExportFilter) -> int:
         return count_annotations(flt)
     if what == "paragraphs":
         return count_paragraph_rows(flt.document, flt.submitted_only)
+    if what == "training":
+        return count_training_rows()
     query = select(func.count(AnnotationSession.id)).join(
         Document, AnnotationSession.document_id == Document.id
     )
@@ -521,11 +528,12 @@ def write_export(
 )
 @click.option(
     "--what",
-    type=click.Choice(["annotations", "sessions", "paragraphs"]),
+    type=click.Choice(["annotations", "sessions", "paragraphs", "training"]),
     default="annotations",
     show_default=True,
-    help="One row per annotation, per session (status and counts), or per session and "
-    "paragraph reached (seconds visible, active seconds, annotations, words).",
+    help="One row per annotation, per session (status and counts), per session and "
+    "paragraph reached (seconds visible, active seconds, annotations, words), or per "
+    "training attempt (docs/training.md).",
 )
 @with_appcontext
 def export_annotations_command(

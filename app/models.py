@@ -391,3 +391,37 @@ class AdjudicationDecision(db.Model):
     decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     decided_by: Mapped[Researcher] = relationship()
+
+
+class TrainingAttempt(db.Model):
+    """One "Check my answers" on a practice document (app.training, docs/training.md).
+
+    Practice annotations never become `annotations` rows: the spans a worker had marked
+    and the feedback they got are kept here, one row per attempt. `study_key` names the
+    study (a hash of the taxonomy title and the platform study id), so a worker who passed
+    is not trained again in the same study, whichever document they are given."""
+
+    __tablename__ = "training_attempts"
+    __table_args__ = (
+        UniqueConstraint("session_id", "document_id", "attempt"),
+        CheckConstraint("attempt >= 1", name="attempt_positive"),
+        Index("ix_training_attempts_annotator_study", "annotator_id", "study_key"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("annotation_sessions.id"), index=True)
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
+    study_key: Mapped[str] = mapped_column(String(64))
+    study_id: Mapped[str | None] = mapped_column(String(200))  # the platform's, if any
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
+    attempt: Mapped[int] = mapped_column(Integer)
+    # [{"category", "span": {...}, "paired_span": {...} | null, "comment"}] as checked.
+    spans: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # [{"kind": found|missed|wrong_category|extra, ...}] as the worker saw it.
+    feedback: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    recall: Mapped[float | None] = mapped_column(Float)
+    precision: Mapped[float | None] = mapped_column(Float)
+    passed: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    document: Mapped[Document] = relationship()

@@ -71,6 +71,7 @@ PALETTE += ("#99ddff", "#bbcc33", "#aaaa00")
 TOP_KEYS = (
     "title",
     *("instructions", "comment", "categories", "entities", "study", "validation", "checks"),
+    "training",
 )
 # `checks:` maps each kind that `flask plant-checks` plants to a category of this type.
 CHECK_TYPES = {"repetition": "paired", "inconsistency": "paired", "new-entity": "singleton"}
@@ -139,6 +140,30 @@ class ValidationSettings:
 
 
 SECTIONS = {CommentSettings: "comment", StudySettings: "study", ValidationSettings: "validation"}
+TRAINING_KEYS = ("documents", "pass", "attempts")
+PASS_KEYS = ("recall", "precision")
+DOCUMENT_ID_MAX_LENGTH = 200  # documents.external_id is String(200)
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    """Practice before the task (docs/training.md): imported documents with gold spans.
+
+    A worker annotates each practice document in turn and passes it when recall and
+    precision against its gold spans (the attention-check matching rule,
+    app.research.metrics.gold_recall) reach `min_recall` and `min_precision`; a document
+    not passed within `attempts` checks ends the study with `failed_training`.
+    """
+
+    documents: tuple[str, ...] = ()  # external ids of imported documents, in order
+    min_recall: float = 0.5
+    min_precision: float = 0.5
+    attempts: int = 2
+
+    @property
+    def enabled(self) -> bool:
+        """True when the taxonomy asks for training."""
+        return bool(self.documents)
 
 
 @dataclass(frozen=True)
@@ -156,6 +181,7 @@ class Taxonomy:
     validation: ValidationSettings = field(default_factory=ValidationSettings)
     # (kind, category key) for planted checks, kinds as in CHECK_TYPES; () when not set.
     checks: tuple[tuple[str, str], ...] = ()
+    training: TrainingSettings = field(default_factory=TrainingSettings)
 
     def category(self, key: str) -> Category | None:
         """Return the category with this key, or None."""
@@ -297,7 +323,50 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             ),
         ),
         checks=_checks(check, top.get("checks"), categories),
+        training=_training(check, top.get("training")),
     )
+
+
+def _training(check: Checker, value: Any) -> TrainingSettings:
+    """training: {documents: [ids], pass: {recall, precision}, attempts}; absent: none."""
+    if value is None:
+        return TrainingSettings()
+    data = check.mapping(value, ("training",), TRAINING_KEYS)
+    if not data:
+        if isinstance(value, dict):
+            check.problem(("training",), "must name its practice documents under documents")
+        return TrainingSettings()
+    documents = check.get(data, ("training", "documents"), REQUIRED, lambda v: v)
+    rule = check.mapping(data.get("pass"), ("training", "pass"), PASS_KEYS)
+    share = number(0.0, 1.0)
+    return TrainingSettings(
+        documents=_training_documents(check, documents),
+        min_recall=check.get(rule, ("training", "pass", "recall"), 0.5, share),
+        min_precision=check.get(rule, ("training", "pass", "precision"), 0.5, share),
+        attempts=check.get(data, ("training", "attempts"), 2, integer(1, 20)),
+    )
+
+
+def _training_documents(check: Checker, value: Any) -> tuple[str, ...]:
+    """training.documents: a non-empty list of distinct imported document ids."""
+    path: KeyPath = ("training", "documents")
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        check.problem(path, "must be a non-empty list of imported document ids")
+        return ()
+    ids: list[str] = []
+    for index, item in enumerate(value):
+        if isinstance(item, int) and not isinstance(item, bool):
+            item = str(item)  # `- 12` means the document "12"
+        if not isinstance(item, str) or not item.strip() or len(item) > DOCUMENT_ID_MAX_LENGTH:
+            message = f"must be a document id (text, at most {DOCUMENT_ID_MAX_LENGTH} characters)"
+            check.problem((*path, index), f"{message}, got {item!r}")
+        elif item in ids:
+            check.problem((*path, index), f"duplicate document {item!r}")
+        else:
+            ids.append(item)
+    return tuple(ids)
 
 
 def _checks(check: Checker, value: Any, categories: tuple[Category, ...]) -> tuple:
@@ -425,6 +494,7 @@ def summarise(taxonomy: Taxonomy) -> str:
         ),
         "planted checks: "
         + (", ".join(f"{kind} -> {key}" for kind, key in taxonomy.checks) or "(none)"),
+        training_summary(taxonomy.training),
         f"validation: partial agreement counts as "
         f"{'valid' if validation.partial_counts_as_valid else 'invalid'}; reasons "
         "(items with a question):",
@@ -433,6 +503,17 @@ def summarise(taxonomy: Taxonomy) -> str:
         *(f"  {reason}" for reason in validation.category_reasons),
     ]
     return "\n".join(lines)
+
+
+def training_summary(training: TrainingSettings) -> str:
+    """One line saying what training the taxonomy asks for."""
+    if not training.enabled:
+        return "training: none"
+    return (
+        f"training: {', '.join(training.documents)}; pass with recall >= "
+        f"{training.min_recall:.0%} and precision >= {training.min_precision:.0%} "
+        f"in at most {training.attempts} attempt(s) per document"
+    )
 
 
 def default_taxonomy_path() -> str:

@@ -20,6 +20,8 @@ from app.persistence import retry_on_disconnect
 from app.rate_limits import limit_opens
 from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy
+from app.training.routes import before_task, training_ended
+from app.training.service import FAILED_TRAINING
 
 
 @bp.after_request
@@ -47,8 +49,8 @@ def start(document_id: str):
     PostgreSQL); a returning worker, or another database, takes the ORM path, where
     resuming needs proof of being that worker (app.identity)."""
     key = opening.find_document_key(document_id)
-    if key is None:
-        return _no_document(document_id)
+    if key is None or document_id in current_taxonomy().training.documents:
+        return _no_document(document_id)  # a practice text is no task (app.training)
     if is_mturk_preview(request.args):
         return _preview(key.id, document_id)
     identity, anonymous = request_identity(target=document_id)
@@ -96,6 +98,8 @@ def _session_or_404_page(token: str) -> AnnotationSession | None:
 @retry_on_disconnect
 def session_page(token: str):
     """The annotator page of one session."""
+    if (training := before_task(token)) is not None:
+        return training
     session = reads.read_session(token)
     if session is None:
         return _not_found_page()
@@ -115,6 +119,9 @@ def session_page(token: str):
 @retry_on_disconnect
 def complete(token: str):
     """The completion page: the code to copy, and for MTurk the form posting the HIT."""
+    ended = domain.find_session(token)
+    if ended is not None and ended.outcome == FAILED_TRAINING:
+        return training_ended(ended, domain.completion_for(ended))
     session = _session_or_404_page(token)
     if session is None:
         return _not_found_page()

@@ -30,6 +30,7 @@ from app.paragraph_times import iter_paragraph_records
 from app.research import metrics, pacing
 from app.research.metrics import GoldRecall, Sentence
 from app.study import EffectiveStudySettings, as_utc
+from app.taxonomy import current_taxonomy
 
 SENTENCE_CACHE_SIZE = 50_000
 _SENTENCE_CACHE: dict[tuple[int, str, int], list[Sentence]] = {}
@@ -208,8 +209,14 @@ def load_study(
     now = now or datetime.now(UTC)
     documents = _documents(document_id)
     sessions = _sessions(settings, now, document_id)
-    if id_prefix:
-        documents = {k: d for k, d in documents.items() if d.external_id.startswith(id_prefix)}
+    # Practice documents (app.training) are no part of the study: no figure, no row.
+    practice = set(current_taxonomy().training.documents)
+    if id_prefix or practice:
+        documents = {
+            k: d
+            for k, d in documents.items()
+            if d.external_id.startswith(id_prefix or "") and d.external_id not in practice
+        }
         sessions = [session for session in sessions if session.document_id in documents]
     by_session = {session.id: session for session in sessions}
     _add_annotations(by_session, document_id)

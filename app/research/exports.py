@@ -70,3 +70,10 @@ def export_sessions_csv() -> Response:
 def export_paragraphs_csv() -> Response:
     """One row per session and paragraph reached: seconds visible, active, annotations, words."""
     return _download("csv", "paragraphs", "paragraphs.csv")
+
+
+@bp.get("/export/training.csv")
+@login_required
+def export_training_csv() -> Response:
+    """One row per training attempt: recall, precision, passed, the spans and feedback."""
+    return _download("csv", "training", "training.csv")

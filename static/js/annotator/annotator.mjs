@@ -17,6 +17,7 @@ import { KeyboardSelection } from './keyboard.mjs';
 import { startHeartbeat } from './heartbeat.mjs';
 import { InstructionsPanel, isTouchOnly } from './panels.mjs';
 import { readSelection } from './selection.mjs';
+import { Practice, PracticeStore } from './practice.mjs';
 import { isProblem, statusText } from './status.mjs';
 import { Steps } from './steps.mjs';
 import { AnnotationStore } from './store.mjs';
@@ -89,7 +90,9 @@ export default class Annotator {
       range: (span) => this.view.range(span),
       onChange: () => this.saveDraft(),
     });
-    this.draft = new DraftStore({ token: this.readOnly ? null : boot.token });
+    // Practice (templates/training/practice.html) keeps its draft apart from the task's.
+    const draftKey = boot.practice ? `${boot.token}:practice` : boot.token;
+    this.draft = new DraftStore({ token: this.readOnly ? null : draftKey });
     this.keyboard = new KeyboardSelection({
       $host: $('.js-current-body'),
       shown: () => this.view.shown(),
@@ -103,13 +106,15 @@ export default class Annotator {
       paragraphs: () => this.view.shown(),
     });
 
-    this.store = new AnnotationStore({
-      annotations: boot.annotations,
-      api: this.api,
-      token: boot.token,
-      csrfToken: boot.csrf_token,
-      writable: !this.readOnly,
-    });
+    this.store = boot.practice
+      ? new PracticeStore({ key: `falte:practice:${boot.token}:${boot.practice.document_id}` })
+      : new AnnotationStore({
+          annotations: boot.annotations,
+          api: this.api,
+          token: boot.token,
+          csrfToken: boot.csrf_token,
+          writable: !this.readOnly,
+        });
     this.annotations = this.store.annotations;
     this.position = Math.min(this.store.queuedPosition ?? boot.position ?? 0, this.furthest);
     this.store.addEventListener('change', () => this.renderStatus());
@@ -124,6 +129,7 @@ export default class Annotator {
     });
 
     this.activity = new ActivityTimer();
+    this.practice = boot.practice ? new Practice({ annotator: this, options: boot.practice }) : null;
     this.bindEvents();
     this.view.renderHighlights(this.annotations.values());
     this.table.renderAll([...this.annotations.values()]);
@@ -463,10 +469,7 @@ export default class Annotator {
     try {
       const result = await requestJson(this.api.submit, { method: 'POST', body: {}, csrfToken: this.boot.csrf_token });
       this.status = 'submitted';
-      this.readOnly = true;
-      this.$root.classList.add('annotator--read-only');
-      this.steps.setReadOnly(true);
-      this.table.setReadOnly(true);
+      this.setReadOnly(true);
       this.busy = false;
       this.setStatus('Submitted');
       this.showCompletion(result, true);
@@ -475,6 +478,17 @@ export default class Annotator {
       this.setStatus(`Could not submit: ${error instanceof Error ? error.message : error}`);
     }
     this.renderNavigation();
+  }
+
+  /**
+   * Stop (or allow again: practice's Try again) adding and removing annotations.
+   * @param {boolean} readOnly
+   */
+  setReadOnly(readOnly) {
+    this.readOnly = readOnly;
+    this.$root.classList.toggle('annotator--read-only', readOnly);
+    this.steps.setReadOnly(readOnly);
+    this.table.setReadOnly(readOnly);
   }
 
   /**
@@ -514,6 +528,7 @@ export default class Annotator {
     this.$next.disabled = this.busy || !nextReachable;
     this.$submit.disabled = !this.canSubmit();
     if (this.$submit.disabled && !this.busy) this.$submitQuestion.hidden = true;
+    this.practice?.render();
   }
 
   /** @param {string} text a navigation message, or '' to show the save state again */
@@ -571,6 +586,7 @@ export default class Annotator {
     this.activity.destroy();
     this.coref.destroy();
     this.steps.destroy();
+    this.practice?.destroy();
   }
 }
 

@@ -8,6 +8,8 @@
  * @module complete
  */
 
+const FOLLOW_DELAY_MS = 1500; // as annotator/completion.mjs: the page is seen first
+
 export default class Complete {
   /** @param {HTMLElement} $root */
   constructor($root) {
@@ -18,6 +20,10 @@ export default class Complete {
     this.onClick = this.onClick.bind(this);
     $root.addEventListener('click', this.onClick);
     if (this.$form) this.$form.requestSubmit();
+    // An end of the study with a platform link (templates/training/ended.html) follows it,
+    // by a click so that its target leaves the platform's iframe.
+    const $follow = /** @type {HTMLAnchorElement | null} */ ($root.querySelector('a.js-return[data-follow]'));
+    if ($follow) this.followTimer = window.setTimeout(() => $follow.click(), FOLLOW_DELAY_MS);
   }
 
   /** @param {MouseEvent} event */
@@ -53,6 +59,7 @@ export default class Complete {
   }
 
   destroy() {
+    window.clearTimeout(this.followTimer);
     this.$root.removeEventListener('click', this.onClick);
   }
 }
