@@ -20,8 +20,6 @@ from app.persistence import retry_on_disconnect
 from app.rate_limits import limit_opens
 from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy
-from app.training.routes import before_task, training_ended
-from app.training.service import FAILED_TRAINING
 
 
 @bp.after_request
@@ -98,6 +96,8 @@ def _session_or_404_page(token: str) -> AnnotationSession | None:
 @retry_on_disconnect
 def session_page(token: str):
     """The annotator page of one session."""
+    from app.training.routes import before_task  # app.training imports this package
+
     if (training := before_task(token)) is not None:
         return training
     session = reads.read_session(token)
@@ -119,8 +119,10 @@ def session_page(token: str):
 @retry_on_disconnect
 def complete(token: str):
     """The completion page: the code to copy, and for MTurk the form posting the HIT."""
+    from app.training.routes import training_ended  # app.training imports this package
+
     ended = domain.find_session(token)
-    if ended is not None and ended.outcome == FAILED_TRAINING:
+    if ended is not None and ended.outcome == "failed_training":
         return training_ended(ended, domain.completion_for(ended))
     session = _session_or_404_page(token)
     if session is None:

@@ -141,10 +141,14 @@ def study_links():
 @bp.get("/taxonomy")
 def taxonomy_preview():
     """The categories as workers see them, and the taxonomy file on disk checked again."""
+    # Imported here: app.training's feedback rules import app.research.metrics.
+    from app.training.service import document_problems as training_document_problems
+
     taxonomy = current_taxonomy()
     return render_template(
         "research/taxonomy.html",
         taxonomy=taxonomy,
         instructions=instructions_markup(taxonomy),
         file_check=check_taxonomy_file(current_app.config["TAXONOMY_PATH"]),
+        training_problems=training_document_problems(taxonomy),
     )
