@@ -8,6 +8,8 @@
  * @module complete
  */
 
+import { followReturnLink } from '../lib/follow.mjs';
+
 export default class Complete {
   /** @param {HTMLElement} $root */
   constructor($root) {
@@ -18,6 +20,8 @@ export default class Complete {
     this.onClick = this.onClick.bind(this);
     $root.addEventListener('click', this.onClick);
     if (this.$form) this.$form.requestSubmit();
+    // Straight after the after-survey's Finish: back to the study (Prolific's link).
+    this.timer = this.$form ? null : followReturnLink($root);
   }
 
   /** @param {MouseEvent} event */
@@ -53,6 +57,7 @@ export default class Complete {
   }
 
   destroy() {
+    if (this.timer !== null) window.clearTimeout(this.timer);
     this.$root.removeEventListener('click', this.onClick);
   }
 }
