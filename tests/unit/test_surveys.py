@@ -97,7 +97,7 @@ def test_consent_and_surveys_load_with_their_questions(tmp_path):
 def test_consent_markdown_never_becomes_markup(tmp_path):
     html = load_taxonomy(write(tmp_path, GOOD)).consent_html
     assert "<script>" not in html and "&lt;script&gt;" in html
-    assert "href=\"javascript" not in html  # left as text, never a link
+    assert 'href="javascript' not in html  # left as text, never a link
 
 
 def test_no_consent_or_survey_means_no_steps(tmp_path):
@@ -257,10 +257,7 @@ EVERY_STEP = {"has_consent": True, "has_before": True, "has_after": True}
         (StepFacts(**EVERY_STEP, consent=True, before_done=True, training_pending=True), TRAINING),
         (StepFacts(**EVERY_STEP, consent=True, before_done=True), TASK),
         (StepFacts(**EVERY_STEP, consent=True, before_done=True, submitted=True), AFTER_SURVEY),
-        (
-            StepFacts(**EVERY_STEP, consent=True, before_done=True, submitted=True, after_done=True),
-            DONE,
-        ),
+        (StepFacts(**EVERY_STEP, consent=True, submitted=True, after_done=True), DONE),
         (StepFacts(**EVERY_STEP, consent=True, outcome="failed_training"), ENDED),
         # Submitted before the taxonomy had a consent step: only the after-survey is asked.
         (StepFacts(**EVERY_STEP, submitted=True, outcome="completed"), AFTER_SURVEY),
