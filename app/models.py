@@ -425,3 +425,45 @@ class TrainingAttempt(db.Model):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     document: Mapped[Document] = relationship()
+
+
+class ConsentDecision(db.Model):
+    """A worker's answer on the consent page (app.steps): one per session, never changed.
+
+    `consent_version` identifies the consent text the worker was shown (a hash of it), so
+    a decision stays tied to the exact wording after the taxonomy is edited."""
+
+    __tablename__ = "consent_decisions"
+
+    session_id: Mapped[int] = mapped_column(ForeignKey("annotation_sessions.id"), primary_key=True)
+    agreed: Mapped[bool] = mapped_column(Boolean)
+    consent_version: Mapped[str] = mapped_column(String(16))
+    decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+SURVEYS = ("before", "after")
+
+
+class SurveyAnswer(db.Model):
+    """One answer of a session's survey (before or after the task), never changed.
+
+    A survey's answers are stored together in one transaction, one row per question
+    (`answer` null for an optional question left blank), so any row means the survey is
+    done: a second Finish of the same survey finds them and stores nothing (app.surveys).
+    `answer` is the option text (choice), a list of option texts (multi), an integer
+    (likert) or the text written (text)."""
+
+    __tablename__ = "survey_answers"
+    __table_args__ = (
+        CheckConstraint("survey IN ('before', 'after')", name="survey_known"),
+        CheckConstraint(
+            "question_type IN ('choice', 'multi', 'likert', 'text')", name="question_type_known"
+        ),
+    )
+
+    session_id: Mapped[int] = mapped_column(ForeignKey("annotation_sessions.id"), primary_key=True)
+    survey: Mapped[str] = mapped_column(String(8), primary_key=True)
+    question_key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    question_type: Mapped[str] = mapped_column(String(8))
+    answer: Mapped[Any] = mapped_column(JSON(none_as_null=True))
+    answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -26,6 +26,7 @@ from app.outcomes import (
     completion_targets,
     completion_url,
 )
+from app.surveys.config import Survey, markdown_html, parse_consent, parse_survey
 from app.yaml_checker import (
     REQUIRED,
     Checker,
@@ -72,6 +73,7 @@ TOP_KEYS = (
     "title",
     *("instructions", "comment", "categories", "entities", "study", "validation", "checks"),
     "training",
+    *("consent", "survey"),
 )
 # `checks:` maps each kind that `flask plant-checks` plants to a category of this type.
 CHECK_TYPES = {"repetition": "paired", "inconsistency": "paired", "new-entity": "singleton"}
@@ -182,6 +184,10 @@ class Taxonomy:
     # (kind, category key) for planted checks, kinds as in CHECK_TYPES; () when not set.
     checks: tuple[tuple[str, str], ...] = ()
     training: TrainingSettings = field(default_factory=TrainingSettings)
+    # Study steps around the task (app.steps): consent Markdown (None: no consent step)
+    # and the surveys before and after it (app.surveys.config).
+    consent: str | None = None
+    survey: Survey = field(default_factory=Survey)
 
     def category(self, key: str) -> Category | None:
         """Return the category with this key, or None."""
@@ -196,6 +202,11 @@ class Taxonomy:
     def instructions_html(self) -> str:
         """The Markdown instructions as HTML; raw HTML is escaped, unsafe links dropped."""
         return MarkdownIt("commonmark", {"html": False}).render(self.instructions)
+
+    @cached_property
+    def consent_html(self) -> str:
+        """The consent Markdown as HTML, rendered as safely as the instructions."""
+        return markdown_html(self.consent or "")
 
     def to_public_dict(self) -> dict[str, Any]:
         """What the annotator page needs, JSON-able; no study or validation internals."""
@@ -324,6 +335,7 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
         ),
         checks=_checks(check, top.get("checks"), categories),
         training=_training(check, top.get("training")),
+        **_study_steps(check, top),
     )
 
 
@@ -367,6 +379,14 @@ def _training_documents(check: Checker, value: Any) -> tuple[str, ...]:
         else:
             ids.append(item)
     return tuple(ids)
+
+
+def _study_steps(check: Checker, top: dict) -> dict[str, Any]:
+    """consent: and survey: (app.surveys.config validates them at their lines)."""
+    return {
+        "consent": parse_consent(check, top.get("consent")),
+        "survey": parse_survey(check, top.get("survey")),
+    }
 
 
 def _checks(check: Checker, value: Any, categories: tuple[Category, ...]) -> tuple:
@@ -501,6 +521,7 @@ def summarise(taxonomy: Taxonomy) -> str:
         *(f"  {reason}" for reason in validation.reasons),
         "category reasons (items with a category and no question):",
         *(f"  {reason}" for reason in validation.category_reasons),
+        *_study_steps_summary(taxonomy),
     ]
     return "\n".join(lines)
 
@@ -514,6 +535,23 @@ def training_summary(training: TrainingSettings) -> str:
         f"{training.min_recall:.0%} and precision >= {training.min_precision:.0%} "
         f"in at most {training.attempts} attempt(s) per document"
     )
+
+
+def _study_steps_summary(taxonomy: Taxonomy) -> list[str]:
+    """check-taxonomy's lines for the consent step and the surveys."""
+    consent = taxonomy.consent
+    lines = [f"consent: {f'{len(consent)} characters of Markdown' if consent else '(none)'}"]
+    for which in ("before", "after"):
+        questions = taxonomy.survey.questions(which)
+        lines.append(
+            f"survey {which} the task: {len(questions) or '(no'} question(s)"
+            + ("" if questions else ")")
+        )
+        lines.extend(
+            f"  {q.key:<24} {q.type:<7} {'required' if q.required else 'optional'}  {q.text}"
+            for q in questions
+        )
+    return lines
 
 
 def default_taxonomy_path() -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import make_response, redirect, render_template, request, url_for
 
+from app import steps
 from app.annotate import bp, opening, reads
 from app.annotate import sessions as domain
 from app.annotate.completion import mturk_target
@@ -95,11 +96,10 @@ def _session_or_404_page(token: str) -> AnnotationSession | None:
 @bp.get("/s/<token>")
 @retry_on_disconnect
 def session_page(token: str):
-    """The annotator page of one session."""
-    from app.training.routes import before_task  # app.training imports this package
-
-    if (training := before_task(token)) is not None:
-        return training
+    """The annotator page of one session (or the study step the worker is at)."""
+    elsewhere = _step_elsewhere(token, steps.TASK)
+    if elsewhere is not None:
+        return redirect(elsewhere, code=303)
     session = reads.read_session(token)
     if session is None:
         return _not_found_page()
@@ -119,30 +119,43 @@ def session_page(token: str):
 @retry_on_disconnect
 def complete(token: str):
     """The completion page: the code to copy, and for MTurk the form posting the HIT."""
-    from app.training.routes import training_ended  # app.training imports this package
-
-    ended = domain.find_session(token)
-    if ended is not None and ended.outcome == "failed_training":
-        return training_ended(ended, domain.completion_for(ended))
     session = _session_or_404_page(token)
     if session is None:
         return _not_found_page()
     if not domain.is_submitted(session):
         return redirect(url_for("annotate.session_page", token=token))
-    completion = domain.completion_for(session)
+    elsewhere = _step_elsewhere(token, steps.DONE)
+    if elsewhere is not None:  # the after-survey comes first
+        return redirect(elsewhere, code=303)
+    exit_url = domain.exit_url(session)
     prolific_url = None
-    if completion.redirect_url != url_for("annotate.complete", token=token):
-        prolific_url = completion.redirect_url
+    if exit_url != url_for("annotate.complete", token=token):
+        prolific_url = exit_url
     domain.db.session.commit()
     return render_template(
         "annotate/complete.html",
         session=session,
         document=session.document,
-        completion_code=completion.completion_code,
+        completion_code=session.completion_code,
         prolific_url=prolific_url,
+        # Straight after the last step (the after-survey's Finish): go back to the study.
+        follow=request.args.get("follow") == "1",
         mturk=mturk_target(session.platform, session.platform_params or {}),
         csrf_token_value=capability_csrf_token("annotate", token),
     )
+
+
+def _step_elsewhere(token: str, here: str) -> str | None:
+    """The page of the step the session is at when it is not `here` (app.steps); None
+    when it is, or when there is no such session (the page answers that itself). The
+    task page also shows a submitted session (read-only) once every step is done."""
+    found = steps.step_of_token(token)
+    if found is None:
+        return None
+    step = found[1]
+    if step == here or (here == steps.TASK and step == steps.DONE):
+        return None
+    return steps.step_url(token, step)
 
 
 def _not_found_page():

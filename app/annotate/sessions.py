@@ -25,6 +25,7 @@ from app.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
 from app.outcomes import session_outcome
 from app.persistence import get_or_create
+from app.steps import after_task_url
 from app.study import EffectiveStudySettings, as_utc, study_settings
 from app.taxonomy import current_taxonomy
 
@@ -189,12 +190,20 @@ def completion_for(session: AnnotationSession | Any) -> Completion:
     Prolific worker when the study names none, to the app's completion page."""
     # Sessions submitted by something other than Submit (imports) may carry no outcome.
     outcome = session.outcome or "completed"
+    # The after-survey comes between Submit and the end of the study (app.steps).
+    redirect_url = after_task_url(session.token, outcome) or exit_url(session)
+    return Completion(session.completion_code, redirect_url, outcome)
+
+
+def exit_url(session: AnnotationSession | Any) -> str:
+    """Where the study ends for this session: a Prolific worker goes to the outcome's
+    completion URL; everyone else, and a Prolific worker when the study names none, to
+    the app's completion page."""
     redirect_url = None
     if session.platform == "prolific":
+        outcome = session.outcome or "completed"
         redirect_url = study_settings().completion_address(outcome, session.completion_code)
-    if redirect_url is None:
-        redirect_url = url_for("annotate.complete", token=session.token)
-    return Completion(session.completion_code, redirect_url, outcome)
+    return redirect_url or url_for("annotate.complete", token=session.token)
 
 
 def submit_outcome(

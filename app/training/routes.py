@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from flask import jsonify, make_response, redirect, render_template, url_for
 
+from app import steps
 from app.annotate import sessions as domain
-from app.annotate.completion import mturk_target
 from app.annotate.serializers import api_urls
 from app.annotate.sessions import max_comment_length
 from app.extensions import db
@@ -35,10 +35,9 @@ def _not_found_page():
 
 
 def next_url(session: AnnotationSession) -> str:
-    """Where the worker goes once training is over: the task, or the end page."""
-    if session.outcome is not None:
-        return url_for("annotate.complete", token=session.token)
-    return url_for("annotate.session_page", token=session.token)
+    """The page of the step the worker is at now (app.steps): the next practice text,
+    the task, or the end of the study."""
+    return steps.step_url(session.token, steps.current_step(session))
 
 
 def practice_bootstrap(
@@ -99,9 +98,9 @@ def practice_page(token: str):
     session = domain.find_session(token)
     if session is None:
         return _not_found_page()
-    if session.outcome is not None or not current_taxonomy().training.enabled:
+    if steps.current_step(session) != steps.TRAINING:
         db.session.commit()
-        return redirect(next_url(session))
+        return redirect(next_url(session), code=303)
     domain.touch(session)
     state = service.training_state(session)
     if state.failed:  # used up in another session of the same study
@@ -111,7 +110,7 @@ def practice_page(token: str):
         session.page_loaded_at = utcnow()
     db.session.commit()
     if document is None or session.outcome is not None:
-        return redirect(next_url(session))
+        return redirect(next_url(session), code=303)
     bootstrap = practice_bootstrap(session, state, document)
     return render_template(
         "training/practice.html",
@@ -142,32 +141,3 @@ def check(token: str):
     else:
         body["next_url"] = None  # try again on this page
     return jsonify(body)
-
-
-def before_task(token: str):
-    """A redirect to the practice page while this session's worker must still practise,
-    or to the end page once training failed; None when the task may be shown (and always
-    when the taxonomy has no training: no query is made then)."""
-    if not current_taxonomy().training.enabled:
-        return None
-    session = domain.find_session(token)
-    if session is None:
-        return None
-    if session.outcome == service.FAILED_TRAINING:
-        return redirect(url_for("annotate.complete", token=token))
-    if service.training_pending(session):
-        return redirect(url_for("training.practice_page", token=token))
-    return None
-
-
-def training_ended(session: AnnotationSession, completion):
-    """The end page of a worker who did not pass training: the outcome's completion
-    link (Return to the study), else the session's code to report."""
-    own_page = url_for("annotate.complete", token=session.token)
-    return render_template(
-        "training/ended.html",
-        completion_code=completion.completion_code,
-        return_url=None if completion.redirect_url == own_page else completion.redirect_url,
-        mturk=mturk_target(session.platform, session.platform_params or {}),
-        csrf_token_value=capability_csrf_token("annotate", session.token),
-    )

@@ -1,7 +1,7 @@
 """training attempts
 
 Revision ID: e17b00000002
-Revises: a7d9e3f70007
+Revises: e17a00000001
 Create Date: 2026-11-24 03:30:00.000000
 
 training_attempts: one row per "Check my answers" on a practice document (app/training,
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = 'e17b00000002'
-down_revision = 'a7d9e3f70007'
+down_revision = 'e17a00000001'
 branch_labels = None
 depends_on = None
 

@@ -61,7 +61,7 @@ def test_the_task_waits_for_training_and_the_practice_page_shows_the_practice(st
     client = study.test_client()
     token = open_task(client)
     response = client.get(f"/s/{token}")
-    assert response.status_code == 302
+    assert response.status_code == 303
     assert response.headers["Location"] == f"/s/{token}/training"
     page = client.get(f"/s/{token}/training").get_data(as_text=True)
     assert 'role="region" aria-label="Practice"' in page
@@ -83,15 +83,16 @@ def test_failing_every_attempt_ends_with_failed_training(study):
     assert body["feedback"][0]["explanation"] == "Lord Findon appears without any introduction."
     second = check(client, token, []).get_json()
     assert second["failed"] is True and second["attempts_left"] == 0
-    assert second["next_url"] == f"/s/{token}/complete"
+    assert second["next_url"] == f"/s/{token}/end"
     session = session_of(token)
     assert session.outcome == "failed_training" and session.status == "abandoned"
-    # Never the task: its page and the practice page both lead to the end page.
+    # Never the task: its page and the practice page lead to the end of the study.
     for url in (f"/s/{token}", f"/s/{token}/training"):
-        assert client.get(url).headers["Location"] == f"/s/{token}/complete"
-    end = client.get(f"/s/{token}/complete").get_data(as_text=True)
-    assert "The study ends here" in end and session.completion_code in end
+        assert client.get(url, follow_redirects=True).request.path == f"/s/{token}/end"
+    end = client.get(f"/s/{token}/end").get_data(as_text=True)
+    assert "The practice was not passed" in end
     assert "Anna met Bob." not in end
+    assert session_of(token).status == "abandoned"  # the visits did not revive it
     assert check(client, token, right_answers()).status_code == 409
     attempts = db.session.scalars(db.select(TrainingAttempt).order_by(TrainingAttempt.attempt))
     assert [(a.attempt, a.passed) for a in attempts] == [(1, False), (2, False)]
@@ -109,7 +110,7 @@ def test_failed_training_sends_a_prolific_worker_to_the_outcome_code(make_app, t
         response = client.get("/annotate/task-1", query_string=params)
         token = response.headers["Location"].rsplit("/", 1)[1]
         assert check(client, token, []).get_json()["failed"] is True
-        end = client.get(f"/s/{token}/complete").get_data(as_text=True)
+        end = client.get(f"/s/{token}/end").get_data(as_text=True)
         assert "Return to the study" in end
         assert 'href="https://app.prolific.com/submissions/complete?cc=CTRAIN"' in end
 
@@ -136,6 +137,8 @@ def test_passing_leads_to_the_task_and_is_not_asked_again_in_the_study(study):
     )
     other_token = other.headers["Location"].rsplit("/", 1)[1]
     assert client.get(f"/s/{other_token}").headers["Location"].endswith("/training")
+    # Passing ends no session: a later visit of the practice page goes to the task.
+    assert client.get(f"/s/{token}/training").headers["Location"] == f"/s/{token}"
 
 
 def test_a_worker_who_failed_is_not_trained_again_in_the_study(study):
@@ -144,7 +147,7 @@ def test_a_worker_who_failed_is_not_trained_again_in_the_study(study):
     check(client, token, [])
     check(client, token, [])
     second = open_task(client, "task-2")
-    assert client.get(f"/s/{second}/training").headers["Location"] == f"/s/{second}/complete"
+    assert client.get(f"/s/{second}/training").headers["Location"] == f"/s/{second}/end"
     assert session_of(second).outcome == "failed_training"
 
 

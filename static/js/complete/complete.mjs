@@ -8,7 +8,7 @@
  * @module complete
  */
 
-const FOLLOW_DELAY_MS = 1500; // as annotator/completion.mjs: the page is seen first
+import { followReturnLink } from '../lib/follow.mjs';
 
 export default class Complete {
   /** @param {HTMLElement} $root */
@@ -20,10 +20,8 @@ export default class Complete {
     this.onClick = this.onClick.bind(this);
     $root.addEventListener('click', this.onClick);
     if (this.$form) this.$form.requestSubmit();
-    // An end of the study with a platform link (templates/training/ended.html) follows it,
-    // by a click so that its target leaves the platform's iframe.
-    const $follow = /** @type {HTMLAnchorElement | null} */ ($root.querySelector('a.js-return[data-follow]'));
-    if ($follow) this.followTimer = window.setTimeout(() => $follow.click(), FOLLOW_DELAY_MS);
+    // Straight after the after-survey's Finish: back to the study (Prolific's link).
+    this.timer = this.$form ? null : followReturnLink($root);
   }
 
   /** @param {MouseEvent} event */
@@ -59,7 +57,7 @@ export default class Complete {
   }
 
   destroy() {
-    window.clearTimeout(this.followTimer);
+    if (this.timer !== null) window.clearTimeout(this.timer);
     this.$root.removeEventListener('click', this.onClick);
   }
 }

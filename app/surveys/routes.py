@@ -1,0 +1,163 @@
+"""Worker pages of the study steps around the task: consent, the surveys, the early end.
+
+Each page first asks app.steps where the session is and sends the worker there when it
+is not this page, so a reload, the back button or a second POST never skips or repeats
+a step. Forms are plain HTML (they work without JavaScript) and carry the CSRF token
+derived from the session's capability token (app.security), as the worker API does:
+nothing depends on a cookie inside a crowd platform's iframe.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, redirect, render_template, request, url_for
+from markupsafe import Markup
+
+from app import steps
+from app.annotate import sessions as domain
+from app.models import AnnotationSession
+from app.persistence import retry_on_disconnect
+from app.security import capability_csrf_token, check_capability_csrf
+from app.surveys import store
+from app.surveys.answers import field_name, parse_survey_form
+from app.taxonomy import current_taxonomy
+
+bp = Blueprint("surveys", __name__)
+
+CSRF_SCOPE = "annotate"  # the same token as the annotator page's: one capability
+SURVEY_STEPS = {"before": steps.BEFORE_SURVEY, "after": steps.AFTER_SURVEY}
+# Worker-visible text, in one place.
+TEXT = {
+    "not_found": "This annotation link does not lead to a task. Check that you copied all of it.",
+    "csrf": "This form has expired. Reload the page and send it again.",
+    "bad_decision": "Choose I agree or I do not agree.",
+}
+
+
+@bp.after_request
+def _no_store(response):
+    # Pages carry capability tokens: never serve them from a cache.
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _session_at(token: str, step: str) -> tuple[AnnotationSession | None, str | None]:
+    """(session, None) when the session is at `step`; (None, where to go) otherwise."""
+    session = domain.find_session(token)
+    if session is None:
+        abort(404, description=TEXT["not_found"])
+    current = steps.current_step(session)
+    if current != step:
+        return None, steps.step_url(token, current)
+    return session, None
+
+
+def _csrf_ok(token: str) -> bool:
+    return check_capability_csrf(CSRF_SCOPE, token, request.form.get("csrf_token"))
+
+
+def _render(template: str, session: AnnotationSession, status: int = 200, **context):
+    page = render_template(
+        template,
+        session=session,
+        document=session.document,
+        taxonomy=current_taxonomy(),
+        csrf_token_value=capability_csrf_token(CSRF_SCOPE, session.token),
+        **context,
+    )
+    return page, status
+
+
+@bp.route("/s/<token>/consent", methods=["GET", "POST"])
+@retry_on_disconnect
+def consent(token: str):
+    """The consent page: the taxonomy's Markdown, then I agree / I do not agree."""
+    session, elsewhere = _session_at(token, steps.CONSENT)
+    if session is None:
+        return redirect(elsewhere, code=303)
+    taxonomy = current_taxonomy()
+    # Safe to mark: rendered by markdown-it with raw HTML escaped (app.surveys.config).
+    consent_html = Markup(taxonomy.consent_html)  # noqa: S704
+    if request.method == "GET":
+        domain.touch(session)
+        domain.db.session.commit()
+        return _render("surveys/consent.html", session, consent_html=consent_html, error=None)
+    if not _csrf_ok(token):
+        return _render(
+            "surveys/consent.html", session, 400, consent_html=consent_html, error=TEXT["csrf"]
+        )
+    decision = request.form.get("decision")
+    if decision not in ("agree", "decline"):
+        return _render(
+            "surveys/consent.html",
+            session,
+            422,
+            consent_html=consent_html,
+            error=TEXT["bad_decision"],
+        )
+    store.record_consent(session.id, decision == "agree", taxonomy.consent or "")
+    return redirect(steps.step_url(token, steps.current_step(session)), code=303)
+
+
+@bp.route("/s/<token>/survey/<which>", methods=["GET", "POST"])
+@retry_on_disconnect
+def survey(token: str, which: str):
+    """A survey (before the task, or after Submit): a form of labelled fields."""
+    if which not in SURVEY_STEPS:
+        abort(404, description=TEXT["not_found"])
+    session, elsewhere = _session_at(token, SURVEY_STEPS[which])
+    if session is None:
+        return redirect(elsewhere, code=303)
+    questions = current_taxonomy().survey.questions(which)
+    if request.method == "GET":
+        domain.touch(session)
+        domain.db.session.commit()
+        return _render_survey(session, which, {}, {})
+    if not _csrf_ok(token):
+        return _render_survey(session, which, {}, {}, status=400, error=TEXT["csrf"])
+    parsed = parse_survey_form(questions, request.form.getlist)
+    if parsed.errors:
+        return _render_survey(session, which, parsed.raw, parsed.errors, status=422)
+    store.save_survey(session.id, which, questions, parsed.answers)
+    after = steps.current_step(session)
+    if after == steps.DONE:
+        # The last step: the completion page, which sends the worker back to the study.
+        return redirect(url_for("annotate.complete", token=token, follow=1), code=303)
+    return redirect(steps.step_url(token, after), code=303)
+
+
+def _render_survey(session, which, raw, errors, *, status=200, error=None):
+    questions = current_taxonomy().survey.questions(which)
+    return _render(
+        "surveys/survey.html",
+        session,
+        status,
+        which=which,
+        questions=questions,
+        field_name=field_name,
+        raw=raw,
+        errors=errors,
+        error=error,
+    )
+
+
+@bp.get("/s/<token>/end")
+@retry_on_disconnect
+def ended(token: str):
+    """The end of a study that ended before the task (declined consent), with the way
+    back to the study; it follows that link by itself. Records no activity: the session
+    stays released."""
+    session = domain.find_session(token)
+    if session is None:
+        abort(404, description=TEXT["not_found"])
+    current = steps.current_step(session)
+    if current != steps.ENDED:
+        return redirect(steps.step_url(token, current), code=303)
+    address = domain.exit_url(session)
+    return_url = None if address == url_for("annotate.complete", token=token) else address
+    return _render(
+        "surveys/end.html",
+        session,
+        # No completion code: a code is earned by doing the task (app.export).
+        outcome=session.outcome or "no_consent",
+        return_url=return_url,
+    )
