@@ -12,9 +12,10 @@ from config.settings import DEFAULT_TAXONOMY
 PRACTICE_ID = "practice-1"
 PRACTICE_PARAGRAPHS = [
     "Mara opened the bakery at dawn. Lord Findon bought three loaves.",
-    "The oven was cold that morning. The oven was cold that morning.",
+    "The oven was cold that morning. Mara opened the bakery at dawn.",
 ]
-# Lord Findon was never introduced; the second sentence of paragraph 1 repeats the first.
+# Lord Findon was never introduced; the second sentence of paragraph 1 repeats the first
+# sentence of the text.
 PRACTICE_GOLD = [
     {
         "paragraph_id": 0,
@@ -28,8 +29,8 @@ PRACTICE_GOLD = [
         "start": 32,
         "end": 63,
         "category": "repetition",
-        "paired_span": {"paragraph_id": 1, "start": 0, "end": 31},
-        "explanation": "The same sentence is said twice in a row.",
+        "paired_span": {"paragraph_id": 0, "start": 0, "end": 31},
+        "explanation": "The first sentence of the text is said again.",
     },
 ]
 
@@ -85,5 +86,5 @@ def right_answers() -> list[dict]:
     """Both gold spans, with their categories."""
     return [
         answer(0, 32, 43, "new-person"),
-        answer(1, 32, 63, "repetition", paired=(1, 0, 31)),
+        answer(1, 32, 63, "repetition", paired=(0, 0, 31)),
     ]

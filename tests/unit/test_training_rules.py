@@ -28,7 +28,7 @@ def test_every_gold_span_found_passes_with_its_explanation():
     assert first["span"]["text"] == "Lord Findon"
     assert first["explanation"] == "Lord Findon appears without any introduction."
     assert first["annotation_id"] == "a"
-    assert result.feedback[1]["paired_span"]["text"] == "The oven was cold that morning."
+    assert result.feedback[1]["paired_span"]["text"] == "Mara opened the bakery at dawn."
 
 
 def test_half_the_shorter_span_matches_as_attention_checks_do():
