@@ -70,3 +70,10 @@ def export_sessions_csv() -> Response:
 def export_paragraphs_csv() -> Response:
     """One row per session and paragraph reached: seconds visible, active, annotations, words."""
     return _download("csv", "paragraphs", "paragraphs.csv")
+
+
+@bp.get("/export/surveys.csv")
+@login_required
+def export_surveys_csv() -> Response:
+    """One row per session and survey question answered (consent and surveys, issue 17)."""
+    return _download("csv", "surveys", "surveys.csv")
