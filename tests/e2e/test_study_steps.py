@@ -191,7 +191,7 @@ def test_every_step_by_keyboard_only(page: Page, steps_server):
     expect(page.get_by_role("alert")).to_be_focused()
     page.keyboard.press("Tab")  # the error summary's link to the question
     expect(
-        page.get_by_role("link", name="How hard was the task?: Choose an answer.")
+        page.get_by_role("link", name="How hard was the task? — Choose an answer.")
     ).to_be_focused()
     page.keyboard.press("Enter")  # to the question's first point
     expect(page.get_by_role("radio", name="1 Very easy")).to_be_focused()
