@@ -14,7 +14,7 @@ from markupsafe import Markup
 
 from app import steps
 from app.annotate import sessions as domain
-from app.models import AnnotationSession
+from app.models import AnnotationSession, utcnow
 from app.persistence import retry_on_disconnect
 from app.security import CSRF_HEADER, capability_csrf_token, check_capability_csrf
 from app.surveys import store
@@ -49,6 +49,15 @@ def _session_at(token: str, step: str) -> tuple[AnnotationSession | None, str | 
     if current != step:
         return None, steps.step_url(token, current)
     return session, None
+
+
+def _seen(session: AnnotationSession) -> None:
+    """Record activity, and that a browser loaded a page of the session: a worker reading
+    the consent or a survey holds the document's place (app.assignment.claims)."""
+    domain.touch(session)
+    if session.page_loaded_at is None:
+        session.page_loaded_at = utcnow()
+    domain.db.session.commit()
 
 
 def _csrf_refused(token: str):
@@ -89,8 +98,7 @@ def consent(token: str):
     # Safe to mark: rendered by markdown-it with raw HTML escaped (app.surveys.config).
     consent_html = Markup(taxonomy.consent_html)  # noqa: S704
     if request.method == "GET":
-        domain.touch(session)
-        domain.db.session.commit()
+        _seen(session)
         return _render("surveys/consent.html", session, consent_html=consent_html, error=None)
     decision = request.form.get("decision")
     if decision not in ("agree", "decline"):
@@ -128,8 +136,7 @@ def _survey(token: str, which: str):
         return redirect(elsewhere, code=303)
     questions = current_taxonomy().survey.questions(which)
     if request.method == "GET":
-        domain.touch(session)
-        domain.db.session.commit()
+        _seen(session)
         return _render_survey(session, which, {}, {})
     parsed = parse_survey_form(questions, request.form.getlist)
     if parsed.errors:
