@@ -223,6 +223,10 @@ def test_the_surveys_export_has_one_safe_row_per_session_and_question(study, cli
     assert by_key["feedback"]["answer"] == '\'=HYPERLINK("http://x")'  # never a formula
     assert by_key["native"]["question_text"] == "Is English your first language?"
     assert by_key["native"]["annotator_id"].startswith("prolific")
+    jsonl = runner.invoke(args=["export-annotations", "--what", "surveys", "--format", "jsonl"])
+    assert jsonl.exit_code == 0, jsonl.output
+    assert len(jsonl.output.strip().splitlines()) == 4
+    assert '"answer": "=HYPERLINK' in jsonl.output  # JSON keeps the raw text
 
 
 def test_the_researcher_downloads_surveys_and_sees_the_summary(study, client, researcher_client):
