@@ -28,6 +28,7 @@ from app.csv_safety import safe_cell
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.paragraph_times import PARAGRAPH_COLUMNS, count_paragraph_rows, iter_paragraph_records
+from app.surveys.store import SURVEY_COLUMNS, count_survey_rows, iter_survey_records
 from app.taxonomy import Taxonomy, current_taxonomy
 from app.training.export import TRAINING_COLUMNS, count_training_rows, iter_training_records
 
@@ -433,13 +434,16 @@ def export_chunks(
     fmt: str, what: str, flt: ExportFilter, progress: Callable[[int], None] | None = None
 ) -> Iterator[str]:
     """The whole export as text chunks: fmt jsonl|csv, what annotations|sessions|paragraphs|
-    training."""
+    training|surveys."""
     if what == "paragraphs":
         rows: Iterable[dict[str, Any]] = iter_paragraph_records(flt.document, flt.submitted_only)
         columns = PARAGRAPH_COLUMNS
     elif what == "training":
         rows = iter_training_records(as_text=fmt == "csv")
         columns = TRAINING_COLUMNS
+    elif what == "surveys":
+        rows = iter_survey_records(current_taxonomy().survey, flt.document)
+        columns = SURVEY_COLUMNS
     elif what == "sessions":
         rows = iter_session_records(flt.document)
         columns = SESSION_COLUMNS
@@ -477,6 +481,8 @@ def count_rows(what: str, flt: ExportFilter) -> int:
         return count_paragraph_rows(flt.document, flt.submitted_only)
     if what == "training":
         return count_training_rows()
+    if what == "surveys":
+        return count_survey_rows(flt.document)
     query = select(func.count(AnnotationSession.id)).join(
         Document, AnnotationSession.document_id == Document.id
     )
@@ -528,12 +534,13 @@ def write_export(
 )
 @click.option(
     "--what",
-    type=click.Choice(["annotations", "sessions", "paragraphs", "training"]),
+    type=click.Choice(["annotations", "sessions", "paragraphs", "training", "surveys"]),
     default="annotations",
     show_default=True,
     help="One row per annotation, per session (status and counts), per session and "
-    "paragraph reached (seconds visible, active seconds, annotations, words), or per "
-    "training attempt (docs/training.md).",
+    "paragraph reached (seconds visible, active seconds, annotations, words), per "
+    "training attempt (docs/training.md), or per session and survey question answered "
+    "(surveys).",
 )
 @with_appcontext
 def export_annotations_command(

@@ -465,5 +465,5 @@ class SurveyAnswer(db.Model):
     survey: Mapped[str] = mapped_column(String(8), primary_key=True)
     question_key: Mapped[str] = mapped_column(String(64), primary_key=True)
     question_type: Mapped[str] = mapped_column(String(8))
-    answer: Mapped[Any] = mapped_column(JSON(none_as_null=True))
+    answer: Mapped[Any] = mapped_column(JSON(none_as_null=True), nullable=True)
     answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

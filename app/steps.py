@@ -143,9 +143,9 @@ def step_url(token: str, step: str) -> str:
     if step == CONSENT:
         return url_for("surveys.consent", token=token)
     if step == BEFORE_SURVEY:
-        return url_for("surveys.survey", token=token, which="before")
+        return url_for("surveys.before_survey", token=token)
     if step == AFTER_SURVEY:
-        return url_for("surveys.survey", token=token, which="after")
+        return url_for("surveys.after_survey", token=token)
     if step == ENDED:
         return url_for("surveys.ended", token=token)
     if step == DONE:
@@ -160,4 +160,4 @@ def after_task_url(token: str, outcome: str | None) -> str | None:
     has one and the outcome is one reached by doing the task; else None."""
     if outcome in ENDED_EARLY or not current_taxonomy().survey.after:
         return None
-    return url_for("surveys.survey", token=token, which="after")
+    return url_for("surveys.after_survey", token=token)

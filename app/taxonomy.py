@@ -541,12 +541,9 @@ def _study_steps_summary(taxonomy: Taxonomy) -> list[str]:
     """check-taxonomy's lines for the consent step and the surveys."""
     consent = taxonomy.consent
     lines = [f"consent: {f'{len(consent)} characters of Markdown' if consent else '(none)'}"]
-    for which in ("before", "after"):
+    for which, when in (("before", "before the task"), ("after", "after Submit")):
         questions = taxonomy.survey.questions(which)
-        lines.append(
-            f"survey {which} the task: {len(questions) or '(no'} question(s)"
-            + ("" if questions else ")")
-        )
+        lines.append(f"survey {when}: {len(questions) or 'no'} question(s)")
         lines.extend(
             f"  {q.key:<24} {q.type:<7} {'required' if q.required else 'optional'}  {q.text}"
             for q in questions

@@ -119,14 +119,14 @@ def session_page(token: str):
 @retry_on_disconnect
 def complete(token: str):
     """The completion page: the code to copy, and for MTurk the form posting the HIT."""
+    elsewhere = _step_elsewhere(token, steps.DONE)
+    if elsewhere is not None:  # not done yet (the after-survey), or ended before the task
+        return redirect(elsewhere, code=303)
     session = _session_or_404_page(token)
     if session is None:
         return _not_found_page()
     if not domain.is_submitted(session):
         return redirect(url_for("annotate.session_page", token=token))
-    elsewhere = _step_elsewhere(token, steps.DONE)
-    if elsewhere is not None:  # the after-survey comes first
-        return redirect(elsewhere, code=303)
     exit_url = domain.exit_url(session)
     prolific_url = None
     if exit_url != url_for("annotate.complete", token=token):

@@ -6,6 +6,7 @@ Login is required for all of them (app.research.auth.require_researcher).
 from __future__ import annotations
 
 from flask import abort, current_app, render_template, request, url_for
+from markupsafe import Markup
 
 from app.errors import ApiError
 from app.extensions import db
@@ -22,6 +23,8 @@ from app.study import (
     prolific_study_url,
     study_settings,
 )
+from app.surveys import store as survey_store
+from app.surveys.summary import summarise_answers
 from app.taxonomy import current_taxonomy
 
 
@@ -45,7 +48,15 @@ def dashboard():
         charts=dashboard_charts(study, taxonomy),
         pacing=pace,
         pacing_charts=pacing_charts(pace),
+        surveys=_survey_summary(taxonomy),
     )
+
+
+def _survey_summary(taxonomy) -> list | None:
+    """The surveys' figures (app.surveys.summary); None when the taxonomy has no survey."""
+    if not taxonomy.survey:
+        return None
+    return summarise_answers(taxonomy.survey, survey_store.all_answers())
 
 
 @bp.get("/documents/<document_id>")
@@ -149,6 +160,8 @@ def taxonomy_preview():
         "research/taxonomy.html",
         taxonomy=taxonomy,
         instructions=instructions_markup(taxonomy),
+        # Safe to mark: rendered like the instructions, raw HTML escaped (app.surveys.config).
+        consent=Markup(taxonomy.consent_html) if taxonomy.consent else None,  # noqa: S704
         file_check=check_taxonomy_file(current_app.config["TAXONOMY_PATH"]),
         training_problems=training_document_problems(taxonomy),
     )

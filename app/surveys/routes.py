@@ -14,9 +14,9 @@ from markupsafe import Markup
 
 from app import steps
 from app.annotate import sessions as domain
-from app.models import AnnotationSession
+from app.models import AnnotationSession, utcnow
 from app.persistence import retry_on_disconnect
-from app.security import capability_csrf_token, check_capability_csrf
+from app.security import CSRF_HEADER, capability_csrf_token, check_capability_csrf
 from app.surveys import store
 from app.surveys.answers import field_name, parse_survey_form
 from app.taxonomy import current_taxonomy
@@ -51,8 +51,25 @@ def _session_at(token: str, step: str) -> tuple[AnnotationSession | None, str | 
     return session, None
 
 
-def _csrf_ok(token: str) -> bool:
-    return check_capability_csrf(CSRF_SCOPE, token, request.form.get("csrf_token"))
+def _seen(session: AnnotationSession) -> None:
+    """Record activity, and that a browser loaded a page of the session: a worker reading
+    the consent or a survey holds the document's place (app.assignment.claims)."""
+    domain.touch(session)
+    if session.page_loaded_at is None:
+        session.page_loaded_at = utcnow()
+    domain.db.session.commit()
+
+
+def _csrf_refused(token: str):
+    """The 400 page for a POST without this session's CSRF token (form field, or the
+    X-CSRFToken header as the API takes it); None for a GET or a good token. Checked
+    before anything else: a forged POST learns nothing, not even where the session is."""
+    if request.method != "POST":
+        return None
+    sent = request.form.get("csrf_token") or request.headers.get(CSRF_HEADER)
+    if check_capability_csrf(CSRF_SCOPE, token, sent):
+        return None
+    return render_template("errors/error.html", status=400, message=TEXT["csrf"]), 400
 
 
 def _render(template: str, session: AnnotationSession, status: int = 200, **context):
@@ -71,6 +88,9 @@ def _render(template: str, session: AnnotationSession, status: int = 200, **cont
 @retry_on_disconnect
 def consent(token: str):
     """The consent page: the taxonomy's Markdown, then I agree / I do not agree."""
+    refused = _csrf_refused(token)
+    if refused is not None:
+        return refused
     session, elsewhere = _session_at(token, steps.CONSENT)
     if session is None:
         return redirect(elsewhere, code=303)
@@ -78,13 +98,8 @@ def consent(token: str):
     # Safe to mark: rendered by markdown-it with raw HTML escaped (app.surveys.config).
     consent_html = Markup(taxonomy.consent_html)  # noqa: S704
     if request.method == "GET":
-        domain.touch(session)
-        domain.db.session.commit()
+        _seen(session)
         return _render("surveys/consent.html", session, consent_html=consent_html, error=None)
-    if not _csrf_ok(token):
-        return _render(
-            "surveys/consent.html", session, 400, consent_html=consent_html, error=TEXT["csrf"]
-        )
     decision = request.form.get("decision")
     if decision not in ("agree", "decline"):
         return _render(
@@ -98,22 +113,31 @@ def consent(token: str):
     return redirect(steps.step_url(token, steps.current_step(session)), code=303)
 
 
-@bp.route("/s/<token>/survey/<which>", methods=["GET", "POST"])
+@bp.route("/s/<token>/survey/before", methods=["GET", "POST"])
 @retry_on_disconnect
-def survey(token: str, which: str):
-    """A survey (before the task, or after Submit): a form of labelled fields."""
-    if which not in SURVEY_STEPS:
-        abort(404, description=TEXT["not_found"])
+def before_survey(token: str):
+    """The survey before the task: a form of labelled fields, then Continue."""
+    return _survey(token, "before")
+
+
+@bp.route("/s/<token>/survey/after", methods=["GET", "POST"])
+@retry_on_disconnect
+def after_survey(token: str):
+    """The survey after Submit: a form of labelled fields, then Finish (the end)."""
+    return _survey(token, "after")
+
+
+def _survey(token: str, which: str):
+    refused = _csrf_refused(token)
+    if refused is not None:
+        return refused
     session, elsewhere = _session_at(token, SURVEY_STEPS[which])
     if session is None:
         return redirect(elsewhere, code=303)
     questions = current_taxonomy().survey.questions(which)
     if request.method == "GET":
-        domain.touch(session)
-        domain.db.session.commit()
+        _seen(session)
         return _render_survey(session, which, {}, {})
-    if not _csrf_ok(token):
-        return _render_survey(session, which, {}, {}, status=400, error=TEXT["csrf"])
     parsed = parse_survey_form(questions, request.form.getlist)
     if parsed.errors:
         return _render_survey(session, which, parsed.raw, parsed.errors, status=422)
@@ -132,6 +156,7 @@ def _render_survey(session, which, raw, errors, *, status=200, error=None):
         session,
         status,
         which=which,
+        action=url_for(f"surveys.{which}_survey", token=session.token),
         questions=questions,
         field_name=field_name,
         raw=raw,

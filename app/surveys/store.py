@@ -104,7 +104,13 @@ def answered(session_id: int, which: str) -> bool:
 
 def _answers_query(document: str | None = None):
     query = (
-        select(SurveyAnswer, Document.external_id, Annotator.label, AnnotationSession.platform)
+        select(
+            SurveyAnswer,
+            Document.external_id,
+            Annotator.platform,
+            Annotator.external_id,
+            AnnotationSession.platform,
+        )
         .join(AnnotationSession, SurveyAnswer.session_id == AnnotationSession.id)
         .join(Document, AnnotationSession.document_id == Document.id)
         .join(Annotator, AnnotationSession.annotator_id == Annotator.id)
@@ -129,12 +135,12 @@ def iter_survey_records(survey: Survey, document: str | None = None) -> Iterator
     )
     result = db.session.execute(query.execution_options(yield_per=BATCH, stream_results=True))
     group: list[dict[str, Any]] = []
-    for answer, document_id, annotator, platform in result:
+    for answer, document_id, annotator_platform, annotator_id, platform in result:
         index, question = order.get((answer.survey, answer.question_key), (len(order), None))
         record = {
             "session_id": str(answer.session_id),
             "document_id": document_id,
-            "annotator_id": annotator,
+            "annotator_id": f"{annotator_platform}:{annotator_id}",  # as Annotator.label
             "platform": platform,
             "survey": answer.survey,
             "question_key": answer.question_key,

@@ -22,6 +22,7 @@ from werkzeug.serving import make_server
 
 from app import create_app
 from tests.conftest import dispose_engines, make_test_config, require_or_skip
+from tests.support.js_harness import open_harness
 
 SYSTEM_CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -82,6 +83,13 @@ def page(context):
     new_page.on("dialog", on_dialog)
     yield new_page
     assert not dialogs, f"native dialogs opened: {dialogs}"
+
+
+@pytest.fixture
+def js_harness(page) -> tuple:
+    """A blank page that imports static/js modules without the app (tests/support/js_harness),
+    and the fake API that answers its requests."""
+    return page, open_harness(page)
 
 
 @dataclass

@@ -396,7 +396,7 @@ async (cases) => {
 """
 
 
-def test_the_browser_applies_the_servers_span_rules_with_its_messages(page: Page, live_server):
+def test_the_browser_applies_the_servers_span_rules_with_its_messages(js_harness):
     """Point 2: static/js/annotator/rules.mjs answers as app/spans.py does, word for word."""
     from app.spans import Span, SpanError, check_annotation
 
@@ -470,6 +470,5 @@ def test_the_browser_applies_the_servers_span_rules_with_its_messages(page: Page
             }
         )
     assert len({message for message in expected}) > 12  # the cases reach most rules
-    seed_document(live_server, "rules", ["Some text."])
-    open_task(page, live_server, "rules")
+    page, _ = js_harness
     assert page.evaluate(RULES_JS, sent) == expected

@@ -1,7 +1,7 @@
 """Fault injection against real servers: no acknowledged save is lost or duplicated when
 gunicorn workers are killed, PostgreSQL restarts, or the database fails during Submit.
 
-The clients here behave like static/js/lib/api.mjs's retry queue: a save is retried with
+The clients here behave like static/js/lib/sync-queue.mjs's retry queue: a save is retried with
 the same client UUID on connection errors, 5xx and 429 until the server acknowledges it.
 """
 
@@ -49,7 +49,7 @@ def server(pg_url):
 
 
 class RetryingClient:
-    """One worker's browser: opens a session, then saves with retries like api.mjs."""
+    """One worker's browser: opens a session, then saves with retries like sync-queue.mjs."""
 
     def __init__(self, port: int, name: str) -> None:
         self.port = port

@@ -104,6 +104,8 @@ def test_no_consent_or_survey_means_no_steps(tmp_path):
     taxonomy = load_taxonomy(write(tmp_path, HEAD))
     assert taxonomy.consent is None
     assert not taxonomy.survey
+    assert "consent: (none)" in summarise(taxonomy)
+    assert "survey after Submit: no question(s)" in summarise(taxonomy)
 
 
 def test_every_problem_is_reported_at_its_line(tmp_path):
@@ -137,7 +139,8 @@ def test_check_taxonomy_accepts_and_summarises_the_steps(tmp_path):
     path = write(tmp_path, GOOD)
     result = CliRunner().invoke(check_taxonomy_command, [str(path)])
     assert result.exit_code == 0, result.output
-    assert "survey after the task: 3 question(s)" in result.output
+    assert "survey after Submit: 3 question(s)" in result.output
+    assert "survey before the task: 1 question(s)" in result.output
     assert "difficulty" in result.output and "likert" in result.output
     summary = summarise(load_taxonomy(path))
     assert "consent: " in summary and "(none)" not in summary.split("consent: ")[1][:8]

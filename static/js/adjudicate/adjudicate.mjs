@@ -2,7 +2,7 @@
  * Adjudication page: every annotator's spans per paragraph, the candidates they form, and
  * a decision per candidate (Accept / Reject / Merge) or a span of the researcher's own.
  *
- * Each decision is one POST with a client UUID, queued in localStorage (lib/api.mjs's
+ * Each decision is one POST with a client UUID, queued in localStorage (lib/sync-queue's
  * SyncQueue) and retried until the server acknowledges it, so nothing decided is lost;
  * the server answers a replay with what it stored. The page is rebuilt from
  * GET state after each acknowledgement, which is also how a reload resumes.
@@ -12,7 +12,8 @@
  */
 
 import { rangeToSpan } from '../lib/anchoring.mjs';
-import { requestJson, SyncQueue } from '../lib/api.mjs';
+import { pageCsrfToken, requestJson } from '../lib/http.mjs';
+import { SyncQueue } from '../lib/sync-queue.mjs';
 import { renderParagraph } from '../lib/highlight.mjs';
 import { el, ownSpanForm, ownSpans, quote, showPreview, togglePaired } from './own-span.mjs';
 
@@ -28,45 +29,35 @@ export default class Adjudicate {
     this.$status = /** @type {HTMLElement} */ ($root.querySelector('[data-js="status"]'));
     this.$legend = /** @type {HTMLElement} */ ($root.querySelector('[data-js="legend"]'));
     this.$paragraphs = /** @type {HTMLElement} */ ($root.querySelector('[data-js="paragraphs"]'));
-    const csrfToken = document.querySelector('meta[name="csrf-token"]')?.getAttribute('content') ?? '';
+    const csrfToken = pageCsrfToken();
     /** @type {any} */
     this.state = null;
     /** The own-span form that a mouse selection fills. */
     this.activeForm = /** @type {HTMLFormElement | null} */ (null);
     this.queue = new SyncQueue({ storageKey: `adjudicate:${this.decisionsUrl}`, csrfToken });
-    this.onChange = (/** @type {any} */ event) => this.showQueue(event.detail);
-    this.onAcknowledged = () => this.load();
-    this.onRejected = (/** @type {any} */ event) => {
-      this.say(`Not saved: ${event.detail.error.message}`, true);
-    };
-    this.onClick = (/** @type {MouseEvent} */ event) => this.click(event);
-    this.onSubmit = (/** @type {SubmitEvent} */ event) => this.submit(event);
-    this.onSelect = () => this.selected();
-    this.onInput = (/** @type {Event} */ event) => this.input(event);
-    this.queue.addEventListener('change', this.onChange);
-    this.queue.addEventListener('acknowledged', this.onAcknowledged);
-    this.queue.addEventListener('rejected', this.onRejected);
-    $root.addEventListener('click', this.onClick);
-    $root.addEventListener('submit', this.onSubmit);
-    $root.addEventListener('input', this.onInput);
-    $root.addEventListener('change', this.onInput);
-    $root.addEventListener('mouseup', this.onSelect);
-    $root.addEventListener('keyup', this.onSelect);
+    // Every listener this page adds goes with this controller (destroy()).
+    this.listeners = new AbortController();
+    const { signal } = this.listeners;
+    this.queue.addEventListener('change', (/** @type {any} */ event) => this.showQueue(event.detail), { signal });
+    this.queue.addEventListener('acknowledged', () => this.load(), { signal });
+    this.queue.addEventListener(
+      'rejected',
+      (/** @type {any} */ event) => this.say(`Not saved: ${event.detail.error.message}`, true),
+      { signal },
+    );
+    $root.addEventListener('click', (event) => this.click(event), { signal });
+    $root.addEventListener('submit', (event) => this.submit(event), { signal });
+    $root.addEventListener('input', (event) => this.input(event), { signal });
+    $root.addEventListener('change', (event) => this.input(event), { signal });
+    $root.addEventListener('mouseup', () => this.selected(), { signal });
+    $root.addEventListener('keyup', () => this.selected(), { signal });
     this.load();
     this.queue.flush();
   }
 
   destroy() {
-    this.queue.removeEventListener('change', this.onChange);
-    this.queue.removeEventListener('acknowledged', this.onAcknowledged);
-    this.queue.removeEventListener('rejected', this.onRejected);
+    this.listeners.abort();
     this.queue.destroy();
-    this.$root.removeEventListener('click', this.onClick);
-    this.$root.removeEventListener('submit', this.onSubmit);
-    this.$root.removeEventListener('input', this.onInput);
-    this.$root.removeEventListener('change', this.onInput);
-    this.$root.removeEventListener('mouseup', this.onSelect);
-    this.$root.removeEventListener('keyup', this.onSelect);
   }
 
   /**

@@ -15,8 +15,8 @@ export class ActivityTimer {
     this.elapsed = 0;
     /** When the current visible stretch began; null while hidden. */
     this.since = doc.hidden ? null : now();
-    this.onVisibility = () => this.update();
-    doc.addEventListener('visibilitychange', this.onVisibility);
+    this.listeners = new AbortController();
+    doc.addEventListener('visibilitychange', () => this.update(), { signal: this.listeners.signal });
   }
 
   /** Stop counting when the tab is hidden; start again when it shows. */
@@ -42,6 +42,6 @@ export class ActivityTimer {
   }
 
   destroy() {
-    this.doc.removeEventListener('visibilitychange', this.onVisibility);
+    this.listeners.abort();
   }
 }

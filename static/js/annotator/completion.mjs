@@ -5,7 +5,8 @@
  * @module annotator/completion
  */
 
-import { mturkForm } from '../lib/mturk.mjs';
+import { requestJson } from '../lib/http.mjs';
+import { isMturkAssignment, mturkForm } from '../lib/mturk.mjs';
 
 /** How long the "Thank you" panel shows before a Prolific worker is sent back. */
 export const FOLLOW_DELAY_MS = 1500;
@@ -14,6 +15,16 @@ export const FOLLOW_DELAY_MS = 1500;
 const TEXT = {
   nextStep: 'Continue to the last questions',
 };
+
+/**
+ * Submit the session (POST /api/sessions/<token>/submit); resolves with its completion.
+ * @param {string} url
+ * @param {string} csrfToken
+ * @returns {Promise<import('./wire.mjs').Completion>}
+ */
+export function requestCompletion(url, csrfToken) {
+  return requestJson(url, { method: 'POST', body: {}, csrfToken });
+}
 
 /**
  * Fill the completion panel (built with DOM calls: the code and URL are data). With
@@ -39,7 +50,7 @@ export function completionContent($panel, completion, mturk, { follow = false } 
     $link.textContent = TEXT.nextStep;
     $next.append($link);
     if (follow) return window.setTimeout(() => $link.click(), FOLLOW_DELAY_MS);
-  } else if (mturk?.submit_to && mturk.assignment_id) {
+  } else if (isMturkAssignment(mturk)) {
     $next.append(mturkForm(mturk, completion.completion_code, completion.outcome ?? 'completed'));
   } else if (completion.redirect_url && isPlatformUrl(completion.redirect_url)) {
     const $link = document.createElement('a');
@@ -55,6 +66,24 @@ export function completionContent($panel, completion, mturk, { follow = false } 
     $next.textContent = 'Keep this code: you may need it to be paid. You can close this page.';
   }
   return null;
+}
+
+/**
+ * Show the completion panel; after a Submit just now (`fresh`), move the focus and the
+ * view to it and follow a platform link.
+ * @param {HTMLElement} $panel
+ * @param {{completion_code: string, redirect_url?: string | null, outcome?: string | null}} completion
+ * @param {{submit_to: string, assignment_id: string} | null | undefined} mturk
+ * @param {boolean} fresh
+ */
+export function showCompletion($panel, completion, mturk, fresh) {
+  completionContent($panel, completion, mturk, { follow: fresh });
+  $panel.hidden = false;
+  if (!fresh) return;
+  const $heading = /** @type {HTMLElement} */ ($panel.querySelector('h2'));
+  $heading.tabIndex = -1;
+  $heading.focus();
+  $panel.scrollIntoView({ block: 'start' });
 }
 
 /**

@@ -46,15 +46,19 @@ export class CorefCues {
     this.frame = 0;
     /** @type {{x: number, y: number, target: EventTarget | null} | null} */
     this.pointer = null;
-    this.onMove = (/** @type {MouseEvent} */ event) => {
-      this.pointer = { x: event.clientX, y: event.clientY, target: event.target };
-      if (!this.frame) this.frame = requestAnimationFrame(() => this.update());
-    };
-    this.onLeave = () => this.clear();
+    this.listeners = new AbortController();
+    const { signal } = this.listeners;
     this.enabled = Boolean(this.pattern) && corefSupported();
     if (this.enabled) {
-      $scope.addEventListener('mousemove', this.onMove);
-      $scope.addEventListener('mouseleave', this.onLeave);
+      $scope.addEventListener(
+        'mousemove',
+        (event) => {
+          this.pointer = { x: event.clientX, y: event.clientY, target: event.target };
+          if (!this.frame) this.frame = requestAnimationFrame(() => this.update());
+        },
+        { signal },
+      );
+      $scope.addEventListener('mouseleave', () => this.clear(), { signal });
     }
   }
 
@@ -135,8 +139,7 @@ export class CorefCues {
 
   destroy() {
     cancelAnimationFrame(this.frame);
-    this.$scope.removeEventListener('mousemove', this.onMove);
-    this.$scope.removeEventListener('mouseleave', this.onLeave);
+    this.listeners.abort();
     this.clear();
   }
 }

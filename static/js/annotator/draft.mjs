@@ -1,12 +1,12 @@
 /**
  * The annotation being made (steps 1-4: span, category, paired span, comment), kept in
  * localStorage per session token so that a reload does not lose it; like the retry queue
- * of lib/api.mjs, a blocked or full storage only means the draft is not kept.
+ * of lib/sync-queue.mjs, a blocked or full storage only means the draft is not kept.
  *
  * @module annotator/draft
  */
 
-/** @typedef {import('./table.mjs').WireSpan} WireSpan */
+/** @typedef {import('./wire.mjs').WireSpan} WireSpan */
 
 /**
  * @typedef {object} Draft
@@ -59,6 +59,24 @@ export class DraftStore {
       // Storage full or blocked (some third-party iframes): the draft is just not kept.
     }
   }
+}
+
+/**
+ * The draft's spans that still fit the page: the span in the current paragraph, the
+ * paired span in one up to it, each still reading the same text there.
+ * @param {Draft} draft
+ * @param {number} position the current paragraph
+ * @param {(span: WireSpan) => Range | null} range the span's range on the page, if shown
+ * @returns {Draft}
+ */
+export function fittingDraft(draft, position, range) {
+  const fits = (/** @type {WireSpan | null} */ span, /** @type {boolean} */ paired) => {
+    if (!span) return null;
+    const inPlace = paired ? span.paragraph_id <= position : span.paragraph_id === position;
+    const $range = inPlace ? range(span) : null;
+    return $range && $range.toString() === span.text ? span : null;
+  };
+  return { ...draft, span: fits(draft.span, false), paired: fits(draft.paired, true) };
 }
 
 /**

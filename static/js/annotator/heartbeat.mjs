@@ -11,7 +11,7 @@
  * @module annotator/heartbeat
  */
 
-import { requestJson } from '../lib/api.mjs';
+import { requestJson } from '../lib/http.mjs';
 
 export const HEARTBEAT_MS = 60_000;
 
@@ -29,7 +29,8 @@ export class Heartbeat {
     this.onVisibility = () => {
       if (isVisible() && performance.now() - this.lastSent >= this.intervalMs) this.send();
     };
-    document.addEventListener('visibilitychange', this.onVisibility);
+    this.listeners = new AbortController();
+    document.addEventListener('visibilitychange', this.onVisibility, { signal: this.listeners.signal });
     this.timer = window.setInterval(() => {
       if (isVisible()) this.send();
     }, this.intervalMs);
@@ -50,7 +51,7 @@ export class Heartbeat {
 
   destroy() {
     window.clearInterval(this.timer);
-    document.removeEventListener('visibilitychange', this.onVisibility);
+    this.listeners.abort();
   }
 }
 

@@ -50,12 +50,11 @@ export class KeyboardSelection {
     /** Whether the caret is drawn. */
     this.visible = false;
     this.supported = typeof CSS !== 'undefined' && 'highlights' in CSS;
-    this.onKeyDown = (/** @type {KeyboardEvent} */ event) => this.handleKey(event);
-    this.onFocus = () => this.show();
-    this.onBlur = () => this.hide();
-    this.$host.addEventListener('keydown', this.onKeyDown);
-    this.$host.addEventListener('focusin', this.onFocus);
-    this.$host.addEventListener('focusout', this.onBlur);
+    this.listeners = new AbortController();
+    const { signal } = this.listeners;
+    this.$host.addEventListener('keydown', (event) => this.handleKey(event), { signal });
+    this.$host.addEventListener('focusin', () => this.show(), { signal });
+    this.$host.addEventListener('focusout', () => this.hide(), { signal });
   }
 
   /** @param {KeyboardEvent} event */
@@ -173,9 +172,7 @@ export class KeyboardSelection {
   }
 
   destroy() {
-    this.$host.removeEventListener('keydown', this.onKeyDown);
-    this.$host.removeEventListener('focusin', this.onFocus);
-    this.$host.removeEventListener('focusout', this.onBlur);
+    this.listeners.abort();
     if (this.supported) CSS.highlights.delete(HIGHLIGHT);
   }
 }
@@ -192,4 +189,46 @@ function scrollToRange($p, range) {
   const box = $box.getBoundingClientRect();
   if (rect.top < box.top) $box.scrollTop -= box.top - rect.top + 8;
   else if (rect.bottom > box.bottom) $box.scrollTop += rect.bottom - box.bottom + 8;
+}
+
+const TEXT_FIELDS = 'input, textarea, select, [contenteditable=""], [contenteditable="true"]';
+
+/**
+ * Whether key presses on `target` are typing (a field that takes text), not shortcuts.
+ * @param {EventTarget | null} target
+ * @returns {boolean}
+ */
+export function isTextField(target) {
+  if (!(target instanceof Element) || !target.matches(TEXT_FIELDS)) return false;
+  return !(target instanceof HTMLInputElement && target.readOnly);
+}
+
+/**
+ * What a key pressed on the annotator page asks for, by the page's shortcut rules:
+ * Enter adds a complete annotation (except on a button or link), Escape closes the
+ * innermost question (a row's Remove, then Submit) or clears the form, a category's
+ * shortcut chooses it. Null: the key is not the page's (typing, modifiers, unknown keys).
+ * @param {{key: string, target: EventTarget | null, ctrlKey?: boolean, metaKey?: boolean,
+ *   altKey?: boolean, defaultPrevented?: boolean}} event
+ * @param {{shortcuts: Map<string, string>, complete: boolean, asking: boolean}} page
+ *   complete: the form holds a whole annotation; asking: the Submit question is open
+ * @returns {{action: 'add' | 'clear' | 'cancel-submit'} | {action: 'cancel-remove', row: string}
+ *   | {action: 'choose', category: string} | null}
+ */
+export function pageKeyAction(event, { shortcuts, complete, asking }) {
+  if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return null;
+  if (isTextField(event.target)) return null;
+  const $target = event.target instanceof Element ? event.target : null;
+  if (event.key === 'Enter') {
+    if ($target?.closest('button, a, summary') || !complete) return null;
+    return { action: 'add' };
+  }
+  if (event.key === 'Escape') {
+    const row = /** @type {HTMLElement | null} */ ($target?.closest('.js-annotation-row.is-confirming'))?.dataset
+      .annotation;
+    if (row) return { action: 'cancel-remove', row };
+    return { action: asking ? 'cancel-submit' : 'clear' };
+  }
+  const category = shortcuts.get(event.key);
+  return category ? { action: 'choose', category } : null;
 }

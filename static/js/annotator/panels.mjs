@@ -1,6 +1,7 @@
 /**
  * The page furniture around the task: the collapsible instructions panel (its state
- * remembered in localStorage) and the message for touch-only devices.
+ * remembered in localStorage), the passing hint under the Current Paragraph, the
+ * in-page "Submit?" question and the message for touch-only devices.
  *
  * @module annotator/panels
  */
@@ -40,6 +41,53 @@ export class InstructionsPanel {
     this.$panel.hidden = !open;
     this.$toggle.setAttribute('aria-expanded', String(open));
     this.$root.classList.toggle('annotator--no-instructions', !open);
+  }
+}
+
+/** A hint under the Current Paragraph that hides itself after a few seconds. */
+export class Hint {
+  /** @param {{$hint: HTMLElement, ms?: number}} options */
+  constructor({ $hint, ms = 6000 }) {
+    this.$hint = $hint;
+    this.ms = ms;
+    /** @type {number | undefined} */
+    this.timer = undefined;
+  }
+
+  /** @param {string} message '' hides the hint */
+  show(message) {
+    window.clearTimeout(this.timer);
+    this.$hint.textContent = message;
+    this.$hint.hidden = !message;
+    if (message) this.timer = window.setTimeout(() => this.show(''), this.ms);
+  }
+
+  destroy() {
+    window.clearTimeout(this.timer);
+  }
+}
+
+/** Submit asks first, in the page (no native dialog): it cannot be undone. */
+export class SubmitQuestion {
+  /** @param {{$question: HTMLElement, $submit: HTMLButtonElement}} options */
+  constructor({ $question, $submit }) {
+    this.$question = $question;
+    this.$submit = $submit;
+  }
+
+  get open() {
+    return !this.$question.hidden;
+  }
+
+  ask() {
+    this.$question.hidden = false;
+    /** @type {HTMLElement} */ (this.$question.querySelector('.js-submit-confirm')).focus();
+  }
+
+  /** @param {{focus?: boolean}} [options] focus: give the focus back to Submit */
+  close({ focus = false } = {}) {
+    this.$question.hidden = true;
+    if (focus) this.$submit.focus();
   }
 }
 

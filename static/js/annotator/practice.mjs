@@ -9,10 +9,10 @@
  * @module annotator/practice
  */
 
-import { ApiError, requestJson } from '../lib/api.mjs';
+import { ApiError, requestJson } from '../lib/http.mjs';
 import { uuid } from './store.mjs';
 
-/** @typedef {import('./table.mjs').Annotation} Annotation */
+/** @typedef {import('./wire.mjs').Annotation} Annotation */
 
 /** Worker-visible text, in one place. */
 const TEXT = {
@@ -153,8 +153,11 @@ export class PracticeStore extends EventTarget {
  */
 
 export class Practice {
-  /** @param {{annotator: AnnotatorLike, options: PracticeOptions}} args */
-  constructor({ annotator, options }) {
+  /**
+   * @param {{annotator: AnnotatorLike, options: PracticeOptions, signal: AbortSignal}} args
+   *   signal: the page's listeners go with it (Annotator.destroy)
+   */
+  constructor({ annotator, options, signal }) {
     this.annotator = annotator;
     this.options = options;
     this.checking = false;
@@ -178,7 +181,7 @@ export class Practice {
       if ($button.matches('.js-check')) this.check();
       else if ($button.matches('.js-retry')) this.retry();
     };
-    $root.addEventListener('click', this.onClick);
+    $root.addEventListener('click', this.onClick, { signal });
   }
 
   /** Called whenever the annotator redraws its navigation. */
@@ -291,9 +294,5 @@ export class Practice {
     this.$retry.hidden = true; // the feedback stays in view while the worker corrects
     this.render();
     /** @type {HTMLElement | null} */ (this.annotator.$root.querySelector('.js-current-body'))?.focus();
-  }
-
-  destroy() {
-    this.annotator.$root.removeEventListener('click', this.onClick);
   }
 }

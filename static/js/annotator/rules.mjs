@@ -8,7 +8,7 @@
 
 import { codePointLength, sliceCodePoints } from '../lib/anchoring.mjs';
 
-/** @typedef {import('./table.mjs').WireSpan} WireSpan */
+/** @typedef {import('./wire.mjs').WireSpan} WireSpan */
 
 /**
  * @typedef {object} AnnotationInput

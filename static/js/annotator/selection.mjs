@@ -8,7 +8,7 @@
 
 import { rangeToSpan } from '../lib/anchoring.mjs';
 
-/** @typedef {import('./table.mjs').WireSpan} WireSpan */
+/** @typedef {import('./wire.mjs').WireSpan} WireSpan */
 
 export const REFUSALS = {
   twoParagraphs: 'Select text within one paragraph.',

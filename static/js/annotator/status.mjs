@@ -22,6 +22,27 @@ export function statusText({ message, failure, pending, offline, sending, lastEr
 }
 
 /**
+ * The status words for an annotation store (annotator/store) and its queue.
+ * @param {{failure: string | null, pending: number, annotations: Map<string, unknown>,
+ *   queue: {offline: boolean, inFlight?: unknown, lastError?: {message: string},
+ *   everAcknowledged: boolean} | null}} store
+ * @param {string} message a navigation message ('' for none)
+ * @returns {string}
+ */
+export function storeStatusText(store, message) {
+  const { queue } = store;
+  return statusText({
+    message,
+    failure: store.failure,
+    pending: store.pending,
+    offline: Boolean(queue?.offline),
+    sending: Boolean(queue?.inFlight),
+    lastError: queue?.lastError?.message ?? null,
+    anythingSaved: Boolean(queue && (queue.everAcknowledged || store.annotations.size)),
+  });
+}
+
+/**
  * Whether a status text reports a problem (styled as an error).
  * @param {string} text
  * @returns {boolean}

@@ -10,8 +10,8 @@
  */
 
 /**
- * @typedef {import('./table.mjs').WireSpan} WireSpan
- * @typedef {import('./table.mjs').Category} Category
+ * @typedef {import('./wire.mjs').WireSpan} WireSpan
+ * @typedef {import('./wire.mjs').Category} Category
  * @typedef {{key: string, name: string, type: string, paired_prompt?: string | null,
  *   shortcut?: string | null, color: string, description?: string}} FullCategory
  */
@@ -167,6 +167,28 @@ export class Steps {
     this.$comment.value = comment ?? '';
     this.target = this.needsPaired && span && !this.paired ? 'paired' : 'span';
     this.render();
+  }
+
+  /**
+   * An Add the server refused for good: back into the form when it can be (`here`: the
+   * worker is still on its paragraph, and has not started another), else named, with the
+   * server's reason next to Add.
+   * @param {import('./wire.mjs').Annotation} annotation
+   * @param {Error} error
+   * @param {boolean} here
+   */
+  takeBackRefused(annotation, error, here) {
+    if (here && this.isEmpty() && !this.readOnly) {
+      this.restore({
+        span: annotation.span,
+        paired: annotation.paired_span,
+        category: annotation.category,
+        comment: annotation.comment,
+      });
+      this.showError(error.message);
+    } else {
+      this.showError(`Your annotation of “${annotation.span.text}” was not saved: ${error.message}`);
+    }
   }
 
   /** The form as a draft to keep. */

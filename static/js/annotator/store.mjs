@@ -1,16 +1,19 @@
 /**
  * The worker's annotations and their way to the server: every change is applied here at
- * once (optimistically) and sent through a persistent SyncQueue (lib/api.mjs).
+ * once (optimistically) and sent through a persistent SyncQueue (lib/sync-queue.mjs); the writes' shapes are
+ * annotator/wire's.
  *
  * @module annotator/store
  */
 
-import { SyncQueue, takeStoredOperations } from '../lib/api.mjs';
+import { SyncQueue, takeStoredOperations } from '../lib/sync-queue.mjs';
+import { ADD, POSITION, REMOVE, addOperation, positionBody, positionOperation, removeOperation } from './wire.mjs';
 
 /**
- * @typedef {import('./table.mjs').Annotation} Annotation
- * @typedef {import('./table.mjs').WireSpan} WireSpan
- * @typedef {import('../lib/api.mjs').ApiError} ApiError
+ * @typedef {import('./wire.mjs').Annotation} Annotation
+ * @typedef {import('./wire.mjs').WireSpan} WireSpan
+ * @typedef {import('../lib/http.mjs').ApiError} ApiError
+ * @typedef {import('../lib/sync-queue.mjs').Operation} Operation
  */
 
 /**
@@ -42,15 +45,20 @@ export class AnnotationStore extends EventTarget {
       return;
     }
     this.replayPending();
-    this.onChange = () => this.dispatchEvent(new Event('change'));
-    this.onAcknowledged = () => {
-      if (this.queue?.pending === 0) this.failure = null;
-      this.dispatchEvent(new Event('change'));
-    };
-    this.onRejected = (/** @type {Event} */ event) => this.takeBack(/** @type {CustomEvent} */ (event).detail);
-    this.queue.addEventListener('change', this.onChange);
-    this.queue.addEventListener('acknowledged', this.onAcknowledged);
-    this.queue.addEventListener('rejected', this.onRejected);
+    this.listeners = new AbortController();
+    const { signal } = this.listeners;
+    this.queue.addEventListener('change', () => this.dispatchEvent(new Event('change')), { signal });
+    this.queue.addEventListener(
+      'acknowledged',
+      () => {
+        if (this.queue?.pending === 0) this.failure = null;
+        this.dispatchEvent(new Event('change'));
+      },
+      { signal },
+    );
+    this.queue.addEventListener('rejected', (event) => this.takeBack(/** @type {CustomEvent} */ (event).detail), {
+      signal,
+    });
   }
 
   /**
@@ -59,7 +67,7 @@ export class AnnotationStore extends EventTarget {
    * @param {Array<{kind: string}>} operations
    */
   noteUnsent(operations) {
-    const changes = operations.filter((operation) => operation.kind === 'add' || operation.kind === 'remove').length;
+    const changes = operations.filter((operation) => operation.kind === ADD || operation.kind === REMOVE).length;
     if (changes) {
       const what = changes === 1 ? '1 change' : `${changes} changes`;
       this.failure = `this task was submitted before ${what} made in this browser reached the server.`;
@@ -69,11 +77,13 @@ export class AnnotationStore extends EventTarget {
   /** Apply the changes still waiting in storage (from before a reload), so nothing is hidden. */
   replayPending() {
     for (const operation of this.queue?.operations ?? []) {
-      if (operation.kind === 'add' && operation.id && !this.annotations.has(operation.id)) {
+      if (operation.kind === ADD && operation.id && !this.annotations.has(operation.id)) {
         this.annotations.set(operation.id, { .../** @type {Annotation} */ (operation.body), created_at: '' });
-      } else if (operation.kind === 'remove' && operation.id) {
+      } else if (operation.kind === REMOVE && operation.id) {
         this.annotations.delete(operation.id);
-      } else if (operation.kind === 'position') {
+      } else if (operation.kind === POSITION) {
+        // Queued before positions carried their coalescing key: only the latest matters.
+        operation.coalesce = POSITION;
         this.queuedPosition = /** @type {{paragraph_id: number}} */ (operation.body).paragraph_id;
       }
     }
@@ -99,7 +109,7 @@ export class AnnotationStore extends EventTarget {
     const annotation = { ...body, created_at: new Date().toISOString() };
     this.annotations.set(body.id, annotation);
     this.failure = null;
-    this.queue.enqueue({ kind: 'add', id: body.id, method: 'POST', url: this.api.annotations, body });
+    this.queue.enqueue(addOperation(this.api.annotations, body));
     return annotation;
   }
 
@@ -113,32 +123,30 @@ export class AnnotationStore extends EventTarget {
     if (!annotation || !this.queue) return null;
     this.annotations.delete(id);
     this.failure = null;
-    const url = `${this.api.annotations}/${encodeURIComponent(id)}`;
-    this.queue.enqueue({ kind: 'remove', id, method: 'DELETE', url });
+    if (this.api.annotations) this.queue.enqueue(removeOperation(this.api.annotations, id));
     return annotation;
   }
 
   /**
    * Remember the paragraph the worker is on (only the latest is sent).
    * @param {number} paragraphId
-   * @param {Record<string, unknown>} [extra] more body fields (active_seconds)
+   * @param {number} activeSeconds active time since the last position
    */
-  savePosition(paragraphId, extra = {}) {
+  savePosition(paragraphId, activeSeconds) {
     if (!this.queue || !this.api.position) return;
-    const body = { ...extra, paragraph_id: paragraphId };
-    this.queue.enqueue({ kind: 'position', method: 'PUT', url: this.api.position, body });
+    this.queue.enqueue(positionOperation(this.api.position, positionBody(paragraphId, activeSeconds)));
   }
 
   /** Forget queued positions: a direct move to a new paragraph has set it already. */
   dropPositions() {
-    this.queue?.dropPositions();
+    this.queue?.drop(POSITION);
   }
 
-  /** @param {{operation: import('../lib/api.mjs').Operation, error: ApiError}} detail */
+  /** @param {{operation: Operation, error: ApiError}} detail */
   takeBack({ operation, error }) {
     this.failure = error.message;
     let annotation = null;
-    if (operation.kind === 'add' && operation.id && this.annotations.has(operation.id)) {
+    if (operation.kind === ADD && operation.id && this.annotations.has(operation.id)) {
       annotation = /** @type {Annotation} */ (this.annotations.get(operation.id));
       this.annotations.delete(operation.id);
     }
@@ -151,11 +159,8 @@ export class AnnotationStore extends EventTarget {
   }
 
   destroy() {
-    if (!this.queue) return;
-    this.queue.removeEventListener('change', /** @type {EventListener} */ (this.onChange));
-    this.queue.removeEventListener('acknowledged', /** @type {EventListener} */ (this.onAcknowledged));
-    this.queue.removeEventListener('rejected', /** @type {EventListener} */ (this.onRejected));
-    this.queue.destroy();
+    this.listeners?.abort();
+    this.queue?.destroy();
   }
 }
 

@@ -9,10 +9,9 @@
 import { codePointLength, sliceCodePoints } from '../lib/anchoring.mjs';
 
 /**
- * @typedef {{paragraph_id: number, start: number, end: number, text: string}} WireSpan
- * @typedef {{id: string, category: string, span: WireSpan, paired_span: WireSpan | null,
- *   comment: string | null, created_at?: string}} Annotation
- * @typedef {{key: string, name: string, color: string, type: string}} Category
+ * @typedef {import('./wire.mjs').WireSpan} WireSpan
+ * @typedef {import('./wire.mjs').Annotation} Annotation
+ * @typedef {import('./wire.mjs').Category} Category
  */
 
 const CONTEXT_WORDS = 4;

@@ -10,9 +10,9 @@ import { renderParagraph } from '../lib/highlight.mjs';
 import { spanToRange } from '../lib/anchoring.mjs';
 
 /**
- * @typedef {import('./table.mjs').Annotation} Annotation
- * @typedef {import('./table.mjs').Category} Category
- * @typedef {import('./table.mjs').WireSpan} WireSpan
+ * @typedef {import('./wire.mjs').Annotation} Annotation
+ * @typedef {import('./wire.mjs').Category} Category
+ * @typedef {import('./wire.mjs').WireSpan} WireSpan
  */
 
 const SHOWN_MS = 2500; // how long "Show in text" keeps the highlights outlined
@@ -150,12 +150,32 @@ export class DocumentView {
    * @param {string[]} ids
    */
   static link($scope, ids) {
-    for (const $mark of $scope.querySelectorAll('.hl.is-linked')) $mark.classList.remove('is-linked');
+    DocumentView.unlink($scope);
     for (const id of ids) {
       for (const $mark of $scope.querySelectorAll(`.hl[data-annotation~="${CSS.escape(id)}"]`)) {
         $mark.classList.add('is-linked');
       }
     }
+  }
+
+  /**
+   * Hover: light up the annotation(s) under the pointer (a highlight or a table row) with
+   * its highlights and row; leaving clears them.
+   * @param {HTMLElement} $scope
+   * @param {Event} event mouseover or mouseout
+   */
+  static linkHovered($scope, event) {
+    const $source = /** @type {HTMLElement | null} */ (
+      /** @type {HTMLElement} */ (event.target).closest('.hl[data-annotation], .js-annotation-row')
+    );
+    if (!$source) return;
+    const ids = event.type === 'mouseover' ? ($source.dataset.annotation ?? '').split(' ').filter(Boolean) : [];
+    DocumentView.link($scope, ids);
+  }
+
+  /** @param {HTMLElement} $scope */
+  static unlink($scope) {
+    for (const $mark of $scope.querySelectorAll('.hl.is-linked')) $mark.classList.remove('is-linked');
   }
 
   /**

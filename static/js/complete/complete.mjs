@@ -2,13 +2,13 @@
  * Completion page: copies the completion code, and submits the MTurk form once.
  *
  * Root: `[data-module="complete"]` with `.js-code`, `.js-copy`, `.js-copy-status` and,
- * for MTurk ExternalQuestion HITs, `form.js-mturk-form` (posted to MTurk's
- * externalSubmit endpoint so the assignment is completed without another click).
+ * for MTurk ExternalQuestion HITs, `form.js-mturk-form` (sent at once by lib/mturk).
  *
  * @module complete
  */
 
 import { followReturnLink } from '../lib/follow.mjs';
+import { submitRenderedForm } from '../lib/mturk.mjs';
 
 export default class Complete {
   /** @param {HTMLElement} $root */
@@ -16,12 +16,11 @@ export default class Complete {
     this.$root = $root;
     this.$code = /** @type {HTMLElement | null} */ ($root.querySelector('.js-code'));
     this.$status = /** @type {HTMLElement | null} */ ($root.querySelector('.js-copy-status'));
-    this.$form = /** @type {HTMLFormElement | null} */ ($root.querySelector('form.js-mturk-form'));
-    this.onClick = this.onClick.bind(this);
-    $root.addEventListener('click', this.onClick);
-    if (this.$form) this.$form.requestSubmit();
-    // Straight after the after-survey's Finish: back to the study (Prolific's link).
-    this.timer = this.$form ? null : followReturnLink($root);
+    this.listeners = new AbortController();
+    $root.addEventListener('click', (event) => this.onClick(event), { signal: this.listeners.signal });
+    // MTurk's form goes at once; else, straight after the after-survey's Finish, the
+    // Return to the study link is followed (lib/follow).
+    this.timer = submitRenderedForm($root) ? null : followReturnLink($root);
   }
 
   /** @param {MouseEvent} event */
@@ -58,6 +57,6 @@ export default class Complete {
 
   destroy() {
     if (this.timer !== null) window.clearTimeout(this.timer);
-    this.$root.removeEventListener('click', this.onClick);
+    this.listeners.abort();
   }
 }

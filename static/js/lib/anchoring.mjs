@@ -47,15 +47,35 @@ export function sliceCodePoints(str, start, end) {
  * @returns {number}
  */
 export function codePointToUtf16(str, codePoints) {
-  if (!SURROGATES.test(str)) return Math.max(0, Math.min(codePoints, str.length));
+  const point = Math.max(0, codePoints);
+  return /** @type {number} */ (utf16Offsets(str, [point]).get(point));
+}
+
+/**
+ * UTF-16 offsets of code-point offsets, in one pass over the string: the one conversion
+ * from code points to the DOM's units (highlights and ranges both use it). Offsets past
+ * the end map to the string's length.
+ * @param {string} str
+ * @param {number[]} points code-point offsets, sorted ascending, none negative
+ * @returns {Map<number, number>}
+ */
+export function utf16Offsets(str, points) {
+  const result = new Map();
+  if (!SURROGATES.test(str)) {
+    for (const point of points) result.set(point, Math.min(point, str.length));
+    return result;
+  }
+  let index = 0;
   let units = 0;
   let count = 0;
   for (const char of str) {
-    if (count >= codePoints) break;
+    while (index < points.length && points[index] === count) result.set(points[index++], units);
+    if (index >= points.length) break;
     units += char.length;
     count += 1;
   }
-  return units;
+  while (index < points.length) result.set(points[index++], units);
+  return result;
 }
 
 /**
@@ -172,14 +192,10 @@ export function offsetToBoundary(root, offset, preferNext = false) {
  */
 export function spanToRange(paragraphEl, span) {
   const text = paragraphEl.textContent ?? '';
-  const startUnits = codePointToUtf16(text, span.start);
-  const endUnits = codePointToUtf16(text, span.end);
-  const range = paragraphEl.ownerDocument.createRange();
-  const from = offsetToBoundary(paragraphEl, startUnits, true);
-  const to = offsetToBoundary(paragraphEl, endUnits, false);
-  range.setStart(from.node, from.offset);
-  range.setEnd(to.node, to.offset);
-  return range;
+  const start = Math.max(0, span.start);
+  const end = Math.max(start, span.end);
+  const units = utf16Offsets(text, [start, end]);
+  return unitsToRange(paragraphEl, /** @type {number} */ (units.get(start)), /** @type {number} */ (units.get(end)));
 }
 
 /**

@@ -11,8 +11,9 @@
  * (labels, badges, whitespace) is inserted.
  *
  * A highlight is `{id, start, end, color, className?, title?, dataset?}`; start/end are
- * code-point offsets into `text` (Python indexing). The text is cut into segments at every
- * highlight boundary, so overlapping highlights all stay visible: each segment is one
+ * code-point offsets into `text` (Python indexing), converted to UTF-16 by lib/anchoring.
+ * The text is cut into segments at every highlight boundary, so overlapping highlights
+ * all stay visible: each segment is one
  * `<mark class="hl ...">` carrying every highlight that covers it:
  *   - `data-hl-ids`: the covering highlights' ids, space-separated (outermost first);
  *   - `dataset` entries of the covering highlights (values of one key joined by spaces);
@@ -27,6 +28,8 @@
  * @module lib/highlight
  */
 
+import { utf16Offsets } from './anchoring.mjs';
+
 /**
  * @typedef {object} Highlight
  * @property {string} id unique among the paragraph's highlights
@@ -38,35 +41,9 @@
  * @property {Record<string, string>} [dataset] copied to the segment's data-* attributes
  */
 
-const SURROGATES = /[\uD800-\uDFFF]/; // no u flag: it must see the halves of a pair
 const STRIPE = 3; // px per underline stripe of an overlapping highlight (+1 px edge)
 const BAR = 2; // px of the bar that marks where a highlight starts or ends
 const EDGE = 'rgb(0 0 0 / 55%)';
-
-/**
- * UTF-16 offsets of the given sorted code-point offsets in text.
- * @param {string} text
- * @param {number[]} points sorted ascending, within [0, codePointLength(text)]
- * @returns {Map<number, number>}
- */
-function utf16Offsets(text, points) {
-  const result = new Map();
-  if (!SURROGATES.test(text)) {
-    for (const point of points) result.set(point, point);
-    return result;
-  }
-  let index = 0;
-  let units = 0;
-  let cp = 0;
-  for (const char of text) {
-    while (index < points.length && points[index] === cp) result.set(points[index++], units);
-    if (index >= points.length) break;
-    units += char.length;
-    cp += 1;
-  }
-  while (index < points.length) result.set(points[index++], units);
-  return result;
-}
 
 /**
  * Rebuild the paragraph's children: plain text plus one mark per highlighted segment.

@@ -1,10 +1,33 @@
 /**
  * Submitting an MTurk ExternalQuestion HIT: the page posts the assignment back to MTurk's
- * documented externalSubmit endpoint (used by the annotator's and the validator's
- * completion panels).
+ * documented externalSubmit endpoint. The only module that knows MTurk: the annotator's
+ * and the validator's completion panels build the form here, and the completion page
+ * (complete/complete.mjs) sends the one the server rendered through here.
  *
  * @module lib/mturk
  */
+
+/**
+ * Whether a page's `mturk` settings name an assignment to submit to MTurk.
+ * @param {{submit_to?: string, assignment_id?: string} | null | undefined} mturk
+ * @returns {mturk is {submit_to: string, assignment_id: string}}
+ */
+export function isMturkAssignment(mturk) {
+  return Boolean(mturk?.submit_to && mturk.assignment_id);
+}
+
+/**
+ * Send at once the externalSubmit form the server rendered under `$root`
+ * (`form.js-mturk-form`, templates/annotate/complete.html), so that the assignment is
+ * completed without another click.
+ * @param {ParentNode} $root
+ * @returns {boolean} whether there was one
+ */
+export function submitRenderedForm($root) {
+  const $form = /** @type {HTMLFormElement | null} */ ($root.querySelector('form.js-mturk-form'));
+  $form?.requestSubmit();
+  return Boolean($form);
+}
 
 /**
  * A form that posts the assignment, the completion code and the outcome (completed,

@@ -18,8 +18,8 @@ export default class CopyFields {
     this.$status = /** @type {HTMLElement | null} */ ($root.querySelector('.js-copy-status'));
     /** @type {Map<HTMLButtonElement, number>} */
     this.timers = new Map();
-    this.onClick = this.onClick.bind(this);
-    $root.addEventListener('click', this.onClick);
+    this.listeners = new AbortController();
+    $root.addEventListener('click', (event) => this.onClick(event), { signal: this.listeners.signal });
   }
 
   /** @param {MouseEvent} event */
@@ -74,7 +74,7 @@ export default class CopyFields {
   }
 
   destroy() {
-    this.$root.removeEventListener('click', this.onClick);
+    this.listeners.abort();
     for (const timer of this.timers.values()) window.clearTimeout(timer);
     this.timers.clear();
   }

@@ -2,7 +2,7 @@
  * The validator page: one item at a time, its document with the span(s) highlighted,
  * and the buttons Agree / Partially agree / Disagree.
  *
- * Each judgment is queued in localStorage (lib/api SyncQueue) before it is sent, and
+ * Each judgment is queued in localStorage (lib/sync-queue) before it is sent, and
  * retried until the server answers, so a reload or a lost connection loses nothing; the
  * next item is asked for only once the judgment is stored. All text from the server is
  * set with textContent (paragraphs through lib/highlight's renderParagraph).
@@ -10,10 +10,11 @@
  * @module validator/validator
  */
 
-import { ApiError, SyncQueue, requestJson } from '../lib/api.mjs';
+import { ApiError, pageCsrfToken, requestJson } from '../lib/http.mjs';
+import { SyncQueue } from '../lib/sync-queue.mjs';
 import { renderParagraph } from '../lib/highlight.mjs';
 import { FOLLOW_DELAY_MS } from '../annotator/completion.mjs';
-import { mturkForm } from '../lib/mturk.mjs';
+import { isMturkAssignment, mturkForm } from '../lib/mturk.mjs';
 
 const SPAN_COLOR = '#ffe08a';
 const PAIRED_COLOR = '#bcd7f5';
@@ -50,8 +51,7 @@ export default class Validator {
     this.$root = $root;
     /** @type {{next_url: string, judgments_url: string, storage_key: string}} */
     this.config = JSON.parse($root.dataset.config || '{}');
-    const $meta = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="csrf-token"]'));
-    this.csrfToken = $meta?.content ?? '';
+    this.csrfToken = pageCsrfToken();
     /** @type {Item | null} */
     this.item = null;
     this.busy = false;
@@ -75,18 +75,21 @@ export default class Validator {
     this.$toggle = this.find('.js-toggle-instructions');
 
     this.queue = new SyncQueue({ storageKey: this.config.storage_key, csrfToken: this.csrfToken });
-    this.onClick = (/** @type {MouseEvent} */ event) => this.handleClick(event);
-    this.onKeyDown = (/** @type {KeyboardEvent} */ event) => this.handleKey(event);
-    this.onChange = () => this.handleChange();
-    this.onAcknowledged = () => this.afterSaved();
-    this.onRejected = (/** @type {Event} */ event) => this.afterRejected(/** @type {CustomEvent} */ (event).detail.error);
-    this.onQueueChange = (/** @type {Event} */ event) => this.showQueue(/** @type {CustomEvent} */ (event).detail);
-    $root.addEventListener('click', this.onClick);
-    $root.addEventListener('change', this.onChange);
-    document.addEventListener('keydown', this.onKeyDown);
-    this.queue.addEventListener('acknowledged', this.onAcknowledged);
-    this.queue.addEventListener('rejected', this.onRejected);
-    this.queue.addEventListener('change', this.onQueueChange);
+    // Every listener this page adds goes with this controller (destroy()).
+    this.listeners = new AbortController();
+    const { signal } = this.listeners;
+    $root.addEventListener('click', (event) => this.handleClick(event), { signal });
+    $root.addEventListener('change', () => this.handleChange(), { signal });
+    document.addEventListener('keydown', (event) => this.handleKey(event), { signal });
+    this.queue.addEventListener('acknowledged', () => this.afterSaved(), { signal });
+    this.queue.addEventListener(
+      'rejected',
+      (event) => this.afterRejected(/** @type {CustomEvent} */ (event).detail.error),
+      { signal },
+    );
+    this.queue.addEventListener('change', (event) => this.showQueue(/** @type {CustomEvent} */ (event).detail), {
+      signal,
+    });
 
     if (this.queue.pending) {
       // Judgments from before a reload are sent first; the next item follows.
@@ -182,7 +185,7 @@ export default class Validator {
     this.setButtonsDisabled(true);
     this.setStatus('Saving…');
     this.queue.enqueue({
-      kind: /** @type {any} */ ('judgment'),
+      kind: 'judgment',
       id: this.item.id,
       method: 'POST',
       url: this.config.judgments_url,
@@ -399,26 +402,22 @@ export default class Validator {
       // Prolific validator is sent back as annotators are (annotator/completion): a click,
       // so the link's target leaves the platform's iframe as the validator's own would.
       window.clearTimeout(this.followTimer);
-      if (earned && this.judgedHere && !answer.mturk) {
+      if (earned && this.judgedHere && !isMturkAssignment(answer.mturk)) {
         this.followTimer = window.setTimeout(() => $link.click(), FOLLOW_DELAY_MS);
       }
     }
     const $mturk = this.find('.js-done-mturk');
     $mturk.querySelector('form')?.remove();
-    $mturk.hidden = !(earned && answer.mturk);
-    if (earned && answer.mturk) $mturk.append(mturkForm(answer.mturk, answer.completion_code ?? ''));
+    const toMturk = earned && isMturkAssignment(answer.mturk);
+    $mturk.hidden = !toMturk;
+    if (toMturk && answer.mturk) $mturk.append(mturkForm(answer.mturk, answer.completion_code ?? ''));
     this.setStatus('');
   }
 
   destroy() {
     window.clearTimeout(this.retryTimer);
     window.clearTimeout(this.followTimer);
-    this.$root.removeEventListener('click', this.onClick);
-    this.$root.removeEventListener('change', this.onChange);
-    document.removeEventListener('keydown', this.onKeyDown);
-    this.queue.removeEventListener('acknowledged', this.onAcknowledged);
-    this.queue.removeEventListener('rejected', this.onRejected);
-    this.queue.removeEventListener('change', this.onQueueChange);
+    this.listeners.abort();
     this.queue.destroy();
   }
 }
