@@ -11,6 +11,7 @@ from typing import TypeVar
 
 from flask import jsonify
 
+from app import steps
 from app.annotate import api_bp, reads, writes
 from app.annotate import sessions as domain
 from app.annotate.schemas import AnnotationIn, HeartbeatIn, PositionIn, SubmitIn, parse_body
@@ -50,6 +51,23 @@ def _writable_ref(token: str, *, touch: bool = True) -> SessionRef:
     return ref
 
 
+def _require_task_step(token: str) -> None:
+    """409 while the study has not reached this session's task (consent, a survey or
+    training still to do) or ended before it (no_consent, failed_training): the task's
+    text and Submit stay closed to a worker the pages would not show them to. No query
+    when the taxonomy has no step besides the task (app.steps)."""
+    found = steps.step_of_token(token)
+    if found is None or found[1] in (steps.TASK, steps.AFTER_SURVEY, steps.DONE):
+        return
+    if found[1] == steps.ENDED:
+        raise ApiError(409, "study_ended", "The study has ended for this task; reload the page.")
+    raise ApiError(
+        409,
+        "step_pending",
+        "This task opens after the earlier steps of the study; reload the page.",
+    )
+
+
 def _known(token: str) -> bool:
     """Whether this process has served the session (its writes may then take the
     one-statement paths); the CSRF header is checked first, as on the full path."""
@@ -84,6 +102,7 @@ def _known_first(
 @retry_on_disconnect
 def get_session(token: str):
     """The session's state: paragraphs reached, taxonomy, progress, live annotations."""
+    _require_task_step(token)
     session = reads.read_session(token)
     if session is None:
         raise ApiError.not_found(domain.NO_SESSION)
@@ -133,6 +152,7 @@ def position(token: str):
 @retry_on_disconnect
 def submit(token: str):
     """Submit the session; idempotent. Answers the completion code and next address."""
+    _require_task_step(token)
     if _known(token):
         parse_body(SubmitIn, json_object(optional=True))
         completion = writes.submit_known(token)

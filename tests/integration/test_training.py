@@ -38,7 +38,8 @@ def study(make_app, tmp_path):
 
 
 def open_task(client, document="task-1", **params) -> str:
-    response = client.get(f"/annotate/{document}", query_string={"annotator": "w1", **params})
+    params = {"annotator": "w1", **params}
+    response = client.get(f"/annotate/{document}", query_string=params)
     assert response.status_code == 302
     return response.headers["Location"].rsplit("/", 1)[1]
 
@@ -235,3 +236,23 @@ def test_taxonomy_page_names_missing_practice_documents(study):
     db.session.commit()
     page = client.get("/research/taxonomy").get_data(as_text=True)
     assert "practice-1: not imported" in page
+
+
+def test_the_task_api_stays_closed_before_and_after_failed_training(study):
+    client = study.test_client()
+    token = open_task(client)
+    headers = {"X-CSRFToken": capability_csrf_token("annotate", token)}
+    pending = client.get(f"/api/sessions/{token}")
+    assert pending.status_code == 409
+    assert pending.get_json()["error"]["code"] == "step_pending"
+    assert "Anna met Bob." not in pending.get_data(as_text=True)
+    assert client.post(f"/api/sessions/{token}/submit", json={}, headers=headers).status_code == 409
+    check(client, token, [])
+    check(client, token, [])
+    ended = client.post(f"/api/sessions/{token}/submit", json={}, headers=headers)
+    assert ended.status_code == 409 and ended.get_json()["error"]["code"] == "study_ended"
+    assert session_of(token).outcome == "failed_training"
+    # Once passed, the API opens as before.
+    second = open_task(client, "task-2", annotator="w2")
+    check(client, second, right_answers())
+    assert client.get(f"/api/sessions/{second}").status_code == 200
