@@ -49,7 +49,17 @@ def dashboard():
         pacing=pace,
         pacing_charts=pacing_charts(pace),
         surveys=_survey_summary(taxonomy),
+        practice=_practice_figures(taxonomy),
     )
+
+
+def _practice_figures(taxonomy) -> list | None:
+    """The training figures (app.training.summary); None when the taxonomy has no training."""
+    if not taxonomy.training.enabled:
+        return None
+    from app.training.summary import load_practice_figures  # app.training imports app.research
+
+    return load_practice_figures(taxonomy.training.attempts)
 
 
 def _survey_summary(taxonomy) -> list | None:

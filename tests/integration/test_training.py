@@ -228,6 +228,12 @@ def test_taxonomy_page_names_missing_practice_documents(study):
     with client.session_transaction() as session:
         session["_user_id"] = account.get_id()
         session["_fresh"] = True
+    token = open_task(client)
+    check(client, token, [])
+    check(client, token, right_answers())
+    dashboard = client.get("/research/").get_data(as_text=True)
+    assert 'id="training-heading"' in dashboard
+    assert "<td>1</td>" in dashboard and "2.0" in dashboard  # one worker, passed at check 2
     page = client.get("/research/taxonomy").get_data(as_text=True)
     assert "Every practice document is imported" in page
     assert "in at most 2 attempts" in page

@@ -8,6 +8,7 @@ import pytest
 from app.taxonomy import TaxonomyError, load_taxonomy, training_summary
 from app.training.feedback import Answer, PassRule, check_answers
 from app.training.service import study_key
+from app.training.summary import summarise
 from config.settings import DEFAULT_TAXONOMY
 from tests.support.training import PRACTICE_GOLD, PRACTICE_PARAGRAPHS
 
@@ -128,3 +129,19 @@ def test_taxonomy_training_needs_documents(tmp_path):
     with pytest.raises(TaxonomyError) as caught:
         load_taxonomy(_taxonomy(tmp_path, "\ntraining:\n  documents: []\n"))
     assert "non-empty list" in caught.value.problems[0].message
+
+
+def test_practice_figures_per_document():
+    a, b, c = (1, "s"), (2, "s"), (1, "other-study")
+    rows = [
+        ("p1", a, 1, True),  # first try
+        ("p1", b, 1, False),
+        ("p1", b, 2, True),  # second try
+        ("p1", c, 1, False),
+        ("p1", c, 2, False),  # used both checks: failed
+        ("p2", a, 1, False),  # still has a check left: neither passed nor failed
+    ]
+    p1, p2 = summarise(rows, allowed=2)
+    assert (p1.document_id, p1.workers, p1.passed, p1.first_try, p1.failed) == ("p1", 3, 2, 1, 1)
+    assert p1.mean_attempts == 1.5
+    assert (p2.workers, p2.passed, p2.failed, p2.mean_attempts) == (1, 0, 0, None)
