@@ -13,7 +13,7 @@ from tests.security.conftest import route_family, rules, url_for_rule
 
 ACTORS = ("anonymous", "other-worker", "owner", "researcher")
 # Worker pages of one study step (app.steps): a session at another step is redirected.
-STEP_PAGES = ("/complete", "/consent", "/survey/before", "/survey/after", "/end")
+STEP_PAGES = ("/complete", "/consent", "/survey/before", "/survey/after", "/training", "/end")
 
 
 def _login(client, researcher) -> None:
