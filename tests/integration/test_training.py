@@ -185,6 +185,9 @@ def test_practice_documents_are_never_assigned_nor_counted(study, tmp_path):
     study_figures = load_study(study_settings())
     assert PRACTICE_ID not in {d.external_id for d in study_figures.documents}
     assert PRACTICE_ID not in study_figures.excluded
+    listed = study.test_cli_runner().invoke(args=["list-documents"]).output
+    assert "(practice)" in listed and f"/annotate/{PRACTICE_ID}" not in listed
+    assert "/annotate/task-1" in listed
 
 
 def test_training_export_has_one_row_per_attempt(study, tmp_path):
