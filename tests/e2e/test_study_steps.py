@@ -221,3 +221,29 @@ def tab_to(page: Page, name: str, limit: int = 40) -> None:
         if focused.startswith(name):
             return
     raise AssertionError(f"Tab never reached {name!r}")
+
+
+def test_the_researcher_sees_the_steps_and_the_answers(page: Page, steps_server):
+    """/research/taxonomy shows the consent and questions, the dashboard the answers'
+    summary: axe clean, no sideways scrolling from 360 px."""
+    from app.security import capability_csrf_token
+    from tests.support.research import add_researcher, log_in
+
+    worker = steps_server.app.test_client()
+    with steps_server.app.app_context():
+        answer = worker.get("/annotate/doc-1?annotator=w1")
+        token = answer.headers["Location"].removeprefix("/s/")
+        csrf = {"csrf_token": capability_csrf_token("annotate", token)}
+        worker.post(f"/s/{token}/consent", data={**csrf, "decision": "agree"})
+        worker.post(f"/s/{token}/survey/before", data={**csrf, "q-native": "0", "q-tools": "1"})
+    add_researcher(steps_server)
+    log_in(page, steps_server.url)
+    row = page.locator('tr[data-question="before.native"]')
+    expect(row).to_contain_text("Yes: 1 · No: 0")
+    problems = {"dashboard overflow": overflow(page), "dashboard": violations(page)}
+    page.goto(f"{steps_server.url}/research/taxonomy")
+    expect(page.get_by_role("heading", name="Consent and surveys")).to_be_visible()
+    expect(page.get_by_role("heading", name="About this study")).to_be_visible()
+    expect(page.get_by_role("rowheader", name="How hard was the task?")).to_be_visible()
+    problems |= {"taxonomy overflow": overflow(page), "taxonomy": violations(page)}
+    assert not any(problems.values()), problems
