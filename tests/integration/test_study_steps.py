@@ -19,7 +19,7 @@ from app.models import AnnotationSession, ConsentDecision, SurveyAnswer
 from app.security import capability_csrf_token
 from app.statuses import SessionStatus
 from app.taxonomy import load_taxonomy
-from tests.conftest import ROOT
+from tests.support.apps import ROOT
 from tests.support.worker_api import read_to_the_end, start, submit
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
