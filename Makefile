@@ -7,7 +7,7 @@ FLASK := $(VENV)/bin/flask --app app
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: run test test-unit test-integration test-e2e lint format migrate demo bench clean help screenshots researcher
+.PHONY: run test test-unit lint format bench clean help screenshots researcher
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'

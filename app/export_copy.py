@@ -1,123 +1,160 @@
-"""The JSONL annotation export written by PostgreSQL itself (COPY), for large CLI exports.
+"""The JSONL annotation export written by PostgreSQL itself (COPY): CLI and downloads.
 
-Same records, keys and order as app.export.iter_annotation_lines, built in SQL with
-json_build_object and streamed by `COPY ... TO STDOUT`, so no Python runs per row: a
-million annotations export at close to PostgreSQL's own dump speed, in constant memory.
-COPY's CSV mode with a quote and a delimiter that JSON text never contains (control
-characters are \\u-escaped in JSON) passes each line through unchanged (text mode would
-double every backslash). Used by `flask export-annotations --format jsonl` on PostgreSQL;
-other databases, and the streamed HTTP download, use app.export's row-by-row path.
+The records are built in SQL (app.export_record.copy_select, generated from the same
+table of fields as the Python forms) and streamed by `COPY ... TO STDOUT`, so no Python
+runs per row: a million annotations export at close to PostgreSQL's own dump speed, in
+constant memory. COPY's CSV mode with a quote and a delimiter that JSON text never
+contains (control characters are \\u-escaped in JSON) passes each line through unchanged
+(text mode would double every backslash). Other databases take app.export's Python path.
 It writes JSON lines only (raw text, as every JSONL export): CSV exports always take the
 Python path, where app.csv_safety keeps formula-like cells from running in spreadsheets.
+
+psycopg2 hands COPY's output to a file's write() until the end, so a download runs the
+COPY in a thread of its own that passes chunks through a short queue to the response:
+the queue's bound keeps memory flat when the client reads slower than PostgreSQL writes,
+and a client that goes away cancels the statement.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TextIO
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, TextIO
 
+from sqlalchemy import Select
+
+from app.export_record import ExportFilter, copy_select
 from app.extensions import db
 from app.taxonomy import Taxonomy
 
-ISO = """'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"'"""
+CHUNK_BYTES = 64 * 1024  # what a download sends at a time
+QUEUE_CHUNKS = 8  # chunks waiting for the client at most: memory stays ~0.5 MB
+_DONE = object()
 
 
-def _timestamp(column: str) -> str:
-    return f"to_char({column} AT TIME ZONE 'UTC', {ISO})"
+def supported() -> bool:
+    """Whether the app's database writes exports by COPY (PostgreSQL)."""
+    return db.engine.dialect.name == "postgresql"
 
 
-def _span(paragraph: str, start: str, end: str, text: str) -> str:
-    return (
-        f"json_build_object('paragraph_id', {paragraph}, 'start', {start}, "
-        f"'end', {end}, 'text', {text})"
-    )
+def _copy_command(cursor: Any, query: Select) -> str:
+    compiled = query.compile(dialect=db.engine.dialect)
+    # Every value is a bound parameter, quoted by the driver (mogrify): COPY takes none.
+    sql = cursor.mogrify(str(compiled), compiled.params).decode("utf-8")
+    return f"COPY ({sql}) TO STDOUT WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')"
 
 
-def copy_sql(
-    taxonomy: Taxonomy,
-    document: str | None,
-    submitted_only: bool,
-    include_removed: bool,
-) -> tuple[str, list]:
-    """The SELECT (with %s parameters) whose rows are the export's JSON lines."""
-    removed = (
-        f", 'removed_at', CASE WHEN a.deleted_at IS NULL THEN NULL "
-        f"ELSE {_timestamp('a.deleted_at')} END"
-        if include_removed
-        else ""
-    )
-    categories = ", ".join("(%s, %s, %s)" for _ in taxonomy.categories)
-    params: list = [value for c in taxonomy.categories for value in (c.key, c.name, c.type)]
-    where = []
-    if document is not None:
-        where.append("d.external_id = %s")
-        params.append(document)
-    if submitted_only:
-        where.append("s.status = 'submitted'")
-    if not include_removed:
-        where.append("a.deleted_at IS NULL")
-    # Only fixed SQL fragments are formatted in; every value is a %s parameter (mogrify).
-    sql = f"""
-        SELECT json_build_object(
-            'document_id', d.external_id,
-            'paragraph_id', a.paragraph_id,
-            'category', a.category,
-            'category_name', COALESCE(t.name, a.category),
-            'category_type', COALESCE(t.type, 'unknown'),
-            'span', {_span("a.paragraph_id", "a.span_start", "a.span_end", "a.span_text")},
-            'paired_span', CASE WHEN a.paired_paragraph_id IS NULL THEN NULL ELSE
-                {_span("a.paired_paragraph_id", "a.paired_start", "a.paired_end", "a.paired_text")}
-                END,
-            'comment', a.comment,
-            'annotator_id', an.platform || ':' || an.external_id,
-            'platform', s.platform,
-            'session_id', s.id::text,
-            'submitted', s.status = 'submitted',
-            'created_at', {_timestamp("a.created_at")},
-            'taxonomy_version', s.taxonomy_version{removed})
-        FROM annotations a
-        JOIN annotation_sessions s ON a.session_id = s.id
-        JOIN documents d ON s.document_id = d.id
-        JOIN annotators an ON s.annotator_id = an.id
-        LEFT JOIN (VALUES {categories}) AS t(key, name, type) ON t.key = a.category
-        {"WHERE " + " AND ".join(where) if where else ""}
-        ORDER BY d.external_id, s.id, a.paragraph_id, a.span_start, a.id"""  # noqa: S608
-    return sql, params
+def _dbapi_connection() -> Any:
+    return db.session.connection().connection.dbapi_connection
 
 
-class _CountingWriter:
-    """Passes COPY's chunks to the output and reports the lines written."""
+class _Chunks:
+    """The file COPY writes to: it calls write() once a row, so rows are gathered here and
+    passed on (flush) about CHUNK_BYTES at a time, keeping Python's work per row small."""
+
+    def __init__(self) -> None:
+        self.pending: list[bytes] = []
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.pending.append(data)
+        self.size += len(data)
+        if self.size >= CHUNK_BYTES:
+            self.flush()
+        return len(data)
+
+    def flush(self) -> None:
+        if self.pending:
+            self.send(b"".join(self.pending), len(self.pending))
+            self.pending, self.size = [], 0
+
+    def send(self, chunk: bytes, rows: int) -> None:
+        raise NotImplementedError
+
+
+class _FileChunks(_Chunks):
+    """Chunks written to a text file, with progress(rows) after each."""
 
     def __init__(self, out: TextIO, progress: Callable[[int], None] | None) -> None:
+        super().__init__()
         self.out = out
         self.progress = progress
 
-    def write(self, data: str | bytes) -> int:
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
-        self.out.write(text)
+    def send(self, chunk: bytes, rows: int) -> None:
+        self.out.write(chunk.decode("utf-8"))
         if self.progress is not None:
-            self.progress(text.count("\n"))
-        return len(data)
+            self.progress(rows)
 
 
 def copy_annotations_jsonl(
     out: TextIO,
     taxonomy: Taxonomy,
-    *,
-    document: str | None = None,
-    submitted_only: bool = False,
-    include_removed: bool = False,
+    flt: ExportFilter,
     progress: Callable[[int], None] | None = None,
-) -> bool:
-    """Write the JSONL export with COPY; False (nothing written) when not on PostgreSQL."""
-    if db.engine.dialect.name != "postgresql":
-        return False
-    sql, params = copy_sql(taxonomy, document, submitted_only, include_removed)
-    connection = db.session.connection().connection.dbapi_connection
+) -> None:
+    """Write the JSONL export to an open text file with COPY (PostgreSQL only)."""
+    writer = _FileChunks(out, progress)
+    with _dbapi_connection().cursor() as cursor:
+        cursor.copy_expert(_copy_command(cursor, copy_select(flt, taxonomy)), writer)
+    writer.flush()
+
+
+class _QueueChunks(_Chunks):
+    """Chunks put on a bounded queue for the response; dropped once the client has left."""
+
+    def __init__(self, chunks: queue.Queue) -> None:
+        super().__init__()
+        self.chunks = chunks
+        self.cancelled = threading.Event()
+
+    def write(self, data: bytes) -> int:
+        if self.cancelled.is_set():  # the client left: drop the rest until the cancel lands
+            return len(data)
+        return super().write(data)
+
+    def send(self, chunk: bytes, rows: int) -> None:
+        self.put(chunk)
+
+    def put(self, item: object) -> None:
+        """Queue `item`, waiting for room unless the client has left."""
+        while not self.cancelled.is_set():
+            try:
+                self.chunks.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+
+def stream_annotations_jsonl(taxonomy: Taxonomy, flt: ExportFilter) -> Iterator[bytes]:
+    """The JSONL export as byte chunks from COPY (PostgreSQL only), for a streamed response."""
+    connection = _dbapi_connection()
     with connection.cursor() as cursor:
-        query = cursor.mogrify(sql, params).decode("utf-8")
-        cursor.copy_expert(
-            f"COPY ({query}) TO STDOUT WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')",
-            _CountingWriter(out, progress),
-        )
-    return True
+        command = _copy_command(cursor, copy_select(flt, taxonomy))
+    chunks: queue.Queue = queue.Queue(maxsize=QUEUE_CHUNKS)
+    writer = _QueueChunks(chunks)
+
+    def run() -> None:
+        try:
+            with connection.cursor() as cursor:
+                cursor.copy_expert(command, writer)
+            writer.flush()
+            writer.put(_DONE)
+        except Exception as exc:  # handed to the response, which stops with it
+            writer.put(exc)
+
+    thread = threading.Thread(target=run, name="export-copy", daemon=True)
+    thread.start()
+    ended = False
+    try:
+        while (item := chunks.get()) is not _DONE:
+            if isinstance(item, Exception):
+                ended = True
+                raise item
+            yield item
+        ended = True
+    finally:
+        if not ended:  # the client went away before the end: stop PostgreSQL's work
+            writer.cancelled.set()
+            connection.cancel()
+        thread.join()

@@ -18,6 +18,7 @@ import click
 from flask import Flask, current_app
 from markdown_it import MarkdownIt
 
+from app.errors import ProblemsError
 from app.outcomes import (
     ATTENTION_CHECK_MODES,
     OUTCOMES,
@@ -32,7 +33,6 @@ from app.yaml_checker import (
     Checker,
     KeyPath,
     Problem,
-    ProblemsError,
     flag,
     integer,
     number,
@@ -153,7 +153,7 @@ class TrainingSettings:
 
     A worker annotates each practice document in turn and passes it when recall and
     precision against its gold spans (the attention-check matching rule,
-    app.research.metrics.gold_recall) reach `min_recall` and `min_precision`; a document
+    app.metrics.gold_recall) reach `min_recall` and `min_precision`; a document
     not passed within `attempts` checks ends the study with `failed_training`.
     """
 

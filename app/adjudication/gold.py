@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,11 @@ from flask.cli import with_appcontext
 from sqlalchemy import select
 
 from app.adjudication.service import GoldSpan, iter_gold
+from app.cli import document_option, file_output_option, records_format_option
 from app.export import (
     ANNOTATION_CSV_COLUMNS,
     annotation_record,
+    category_lookup,
     flatten_annotation,
     iter_csv,
     iter_jsonl,
@@ -40,23 +43,15 @@ GOLD_CSV_COLUMNS = (
 )
 
 
-def _category_lookup(taxonomy: Taxonomy):
-    def lookup(key: str) -> tuple[str, str]:
-        category = taxonomy.category(key)
-        return (category.name, category.type) if category else (key, "unknown")
-
-    return lookup
-
-
 def gold_record(gold: GoldSpan, taxonomy: Taxonomy) -> dict[str, Any]:
     """One gold span as an export record plus provenance."""
     row, proposal = gold.decision, gold.proposal
     record = annotation_record(
-        _category_lookup(taxonomy),
+        category_lookup(taxonomy),
         document_id=gold.document_id,
         category=proposal.category,
-        span=proposal.span.to_dict(),
-        paired_span=proposal.paired_span.to_dict() if proposal.paired_span else None,
+        span=astuple(proposal.span),
+        paired_span=astuple(proposal.paired_span) if proposal.paired_span else None,
         comment=row.note,
         annotator_id=GOLD_ANNOTATOR,
         platform=GOLD_PLATFORM,
@@ -126,15 +121,9 @@ def _document_or_fail(external_id: str) -> Document:
 
 
 @click.command("export-gold")
-@click.option(
-    "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
-)
-@click.option(
-    "--output",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="File to write (default: standard output).",
-)
-@click.option("--document", help="Only this document (its external id).")
+@records_format_option
+@file_output_option()
+@document_option
 @with_appcontext
 def export_gold_command(fmt: str, output: Path | None, document: str | None) -> None:
     """Export the adjudicated gold set: export records plus provenance.

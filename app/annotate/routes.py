@@ -7,17 +7,16 @@ from flask import make_response, redirect, render_template, request, url_for
 from app import steps
 from app.annotate import bp, opening, reads
 from app.annotate import sessions as domain
-from app.annotate.completion import mturk_target
 from app.annotate.serializers import page_bootstrap, preview_bootstrap
 from app.identity import (
     OpenRefused,
-    is_mturk_preview,
     opened_response,
     refusal_page,
     request_identity,
 )
 from app.models import AnnotationSession, Document
 from app.persistence import retry_on_disconnect
+from app.platforms import is_mturk_preview, mturk_target
 from app.rate_limits import limit_opens
 from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy

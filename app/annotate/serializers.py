@@ -9,7 +9,6 @@ from typing import Any
 from flask import url_for
 from sqlalchemy import Row
 
-from app.annotate.completion import mturk_target
 from app.annotate.entities import entities_for
 from app.annotate.reads import DocumentView, SessionView
 from app.annotate.sessions import (
@@ -19,6 +18,7 @@ from app.annotate.sessions import (
     max_comment_length,
 )
 from app.models import Annotation, Document, Paragraph
+from app.platforms import mturk_target
 from app.security import capability_csrf_token
 from app.study import as_utc
 from app.taxonomy import current_taxonomy

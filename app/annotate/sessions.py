@@ -22,6 +22,7 @@ from sqlalchemy.orm import joinedload
 from app.errors import ApiError
 from app.extensions import db
 from app.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
+from app.metrics import attention_flagged, gold_recall
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
 from app.outcomes import session_outcome
 from app.persistence import get_or_create
@@ -212,9 +213,6 @@ def submit_outcome(
     """The outcome of a session submitted now: attention checks decide it only under
     `attention_checks: fail`, by the dashboard's rule (metrics.attention_flagged) on the
     session's live annotations against its document's gold spans."""
-    # Imported here: app.research's package imports its routes, which import app.annotate.
-    from app.research.metrics import attention_flagged, gold_recall
-
     failed = False
     if settings.attention_checks == "fail" and gold:
         query = db.select(

@@ -1,4 +1,5 @@
-"""Downloads of the annotation and session exports, streamed (app/export.py builds the rows).
+"""Downloads of the annotation and session exports, streamed (app/export.py builds the rows;
+on PostgreSQL the JSONL annotations come from COPY, as the CLI's: app/export_copy.py).
 
 Query parameters mirror the CLI options: `document`, `submitted_only=1`,
 `include_removed=1` (annotations only).

@@ -12,20 +12,17 @@ from app.errors import ApiError
 from app.extensions import db
 from app.identity import clean_annotator_name, signed_link
 from app.models import AnnotationSession, Document, ValidationRound
+from app.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.research import bp
 from app.research.charts import dashboard_charts, document_charts, formatters, pacing_charts
 from app.research.dashboard import load_pacing, load_study
 from app.research.viewer import session_annotations, viewer_bootstrap
-from app.study import (
-    check_taxonomy_file,
-    instructions_markup,
-    mturk_external_question,
-    prolific_study_url,
-    study_settings,
-)
+from app.study import check_taxonomy_file, instructions_markup, study_settings
 from app.surveys import store as survey_store
 from app.surveys.summary import summarise_answers
 from app.taxonomy import current_taxonomy
+from app.training.service import document_problems as training_document_problems
+from app.training.summary import load_practice_figures
 
 
 @bp.context_processor
@@ -57,8 +54,6 @@ def _practice_figures(taxonomy) -> list | None:
     """The training figures (app.training.summary); None when the taxonomy has no training."""
     if not taxonomy.training.enabled:
         return None
-    from app.training.summary import load_practice_figures  # app.training imports app.research
-
     return load_practice_figures(taxonomy.training.attempts)
 
 
@@ -152,9 +147,7 @@ def study_links():
         start_url=start_url,
         prolific_url=prolific_study_url(start_url),
         mturk_xml=mturk_external_question(start_url),
-        mturk_preview_url=url_for(
-            "assignment.start", assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE", _external=True
-        ),
+        mturk_preview_url=url_for("assignment.start", assignmentId=MTURK_PREVIEW, _external=True),
         is_https=start_url.startswith("https://"),
     )
 
@@ -162,9 +155,6 @@ def study_links():
 @bp.get("/taxonomy")
 def taxonomy_preview():
     """The categories as workers see them, and the taxonomy file on disk checked again."""
-    # Imported here: app.training's feedback rules import app.research.metrics.
-    from app.training.service import document_problems as training_document_problems
-
     taxonomy = current_taxonomy()
     return render_template(
         "research/taxonomy.html",

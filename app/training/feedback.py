@@ -2,7 +2,7 @@
 
 A practice document's answer is its gold spans (the document's `gold` entries, each with
 an optional `paired_span` and `explanation`). What the worker marked is matched against
-them with the attention-check rule (app.research.metrics: an annotation matches a gold
+them with the attention-check rule (app.metrics: an annotation matches a gold
 span when it is in the same paragraph and shares at least half of the shorter span's
 characters, `substantial_overlap`), on the primary span only, as attention checks are.
 
@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.research.metrics import gold_recall, substantial_overlap
+from app.metrics import gold_recall, substantial_overlap
 
 FOUND, MISSED, WRONG_CATEGORY, EXTRA = "found", "missed", "wrong_category", "extra"
 

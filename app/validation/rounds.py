@@ -19,11 +19,12 @@ from pathlib import Path
 from sqlalchemy import func, insert, select
 
 from app.document_formats import DocumentInput, content_hash
+from app.errors import ProblemsError
+from app.export_record import ANNOTATOR_ID, annotation_select
 from app.extensions import db
 from app.models import (
     Annotation,
     AnnotationSession,
-    Annotator,
     Document,
     Paragraph,
     ValidationItem,
@@ -37,12 +38,8 @@ from app.validation.locate import Located, locate, overlap, place_pair
 ROUND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 
 
-class RoundError(Exception):
+class RoundError(ProblemsError):
     """The round was not created; `problems` says why (one line each)."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(problems))
 
 
 @dataclass
@@ -347,23 +344,20 @@ def _link_annotations(chosen: list[_Resolved]) -> None:
     if not wanted:
         return
     query = (
-        select(
+        annotation_select(
             Annotation.id,
             AnnotationSession.document_id,
-            Annotator.platform,
-            Annotator.external_id,
+            ANNOTATOR_ID,
             Annotation.paragraph_id,
             Annotation.span_start,
             Annotation.span_end,
         )
-        .join(AnnotationSession, Annotation.session_id == AnnotationSession.id)
-        .join(Annotator, AnnotationSession.annotator_id == Annotator.id)
         .where(AnnotationSession.document_id.in_({r.doc.row.id for r in wanted}))
         .order_by(Annotation.deleted_at.is_not(None), Annotation.id)
     )
     found: dict[tuple, int] = {}
-    for ann_id, doc_id, platform, ext, par, start, end in db.session.execute(query):
-        found.setdefault((doc_id, f"{platform}:{ext}", par, start, end), ann_id)
+    for ann_id, doc_id, annotator, par, start, end in db.session.execute(query):
+        found.setdefault((doc_id, annotator, par, start, end), ann_id)
     for r in wanted:
         key = (r.doc.row.id, r.item.origin_annotator, r.span.paragraph_id, r.span.start, r.span.end)
         r.annotation_id = found.get(key)

@@ -10,7 +10,6 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
 
@@ -18,12 +17,14 @@ from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
 from app.models import AnnotationSession, SurveyAnswer
-from tests.conftest import ROOT
-from tests.e2e.annotate_support import submit_task
-from tests.e2e.conftest import LiveServer, serving
-from tests.e2e.test_outcomes import stub_prolific
+from app.security import capability_csrf_token
+from tests.support.annotate_page import submit_task
+from tests.support.apps import ROOT
+from tests.support.axe import violations
+from tests.support.live_server import LiveServer, serving
+from tests.support.prolific import PROLIFIC, stub_prolific
+from tests.support.research import add_researcher, log_in, overflow_by_width
 
-PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
 WORKER = "PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x1"
 STEPS = """\
 study:
@@ -64,24 +65,11 @@ def steps_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
         yield live
 
 
-def violations(page: Page) -> list[str]:
-    results = Axe().run(page)
-    return [
-        f"{v['id']}: {v['help']} {[' '.join(n['target']) for n in v['nodes'][:3]]}"
-        for v in results.response["violations"]
-    ]
-
-
 def overflow(page: Page) -> dict[int, int]:
-    """Horizontal scroll (px) at each width: none is wanted."""
-    found = {}
-    for width in (360, 768, 1280):
-        page.set_viewport_size({"width": width, "height": 800})
-        found[width] = page.evaluate(
-            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-        )
+    """The widths (360 px up) at which the page scrolls sideways, and by how much."""
+    found = {width: px for width, px in overflow_by_width(page).items() if px > 0}
     page.set_viewport_size({"width": 1280, "height": 800})
-    return {width: px for width, px in found.items() if px > 0}
+    return found
 
 
 def session_row(live: LiveServer) -> AnnotationSession:
@@ -221,3 +209,26 @@ def tab_to(page: Page, name: str, limit: int = 40) -> None:
         if focused.startswith(name):
             return
     raise AssertionError(f"Tab never reached {name!r}")
+
+
+def test_the_researcher_sees_the_steps_and_the_answers(page: Page, steps_server):
+    """/research/taxonomy shows the consent and questions, the dashboard the answers'
+    summary: axe clean, no sideways scrolling from 360 px."""
+    worker = steps_server.app.test_client()
+    with steps_server.app.app_context():
+        answer = worker.get("/annotate/doc-1?annotator=w1")
+        token = answer.headers["Location"].removeprefix("/s/")
+        csrf = {"csrf_token": capability_csrf_token("annotate", token)}
+        worker.post(f"/s/{token}/consent", data={**csrf, "decision": "agree"})
+        worker.post(f"/s/{token}/survey/before", data={**csrf, "q-native": "0", "q-tools": "1"})
+    add_researcher(steps_server)
+    log_in(page, steps_server.url)
+    row = page.locator('tr[data-question="before.native"]')
+    expect(row).to_contain_text("Yes: 1 · No: 0")
+    problems = {"dashboard overflow": overflow(page), "dashboard": violations(page)}
+    page.goto(f"{steps_server.url}/research/taxonomy")
+    expect(page.get_by_role("heading", name="Consent and surveys")).to_be_visible()
+    expect(page.get_by_role("heading", name="About this study")).to_be_visible()
+    expect(page.get_by_role("rowheader", name="How hard was the task?")).to_be_visible()
+    problems |= {"taxonomy overflow": overflow(page), "taxonomy": violations(page)}
+    assert not any(problems.values()), problems

@@ -18,7 +18,7 @@ from app.documents import import_documents
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, utcnow
 from app.security import capability_csrf_token
-from tests.conftest import ROOT, dispose_engines, make_test_config
+from tests.support.apps import ROOT, dispose_engines, make_test_config
 
 PARAGRAPHS = (
     "Zoë met 🚢 Łukasz at the harbour. Zoë smiled.",

@@ -5,14 +5,28 @@ from __future__ import annotations
 import csv
 import io
 import json
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app import export_copy, export_record
 from app.export import ANNOTATION_CSV_COLUMNS, FALTE_COLUMNS, SESSION_COLUMNS
+from app.export_record import (
+    FIELDS,
+    ExportFilter,
+    Field,
+    annotation_csv_columns,
+    annotation_record,
+    category_lookup,
+    flatten_annotation,
+    iter_annotation_lines,
+    iter_annotation_records,
+)
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document
-from tests.integration.validation_support import add_annotation, make_documents, make_session
+from app.taxonomy import current_taxonomy
+from tests.support.validation import add_annotation, make_documents, make_session
 
 TRICKY_COMMENT = 'Line one, with "quotes"\nline two; ünïcödé 🚢'
 
@@ -254,8 +268,7 @@ def test_downloads_stream_the_same_records_as_the_cli(app, runner, researcher_cl
     assert response.is_streamed
     assert 'attachment; filename="annotations.jsonl"' in response.headers["Content-Disposition"]
     assert len(response.get_data(as_text=True).splitlines()) == 6
-    # On PostgreSQL the CLI's JSONL is written by COPY (app.export_copy), the download row
-    # by row: the same records in the same order.
+    # The same records in the same order, whatever the options.
     for options in ([], ["--include-removed"], ["--submitted-only", "--document", "doc-a"]):
         cli = runner.invoke(args=["export-annotations", "--format", "jsonl", *options]).stdout
         query = "&".join(o.lstrip("-").replace("-", "_") + "=1" for o in options if o[:2] == "--")
@@ -279,3 +292,95 @@ def test_downloads_stream_the_same_records_as_the_cli(app, runner, researcher_cl
     assert (
         researcher_client.get("/research/export/annotations.csv?document=nope").status_code == 404
     )
+
+
+def _copy_lines(flt) -> list[str]:
+    """The COPY path's lines for `flt` (PostgreSQL), through the file writer and the stream."""
+    written = io.StringIO()
+    export_copy.copy_annotations_jsonl(written, current_taxonomy(), flt)
+    streamed = b"".join(export_copy.stream_annotations_jsonl(current_taxonomy(), flt))
+    assert streamed.decode("utf-8") == written.getvalue()
+    return written.getvalue().splitlines()
+
+
+@pytest.mark.parametrize(
+    "flt",
+    [ExportFilter(), ExportFilter(include_removed=True), ExportFilter("doc-a", True)],
+    ids=["all", "include-removed", "document-submitted"],
+)
+def test_the_forms_of_the_record_agree(app, stored, flt):
+    # The dict, the JSON written key by key, PostgreSQL's json_build_object and the CSV row
+    # all come from app.export_record.FIELDS: the same keys, values and order.
+    _assert_forms_agree(flt)
+
+
+def test_a_field_added_to_the_table_reaches_every_form(app, stored, monkeypatch):
+    added = Field("probe", Annotation.comment)  # as origin, suggestion_id, severity will be
+    monkeypatch.setattr(export_record, "FIELDS", (*export_record.FIELDS, added))
+    records = _assert_forms_agree(ExportFilter())
+    assert [r["probe"] for r in records] == [r["comment"] for r in records]
+    assert annotation_csv_columns(ExportFilter())[-1] == "probe"
+    assert "probe" in annotation_record(category_lookup(), probe="x")
+
+
+def _assert_forms_agree(flt):
+    records = list(iter_annotation_records(flt))
+    assert records
+    assert all(list(r) == [f.key for f in flt.fields] for r in records)
+    lines = list(iter_annotation_lines(flt))
+    assert lines == [json.dumps(r, ensure_ascii=False, separators=(", ", ": ")) for r in records]
+    if export_copy.supported():
+        assert [json.loads(line) for line in _copy_lines(flt)] == records
+    columns = annotation_csv_columns(flt)
+    assert all(set(flatten_annotation(r)) == set(columns) for r in records)
+    return records
+
+
+def test_a_record_made_outside_the_database_has_every_field(app):
+    record = annotation_record(
+        category_lookup(),
+        document_id="doc-a",
+        category="repetition",
+        span=(0, 1, 4, "abc"),
+        created_at=datetime(2024, 5, 1, 12, tzinfo=UTC),
+    )
+    assert list(record) == [f.key for f in FIELDS]
+    assert record["paragraph_id"] == 0  # the span's
+    assert record["comment"] is None  # not given: null
+    assert record["span"] == {"paragraph_id": 0, "start": 1, "end": 4, "text": "abc"}
+    assert record["paired_span"] is None
+    assert (record["category_name"], record["category_type"]) == ("Repetition", "paired")
+    assert record["created_at"] == "2024-05-01T12:00:00.000000+00:00"
+    with pytest.raises(TypeError, match="not export fields: colour"):
+        annotation_record(category_lookup(), colour="red")
+
+
+def test_download_is_the_cli_export_byte_for_byte(app, runner, researcher_client, stored):
+    # On PostgreSQL both are written by COPY (app.export_copy), elsewhere by app.export_record.
+    for options, query in (
+        ([], ""),
+        (["--include-removed"], "include_removed=1"),
+        (["--submitted-only", "--document", "doc-a"], "submitted_only=1&document=doc-a"),
+    ):
+        cli = runner.invoke(args=["export-annotations", "--format", "jsonl", *options])
+        assert cli.exit_code == 0, cli.output
+        response = researcher_client.get(f"/research/export/annotations.jsonl?{query}")
+        assert response.status_code == 200
+        assert response.get_data() == cli.stdout_bytes
+
+
+def test_a_download_left_early_stops_the_copy(app, researcher_client, stored, monkeypatch):
+    if not export_copy.supported():
+        pytest.skip("COPY is PostgreSQL's")
+    monkeypatch.setattr(export_copy, "CHUNK_BYTES", 1)  # one line a chunk
+    monkeypatch.setattr(export_copy, "QUEUE_CHUNKS", 1)
+    whole = researcher_client.get("/research/export/annotations.jsonl").get_data()
+    response = researcher_client.get("/research/export/annotations.jsonl", buffered=False)
+    chunks = iter(response.response)
+    first = next(chunks)
+    assert whole.startswith(first)
+    assert len(first) < len(whole)
+    response.close()  # the client goes away: the COPY is cancelled and its thread ends
+    assert not [t for t in threading.enumerate() if t.name == "export-copy"]
+    again = researcher_client.get("/research/export/annotations.jsonl")
+    assert again.get_data() == whole

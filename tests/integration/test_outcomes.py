@@ -20,7 +20,7 @@ from app.documents import import_documents
 from app.extensions import db
 from app.models import AnnotationSession
 from app.taxonomy import load_taxonomy
-from tests.conftest import ROOT
+from tests.support.apps import ROOT
 from tests.support.worker_api import read_to_the_end, save, start, submit
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="

@@ -19,7 +19,7 @@ from app.models import AnnotationSession, ConsentDecision, SurveyAnswer
 from app.security import capability_csrf_token
 from app.statuses import SessionStatus
 from app.taxonomy import load_taxonomy
-from tests.conftest import ROOT
+from tests.support.apps import ROOT
 from tests.support.worker_api import read_to_the_end, start, submit
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
@@ -151,6 +151,9 @@ def test_a_form_without_its_csrf_token_changes_nothing(study, client):
     assert "expired" in answer.get_data(as_text=True)
     wrong = client.post(f"/s/{token}/consent", data={"decision": "decline", "csrf_token": "0" * 64})
     assert wrong.status_code == 400
+    unknown = client.post(f"/s/{token}/consent", data=form(token, decision="maybe"))
+    assert unknown.status_code == 422
+    assert "Choose I agree or I do not agree." in unknown.get_data(as_text=True)
     assert session_of(token).outcome is None
     assert db.session.scalar(select(func.count()).select_from(ConsentDecision)) == 0
     other = start(client, "doc-1", annotator="someone-else")

@@ -23,8 +23,8 @@ from sqlalchemy import create_engine, text
 from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
-from tests.conftest import require_or_skip
 from tests.resilience.conftest import PARAGRAPH
+from tests.support.apps import require_or_skip
 from tests.support.servers import free_port, start_gunicorn, stop, worker_pids
 
 MIN_SAVES_PER_CLIENT = 10
