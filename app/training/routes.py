@@ -9,6 +9,7 @@ from app import steps
 from app.annotate import sessions as domain
 from app.annotate.serializers import api_urls
 from app.annotate.sessions import max_comment_length
+from app.errors import ApiError
 from app.extensions import db
 from app.models import AnnotationSession, utcnow
 from app.persistence import retry_on_disconnect
@@ -128,7 +129,9 @@ def practice_page(token: str):
 @retry_on_disconnect
 def check(token: str):
     """Check my answers: feedback, pass or not, and where to go next."""
-    session = domain.session_or_404(token)
+    session = domain.find_session(token)
+    if session is None:
+        raise ApiError.not_found(domain.NO_SESSION)
     require_capability_csrf("annotate", token)
     if session.outcome is None:
         domain.touch(session)
