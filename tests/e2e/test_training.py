@@ -12,16 +12,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Page, expect
 from sqlalchemy import select
 
 from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
 from app.models import AnnotationSession, ParagraphTiming, TrainingAttempt
-from tests.e2e.annotate_support import select_span
-from tests.e2e.conftest import LiveServer, serving
-from tests.e2e.test_accessibility import violations
+from tests.support.annotate_page import select_span
+from tests.support.axe import violations
+from tests.support.live_server import LiveServer, serving
+from tests.support.prolific import PROLIFIC, stub_prolific
 from tests.support.training import (
     PRACTICE_GOLD,
     PRACTICE_ID,
@@ -31,7 +32,7 @@ from tests.support.training import (
 
 SCREENSHOTS = Path(os.environ.get("SCREENSHOTS") or tempfile.mkdtemp(prefix="falte-training-"))
 TASK_TEXT = ("Anna met Bob at the quay.", "Then it rained all day.")
-PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
+
 WORKER = "PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x1"
 
 
@@ -66,18 +67,6 @@ def strict_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
 def lenient_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
     """Pass: half of the gold spans found, half of the marks right; one attempt."""
     yield from study(tmp_path, sqlite_template, attempts=1, recall=0.5, precision=0.5)
-
-
-def stub_prolific(page: Page) -> list[str]:
-    """Answer every request to app.prolific.com in the browser; the URLs asked for."""
-    asked: list[str] = []
-
-    def answer(route: Route) -> None:
-        asked.append(route.request.url)
-        route.fulfill(status=200, content_type="text/html", body="<title>Prolific</title>")
-
-    page.route("https://app.prolific.com/**", answer)
-    return asked
 
 
 def start_practice(page: Page, live: LiveServer) -> list[tuple[str, int]]:
