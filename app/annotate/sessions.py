@@ -172,8 +172,8 @@ def document_texts(document_id: int, content_hash: str) -> tuple[str, ...]:
 def completion_for(session: AnnotationSession | Any) -> Completion:
     """The completion code, the address to go to after Submit and the outcome (of anything
     with the session's token, platform, completion_code and outcome: a session, a row, a
-    view). A Prolific worker goes to the outcome's completion URL; everyone else, and a
-    Prolific worker when the study names none, to the app's completion page."""
+    view). Next is the after-survey when the taxonomy has one (app.steps), else the end of
+    the study (exit_url)."""
     # Sessions submitted by something other than Submit (imports) may carry no outcome.
     outcome = session.outcome or "completed"
     # The after-survey comes between Submit and the end of the study (app.steps).
