@@ -1,7 +1,7 @@
 """consent and surveys
 
 Revision ID: e17a00000001
-Revises: a7d9e3f70007
+Revises: e18a00000003
 Create Date: 2026-11-24 03:40:00
 
 consent_decisions (one per session: agreed or not, and which consent text) and
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = 'e17a00000001'
-down_revision = 'a7d9e3f70007'
+down_revision = 'e18a00000003'  # chained after issue 18's suggestions at the merge of main
 branch_labels = None
 depends_on = None
 

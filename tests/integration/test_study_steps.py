@@ -251,7 +251,7 @@ def test_the_researcher_downloads_surveys_and_sees_the_summary(study, client, re
 
 
 def test_the_migration_creates_and_drops_the_tables(app):
-    downgrade(revision="a7d9e3f70007")
+    downgrade(revision="e18a00000003")
     tables = inspect(db.engine).get_table_names()
     assert "survey_answers" not in tables and "consent_decisions" not in tables
     upgrade()
