@@ -1,7 +1,7 @@
 """annotations carry an MQM-style severity (null when the taxonomy has none)
 
 Revision ID: e18b00000004
-Revises: e18a00000003
+Revises: e17b00000002
 Create Date: 2026-11-24 04:00:00.000000
 
 """
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = "e18b00000004"
-down_revision = "e18a00000003"
+down_revision = "e17b00000002"  # chained after issue 17 (consent, training) at the merge of main
 branch_labels = None
 depends_on = None
 
