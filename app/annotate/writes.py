@@ -274,7 +274,7 @@ def remove(token: str, client_id: str) -> None:
 
 _BEFORE = SESSIONS.alias("before")
 
-_MOVE = (
+_MOVE_ROW = (
     update(SESSIONS)
     .where(
         BY_TOKEN,
@@ -295,26 +295,32 @@ _MOVE = (
         last_seen_at=bindparam("now"),
         status=_ACTIVITY["status"],
     )
-    .returning(
-        SESSIONS.c.id,
-        SESSIONS.c.furthest,
-        # How far the worker had read: PostgreSQL evaluates a subquery of the statement
-        # on the rows as they were before it (SQLite's RETURNING sees them updated).
-        select(_BEFORE.c.furthest)
-        .where(_BEFORE.c.id == SESSIONS.c.id)
-        .scalar_subquery()
-        .label("furthest_before"),
-        select(PARAGRAPHS.c.text)
-        .where(
-            PARAGRAPHS.c.document_id == SESSIONS.c.document_id,
-            PARAGRAPHS.c.position == bindparam("to"),
-        )
-        .scalar_subquery()
-        .label("text"),
+)
+_MOVE = _MOVE_ROW.returning(
+    SESSIONS.c.id,
+    SESSIONS.c.furthest,
+    # How far the worker had read: PostgreSQL evaluates a subquery of the statement
+    # on the rows as they were before it (SQLite's RETURNING sees them updated).
+    select(_BEFORE.c.furthest)
+    .where(_BEFORE.c.id == SESSIONS.c.id)
+    .scalar_subquery()
+    .label("furthest_before"),
+    select(PARAGRAPHS.c.text)
+    .where(
+        PARAGRAPHS.c.document_id == SESSIONS.c.document_id,
+        PARAGRAPHS.c.position == bindparam("to"),
     )
+    .scalar_subquery()
+    .label("text"),
 )
 
 _FURTHEST = select(SESSIONS.c.furthest).where(BY_TOKEN)
+# SQLite's move: the same UPDATE, returning only the moved row's own columns.
+_MOVE_SQLITE = _MOVE_ROW.returning(SESSIONS.c.id, SESSIONS.c.furthest)
+_TEXT_AT = select(PARAGRAPHS.c.text).where(
+    PARAGRAPHS.c.document_id == select(SESSIONS.c.document_id).where(BY_TOKEN).scalar_subquery(),
+    PARAGRAPHS.c.position == bindparam("to"),
+)
 
 
 def move(token: str, paragraph_id: int, active_seconds: float | None = None) -> Move:
@@ -324,24 +330,36 @@ def move(token: str, paragraph_id: int, active_seconds: float | None = None) -> 
     for _ in range(2):
         moved = None
         if 0 <= paragraph_id <= INT32_MAX:
-            moved, before = _move(token, paragraph_id, active_seconds)
+            moved, before, text = _move(token, paragraph_id, active_seconds)
             _finish()
         if moved is not None:
             revealed = []
             if before < paragraph_id:  # the worker reads on: send the new paragraph
-                revealed = [Paragraph(position=paragraph_id, text=moved.text)]
+                revealed = [Paragraph(position=paragraph_id, text=text)]
             return Move(paragraph_id, moved.furthest, revealed)
         explain_refusal(token, Action.MOVE, paragraph_id)
     raise changed_meanwhile()
 
 
-def _move(token: str, paragraph_id: int, active_seconds: float | None) -> tuple[Row | None, int]:
+def _move(
+    token: str, paragraph_id: int, active_seconds: float | None
+) -> tuple[Row | None, int, str | None]:
+    """The moved row (None if nothing moved), how far the worker had read before, and the
+    text of the paragraph moved to."""
     params = {"session_token": token, "to": paragraph_id, "now": utcnow()}
     if _connection().dialect.name == "postgresql":
         moved = move_and_record(_MOVE, params, active_seconds)
-        return moved, moved.furthest_before if moved is not None else -1
+        if moved is None:
+            return None, -1, None
+        return moved, moved.furthest_before, moved.text
+    # SQLite renders the columns of RETURNING's subqueries unqualified (`WHERE document_id
+    # = document_id` matched every document): read before and the text apart.
     before = _connection().execute(_FURTHEST, params).scalar()
-    return move_and_record(_MOVE, params, active_seconds), -1 if before is None else before
+    moved = move_and_record(_MOVE_SQLITE, params, active_seconds)
+    if moved is None:
+        return None, -1, None
+    text = _connection().execute(_TEXT_AT, params).scalar()
+    return moved, -1 if before is None else before, text
 
 
 # --- submit ---------------------------------------------------------------------------------
