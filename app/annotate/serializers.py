@@ -80,6 +80,7 @@ def document_dict(document: Document | DocumentView, *, last: int) -> dict[str, 
     return {
         "id": document.external_id,
         "title": document.title,
+        "language": document.language,
         "total_paragraphs": document.paragraph_count,
         "paragraphs": [
             {"paragraph_id": position, "text": text}
