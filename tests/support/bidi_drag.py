@@ -7,7 +7,8 @@ character's logical start may be its right edge, and a boundary between an Arabi
 a Latin name has two visual places. So here each boundary (a UTF-16 offset in the
 paragraph, as the DOM counts) is found by asking the browser's own hit-testing
 (document.caretRangeFromPoint, what a mouse press uses) which point of the neighbouring
-characters' rectangles (Range.getClientRects) lands exactly on that offset; the mouse is
+characters' rectangles (Range.getClientRects), or failing that of any character, lands
+exactly on that offset; the mouse is
 then pressed at one boundary, moved, and released at the other. Independent of the code
 under test: nothing here uses static/js.
 """
@@ -57,10 +58,19 @@ BOUNDARY_POINT_JS = """
   };
   // The characters on either side of the boundary (skipping back over a low surrogate).
   const before = lowSurrogate(offset - 1) ? offset - 2 : offset - 1;
-  const candidates = [...rectsOf(offset), ...(before >= 0 ? rectsOf(before) : [])];
+  // Then every other character: at a direction change a boundary's place is next to a
+  // character that is logically far away (in an RTL paragraph opening with "Google", the
+  // paragraph's start, offset 0, is at the right of the "e").
+  const total = nodes.reduce((sum, n) => sum + n.length, 0);
+  const others = [];
+  for (let unit = 0; unit < total; unit += 1) others.push(...rectsOf(unit));
+  const candidates = [...rectsOf(offset), ...(before >= 0 ? rectsOf(before) : []), ...others];
   for (const r of candidates) {
     const y = (r.top + r.bottom) / 2;
-    for (const x of [r.left + 1, r.right - 1, r.left + 0.25, r.right - 0.25]) {
+    // Inside the character's edges first; then just outside, where a boundary at a
+    // direction change or at the paragraph's start or end may lie.
+    const xs = [r.left + 1, r.right - 1, r.left + 0.25, r.right - 0.25, r.left - 2, r.right + 2];
+    for (const x of xs) {
       const caret = document.caretRangeFromPoint(x, y);
       if (caret && el.contains(caret.startContainer)
           && offsetOf(caret.startContainer, caret.startOffset) === offset) {
