@@ -81,6 +81,7 @@ def document_dict(document: Document | DocumentView, *, last: int) -> dict[str, 
         "id": document.external_id,
         "title": document.title,
         "language": document.language,
+        "direction": document.direction,
         "total_paragraphs": document.paragraph_count,
         "paragraphs": [
             {"paragraph_id": position, "text": text}

@@ -129,12 +129,13 @@ export default class Adjudicate {
   }
 
   /**
-   * The document's language on a paragraph's text; dir="auto" so that right-to-left text
-   * (and a paragraph mixing directions) is laid out by its own first strong character.
+   * The document's language and direction on a paragraph's text (an Arabic paragraph
+   * opening with a Latin name stays right to left); without a language, dir="auto":
+   * each paragraph is laid out by its own first strong character.
    * @param {HTMLElement} $text
    */
   setLanguage($text) {
-    $text.dir = 'auto';
+    $text.dir = this.state.document.direction ?? 'auto';
     if (this.state.document.language) $text.lang = this.state.document.language;
   }
 
