@@ -43,7 +43,7 @@ def script_of(tag: str) -> str:
 
 
 def direction_of(tag: str | None) -> str | None:
-    """ "rtl" or "ltr" for a valid tag; None when the document has no language."""
+    """The text direction ("rtl" or "ltr") of a valid tag; None without a language."""
     if tag is None:
         return None
     return "rtl" if script_of(tag) in RTL_SCRIPTS else "ltr"

@@ -89,7 +89,7 @@ class Document(db.Model):
 
     @property
     def direction(self) -> str | None:
-        """ "rtl" or "ltr" as the language's script is written; None without a language."""
+        """The text direction of the language's script (rtl or ltr); None without a language."""
         return direction_of(self.language)
 
 

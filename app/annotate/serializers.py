@@ -20,6 +20,7 @@ from app.annotate.sessions import (
 from app.models import Annotation, Document, Paragraph
 from app.platforms import mturk_target
 from app.security import capability_csrf_token
+from app.statuses import SessionStatus
 from app.study import as_utc
 from app.taxonomy import current_taxonomy
 
@@ -99,7 +100,7 @@ def session_state(session: SessionView, annotations: list[Row]) -> dict[str, Any
         "taxonomy": current_taxonomy().to_public_dict(),
         "position": session.position,
         "furthest": session.furthest,
-        "status": "submitted" if is_submitted(session) else "active",
+        "status": SessionStatus.SUBMITTED if is_submitted(session) else SessionStatus.ACTIVE,
         "annotations": [annotation_dict(a) for a in annotations],
         "entities": document_entities(document),
     }
