@@ -13,10 +13,12 @@ from app.identity import clean_annotator_name, signed_link
 from app.models import AnnotationSession, Document, ValidationRound
 from app.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.research import bp
+from app.research.agreement import agreement_figures, resolve_gamma
 from app.research.charts import dashboard_charts, document_charts, formatters, pacing_charts
 from app.research.dashboard import load_pacing, load_study
 from app.research.viewer import session_annotations, viewer_bootstrap
 from app.study import check_taxonomy_file, instructions_markup, study_settings
+from app.suggestions.records import counts_table, source_counts
 from app.taxonomy import current_taxonomy
 
 
@@ -31,15 +33,18 @@ def dashboard():
     settings = study_settings()
     taxonomy = current_taxonomy()
     study = load_study(settings)
+    resolve_gamma(study)  # cached values only: what is missing is computed in the background
     pace = load_pacing(study, taxonomy.study.min_words_per_minute)
     return render_template(
         "research/dashboard.html",
         study=study,
+        agreement=agreement_figures(study),
         settings=settings,
         taxonomy=taxonomy,
         charts=dashboard_charts(study, taxonomy),
         pacing=pace,
         pacing_charts=pacing_charts(pace),
+        suggestions=counts_table(source_counts({d.id for d in study.documents if not d.is_check})),
     )
 
 
@@ -53,6 +58,7 @@ def document(document_id: str):
     if pk is None:
         abort(404, description="No document has this id.")
     study = load_study(settings, document_id=pk)
+    resolve_gamma(study)  # cached value only, as on the dashboard
     row = study.documents[0]
     return render_template(
         "research/document.html",
