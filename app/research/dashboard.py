@@ -35,6 +35,7 @@ from app.research import pacing
 from app.research.intervals import AlphaParts, alpha_parts
 from app.statuses import SessionStatus
 from app.study import EffectiveStudySettings, as_utc
+from app.taxonomy import current_taxonomy
 
 SENTENCE_CACHE_SIZE = 50_000
 _SENTENCE_CACHE: dict[tuple[int, str, int, str | None], list[Sentence]] = {}
@@ -222,8 +223,14 @@ def load_study(
     now = now or datetime.now(UTC)
     documents = _documents(document_id)
     sessions = _sessions(settings, now, document_id)
-    if id_prefix:
-        documents = {k: d for k, d in documents.items() if d.external_id.startswith(id_prefix)}
+    # Practice documents (app.training) are no part of the study: no figure, no row.
+    practice = set(current_taxonomy().training.documents)
+    if id_prefix or practice:
+        documents = {
+            k: d
+            for k, d in documents.items()
+            if d.external_id.startswith(id_prefix or "") and d.external_id not in practice
+        }
         sessions = [session for session in sessions if session.document_id in documents]
     by_session = {session.id: session for session in sessions}
     _add_annotations(by_session, document_id)

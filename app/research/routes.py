@@ -6,6 +6,7 @@ Login is required for all of them (app.research.auth.require_researcher).
 from __future__ import annotations
 
 from flask import abort, current_app, render_template, request, url_for
+from markupsafe import Markup
 
 from app.errors import ApiError
 from app.extensions import db
@@ -19,7 +20,11 @@ from app.research.dashboard import load_pacing, load_study
 from app.research.viewer import session_annotations, viewer_bootstrap
 from app.study import check_taxonomy_file, instructions_markup, study_settings
 from app.suggestions.records import counts_table, source_counts
+from app.surveys import store as survey_store
+from app.surveys.summary import summarise_answers
 from app.taxonomy import current_taxonomy
+from app.training.service import document_problems as training_document_problems
+from app.training.summary import load_practice_figures
 
 
 @bp.context_processor
@@ -44,8 +49,24 @@ def dashboard():
         charts=dashboard_charts(study, taxonomy),
         pacing=pace,
         pacing_charts=pacing_charts(pace),
+        surveys=_survey_summary(taxonomy),
+        practice=_practice_figures(taxonomy),
         suggestions=counts_table(source_counts({d.id for d in study.documents if not d.is_check})),
     )
+
+
+def _practice_figures(taxonomy) -> list | None:
+    """The training figures (app.training.summary); None when the taxonomy has no training."""
+    if not taxonomy.training.enabled:
+        return None
+    return load_practice_figures(taxonomy.training.attempts)
+
+
+def _survey_summary(taxonomy) -> list | None:
+    """The surveys' figures (app.surveys.summary); None when the taxonomy has no survey."""
+    if not taxonomy.survey:
+        return None
+    return summarise_answers(taxonomy.survey, survey_store.all_answers())
 
 
 @bp.get("/documents/<document_id>")
@@ -145,5 +166,8 @@ def taxonomy_preview():
         "research/taxonomy.html",
         taxonomy=taxonomy,
         instructions=instructions_markup(taxonomy),
+        # Safe to mark: rendered like the instructions, raw HTML escaped (app.surveys.config).
+        consent=Markup(taxonomy.consent_html) if taxonomy.consent else None,  # noqa: S704
         file_check=check_taxonomy_file(current_app.config["TAXONOMY_PATH"]),
+        training_problems=training_document_problems(taxonomy),
     )
