@@ -1,7 +1,7 @@
 """document language (BCP 47)
 
 Revision ID: e20a00000005
-Revises: e17b00000002
+Revises: e18b00000004
 Create Date: 2026-11-24 04:30:00.000000
 
 """
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = "e20a00000005"
-down_revision = "e17b00000002"  # chained after main's heads at the merge of main
+down_revision = "e18b00000004"  # chained after main's heads at the merge of main
 branch_labels = None
 depends_on = None
 
