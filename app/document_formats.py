@@ -12,7 +12,9 @@ Formats (DESIGN.md "Formats"), told apart by content, never by extension, except
    as README.md, and hidden files are skipped), each read by its own rules, in name
    order. The folder is one unit: one bad file rejects all of it.
 
-``"sentences"`` is a synonym of ``"paragraphs"``. A listed paragraph holding FALTE's entity
+``"sentences"`` is a synonym of ``"paragraphs"``. ``language`` is the document's BCP 47
+tag (``ar``, ``he``, ``zh-Hans``; app.languages, docs/languages.md), stored as given; a
+``.txt`` file has none. A listed paragraph holding FALTE's entity
 marks (``<span class = "ne ne-4"> John</span>``, as in FALTE's own ``stories.json``) is
 stored as the text FALTE's page shows, and the marked names are added to the document's
 entities; any other markup in a listed paragraph is refused (app.falte_markup).
@@ -54,6 +56,7 @@ from typing import Any
 
 from app.errors import ProblemsError
 from app.falte_markup import MarkupError, parse_paragraph
+from app.languages import language_problem
 from app.safe_text import json_text_problems, text_problem
 
 MAX_ID_LENGTH = 200
@@ -61,7 +64,7 @@ MAX_TITLE_LENGTH = 500
 MAX_PROBLEMS = 50
 FOLDER_SUFFIXES = (".txt", ".json", ".jsonl")
 TEXT_KEYS = ("paragraphs", "sentences", "text")
-RECORD_KEYS = ("id", *TEXT_KEYS, "title", "entities", "meta", "gold")
+RECORD_KEYS = ("id", *TEXT_KEYS, "title", "language", "entities", "meta", "gold")
 GOLD_KEYS = ("paragraph_id", "start", "end", "category")
 # Optional: the other span of a paired error, and what a training page tells the worker.
 GOLD_OPTIONAL_KEYS = ("paired_span", "explanation")
@@ -81,6 +84,7 @@ class DocumentInput:
     entities: tuple[str, ...] = ()
     meta: dict[str, Any] = field(default_factory=dict)
     gold: list[dict[str, Any]] | None = None
+    language: str | None = None  # BCP 47 (app.languages); None: not given
 
     @cached_property
     def content_hash(self) -> str:
@@ -350,6 +354,7 @@ class _Check:
                 self.bad(key, "unknown key (extra data belongs in meta)")
         paragraphs = self.paragraphs(record)
         title = self.title(record.get("title"))
+        language = self.language(record.get("language"))
         entities = self.entities(record.get("entities"))
         entities = tuple(dict.fromkeys((*entities, *self.marked_entities)))
         meta = {} if record.get("meta") is None else record["meta"]
@@ -358,7 +363,7 @@ class _Check:
         gold = self.gold(record.get("gold"), paragraphs) if paragraphs else None
         if self.errors or external_id is None:
             return None
-        return DocumentInput(external_id, title, paragraphs, entities, dict(meta), gold)
+        return DocumentInput(external_id, title, paragraphs, entities, dict(meta), gold, language)
 
     def external_id(self, value: Any) -> str | None:
         if not isinstance(value, str):
@@ -432,6 +437,17 @@ class _Check:
         if len(title) > MAX_TITLE_LENGTH:
             self.bad("title", f"too long ({len(title)} characters, at most {MAX_TITLE_LENGTH})")
         return title or None
+
+    def language(self, value: Any) -> str | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = value.strip()
+        problem = language_problem(value)
+        if problem:
+            self.bad("language", problem)
+            return None
+        return value
 
     def entities(self, value: Any) -> tuple[str, ...]:
         if value is None:

@@ -5,7 +5,7 @@ the parsed documents with the database and writes them in one transaction, and h
 `flask import-documents` command.
 
 A document is matched by its external id. Same paragraphs (same content hash) and same
-title, entities, meta and gold: unchanged. Same paragraphs, other metadata: updated in
+title, language, entities, meta and gold: unchanged. Same paragraphs, other metadata: updated in
 place (offsets don't move). Other paragraphs: replaced, unless annotations (live or
 removed) or validation items point into the old text; then the whole import is refused.
 """
@@ -175,6 +175,7 @@ def _text_changed(external_id: str, annotations: int, items: int) -> str:
 def _metadata_differs(document: Document, source: DocumentInput) -> bool:
     return (
         document.title != source.title
+        or document.language != source.language
         or list(document.entities or []) != list(source.entities)
         or (document.meta or {}) != source.meta
         or document.gold != source.gold
@@ -246,10 +247,11 @@ def _set_metadata(document: Document, source: DocumentInput) -> None:
 
 
 def _metadata(source: DocumentInput) -> dict[str, Any]:
-    """Title, entities, meta and (when given) gold as column values; gold left out if none."""
+    """Title, language, entities, meta and (when given) gold as column values; no gold: left out."""
     # New objects, not in-place edits, so that SQLAlchemy sees the JSON columns change.
     values: dict[str, Any] = {
         "title": source.title,
+        "language": source.language,
         "entities": list(source.entities),
         "meta": dict(source.meta),
     }

@@ -7,7 +7,8 @@ Conventions:
 - Two spans *overlap* when they are in the same paragraph and share at least one
   character: ``a.start < b.end and b.start < a.end``.
 - A sentence is ``(paragraph_id, start, end)`` too; documents are split into paragraphs
-  first (as stored), then each paragraph into sentences by `split_sentences`.
+  first (as stored), then each paragraph into sentences by `split_sentences`, by the
+  rules of the document's language (English's below; others in app.sentences).
 - Only an annotation's primary span counts (the error's location); the paired span of a
   repetition or inconsistency points at the earlier text it relates to, which is not
   itself an error.
@@ -54,6 +55,9 @@ from itertools import combinations
 import krippendorff
 import numpy as np
 
+from app.languages import primary_subtag
+from app.sentences import split_sentences_multilingual
+
 Span = tuple[int, int, int]  # (paragraph_id, start, end)
 Sentence = tuple[int, int, int]  # (paragraph_id, start, end)
 
@@ -73,15 +77,22 @@ OPENERS = "\"'“‘«(["
 _TERMINATOR = re.compile(r"[.!?…]+[" + re.escape(CLOSERS) + r"]*(?=\s)")
 
 
-def split_sentences(text: str) -> list[tuple[int, int]]:
+def split_sentences(text: str, language: str | None = None) -> list[tuple[int, int]]:
     """Sentence (start, end) offsets in one paragraph, whitespace trimmed.
 
-    Rule: a sentence ends after . ! ? or … (and any closing quotes or brackets) when
+    `language` is the document's BCP 47 tag. English (``en``, ``en-GB``, ...) and no
+    language use the rule below, which reproduces the BooookScore figures; any other
+    language uses app.sentences' rules for its script (docs/languages.md).
+
+    English rule: a sentence ends after . ! ? or … (and any closing quotes or brackets) when
     whitespace follows and the next text starts with an upper-case letter, a digit or an
     opening quote/bracket; except after a single full stop that ends an abbreviation in
     ABBREVIATIONS or a single upper-case initial. Text without such a boundary is one
     sentence; an empty paragraph has none.
     """
+    primary = primary_subtag(language)
+    if primary not in (None, "en"):
+        return split_sentences_multilingual(text, primary)
     sentences: list[tuple[int, int]] = []
     start = _skip_space(text, 0)
     for match in _TERMINATOR.finditer(text):
@@ -121,12 +132,12 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     return token.lower() in ABBREVIATIONS
 
 
-def document_sentences(paragraphs: Sequence[str]) -> list[Sentence]:
+def document_sentences(paragraphs: Sequence[str], language: str | None = None) -> list[Sentence]:
     """All sentences of a document in reading order, as (paragraph_id, start, end)."""
     return [
         (paragraph_id, start, end)
         for paragraph_id, text in enumerate(paragraphs)
-        for start, end in split_sentences(text)
+        for start, end in split_sentences(text, language)
     ]
 
 

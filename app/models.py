@@ -25,6 +25,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
+from app.languages import direction_of
 from app.statuses import SessionStatus
 
 # SQLite only auto-increments INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
@@ -62,6 +63,8 @@ class Document(db.Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     external_id: Mapped[str] = mapped_column(String(200), unique=True)
     title: Mapped[str | None] = mapped_column(String(500))
+    # BCP 47 tag (app.languages): sets the pages' lang/dir and the sentence splitter.
+    language: Mapped[str | None] = mapped_column(String(35))
     meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     entities: Mapped[list[str]] = mapped_column(JSON, default=list)
     # Attention-check answers: [{"paragraph_id", "start", "end", "category"}] or None.
@@ -83,6 +86,11 @@ class Document(db.Model):
     def is_attention_check(self) -> bool:
         """True when the document carries gold spans (an attention check)."""
         return bool(self.gold)
+
+    @property
+    def direction(self) -> str | None:
+        """The text direction of the language's script (rtl or ltr); None without a language."""
+        return direction_of(self.language)
 
 
 class Paragraph(db.Model):

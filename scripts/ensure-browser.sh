@@ -2,8 +2,11 @@
 # Make sure a Chromium is there for the Playwright tests:
 # /usr/bin/chromium if present; as root on Debian, apt-get install chromium;
 # otherwise Playwright's own build. In CI a missing browser is an error.
-# Also an emoji font (Debian's fonts-noto-color-emoji), so that screenshots and the
-# browser tests draw emoji in the text instead of empty boxes.
+# Also the fonts of the scripts the browser tests select in (tests/e2e/test_scripts_offsets.py,
+# docs/languages.md): Debian's fonts-noto-core (Arabic, Hebrew, Devanagari, Thai: the part of
+# the fonts-noto family with the scripts, without its extra weights), fonts-noto-cjk
+# (Chinese, Japanese) and fonts-noto-color-emoji, so that screenshots and drags meet real
+# glyphs with real widths instead of empty boxes.
 set -euo pipefail
 PYTHON=${PYTHON:-.venv/bin/python}
 
@@ -21,18 +24,33 @@ apt_install() {
   apt-get install -y -qq "$@" >/dev/null
 }
 
-ensure_emoji_font() {
-  if command -v fc-list >/dev/null 2>&1 && fc-list | grep -qi "Noto Color Emoji"; then
-    return 0
+# family name (as fc-list prints it) -> the Debian package that has it
+FONTS=(
+  "Noto Sans Arabic:fonts-noto-core"
+  "Noto Sans Hebrew:fonts-noto-core"
+  "Noto Sans Devanagari:fonts-noto-core"
+  "Noto Sans CJK SC:fonts-noto-cjk"
+  "Noto Color Emoji:fonts-noto-color-emoji"
+)
+
+ensure_fonts() {
+  local missing=() entry installed=""
+  # Read the list once: `fc-list | grep -q` fails under pipefail when grep stops early.
+  if command -v fc-list >/dev/null 2>&1; then
+    installed=$(fc-list : family)
   fi
-  if [ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ]; then
-    return 0
-  fi
+  for entry in "${FONTS[@]}"; do
+    if ! grep -qi "${entry%%:*}" <<<"$installed"; then
+      missing+=("${entry##*:}")
+    fi
+  done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
   if can_apt; then
-    echo "ensure-browser: installing Debian's fonts-noto-color-emoji (apt-get)" >&2
-    apt_install fonts-noto-color-emoji && return 0
+    echo "ensure-browser: installing Debian's ${missing[*]} (apt-get)" >&2
+    apt_install fontconfig "${missing[@]}" && return 0
   fi
-  echo "ensure-browser: WARNING: no emoji font; emoji in screenshots will show as boxes" >&2
+  echo "ensure-browser: WARNING: missing ${missing[*]}; some scripts will show as boxes" >&2
 }
 
 ensure_chromium() {
@@ -56,4 +74,4 @@ ensure_chromium() {
 }
 
 ensure_chromium
-ensure_emoji_font
+ensure_fonts

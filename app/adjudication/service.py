@@ -138,6 +138,8 @@ def adjudication_state(document: Document, taxonomy: Taxonomy) -> dict[str, Any]
         "document": {
             "id": document.external_id,
             "title": document.title,
+            "language": document.language,
+            "direction": document.direction,
             "paragraphs": [
                 {"paragraph_id": position, "text": texts[position]} for position in sorted(texts)
             ],

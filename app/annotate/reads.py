@@ -18,6 +18,7 @@ from sqlalchemy import Row, bindparam, select
 from app.annotate.sessions import touch_due
 from app.annotate.timings import record_visit
 from app.annotate.writes import ANNOTATIONS, DOCUMENTS, SESSIONS, TOUCH
+from app.languages import direction_of
 from app.models import utcnow
 from app.persistence import autocommit_connection, end_orm_transaction
 from app.statuses import SessionStatus
@@ -33,6 +34,12 @@ class DocumentView:
     entities: list[str] | None
     content_hash: str
     paragraph_count: int
+    language: str | None = None  # BCP 47: the page's lang and dir (app.languages)
+
+    @property
+    def direction(self) -> str | None:
+        """The text direction of the language's script (rtl or ltr); None without a language."""
+        return direction_of(self.language)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +77,7 @@ _SESSION = (
         DOCUMENTS.c.entities,
         DOCUMENTS.c.content_hash,
         DOCUMENTS.c.paragraph_count,
+        DOCUMENTS.c.language,
     )
     .join_from(SESSIONS, DOCUMENTS)
     .where(SESSIONS.c.token == bindparam("token"))
@@ -114,6 +122,7 @@ def read_session(token: str) -> SessionView | None:
         row.entities,
         row.content_hash,
         row.paragraph_count,
+        row.language,
     )
     return SessionView(
         row.id,

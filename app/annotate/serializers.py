@@ -94,6 +94,8 @@ def document_dict(document: Document | DocumentView, *, last: int) -> dict[str, 
     return {
         "id": document.external_id,
         "title": document.title,
+        "language": document.language,
+        "direction": document.direction,
         "total_paragraphs": document.paragraph_count,
         "paragraphs": [
             {"paragraph_id": position, "text": text}

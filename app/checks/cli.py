@@ -74,6 +74,7 @@ def plant_checks_command(
         "paragraphs": list(paragraphs),
         "title": f"{source.title or source_doc_id} (attention check)",
         "entities": list(source.entities or []),
+        "language": source.language,
         "meta": {"planted_from": source_doc_id, "seed": seed, "kinds": list(kinds)},
         "gold": [check.gold() for check in planted],
     }

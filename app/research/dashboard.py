@@ -38,7 +38,7 @@ from app.study import EffectiveStudySettings, as_utc
 from app.taxonomy import current_taxonomy
 
 SENTENCE_CACHE_SIZE = 50_000
-_SENTENCE_CACHE: dict[tuple[int, str, int], list[Sentence]] = {}
+_SENTENCE_CACHE: dict[tuple[int, str, int, str | None], list[Sentence]] = {}
 FIGURES_CACHE_SIZE = 20_000
 _FIGURES_CACHE: dict[tuple, DocumentFigures] = {}
 RECENT_SESSIONS = 100  # the dashboard lists these; document pages and sessions.csv list all
@@ -258,6 +258,7 @@ def _documents(document_id: int | None) -> dict[int, DocumentRow]:
         Document.paragraph_count,
         Document.gold,
         Document.content_hash,
+        Document.language,
     ).order_by(Document.external_id)
     texts = db.select(Paragraph.document_id, Paragraph.text).order_by(
         Paragraph.document_id, Paragraph.position
@@ -267,30 +268,39 @@ def _documents(document_id: int | None) -> dict[int, DocumentRow]:
         texts = texts.where(Paragraph.document_id == document_id)
     rows: dict[int, DocumentRow] = {}
     hashes: dict[int, str] = {}
-    for doc_id, external_id, title, count, gold, content_hash in db.session.execute(query):
+    languages: dict[int, str | None] = {}
+    for doc_id, external_id, title, count, gold, content_hash, language in db.session.execute(
+        query
+    ):
         rows[doc_id] = DocumentRow(
             doc_id, external_id, title, count, bool(gold), gold or None, content_hash
         )
         hashes[doc_id] = content_hash
+        languages[doc_id] = language
     paragraphs: dict[int, list[str]] = defaultdict(list)
     for doc_id, text in db.session.execute(texts):
         paragraphs[doc_id].append(text)
     for doc_id, row in rows.items():
-        row.sentences = _sentences(doc_id, hashes[doc_id], paragraphs.get(doc_id, []))
+        row.sentences = _sentences(
+            doc_id, hashes[doc_id], paragraphs.get(doc_id, []), languages[doc_id]
+        )
         row.words = mqm.word_count(paragraphs.get(doc_id, []))
         row.paragraph_lengths = [len(text) for text in paragraphs.get(doc_id, [])]
     return rows
 
 
-def _sentences(document_id: int, content_hash: str, paragraphs: list[str]) -> list[Sentence]:
-    # Splitting is a pure function of the stored text, which the content hash identifies:
-    # remember it per process (bounded) rather than re-split every document on every view.
-    key = (document_id, content_hash, len(paragraphs))
+def _sentences(
+    document_id: int, content_hash: str, paragraphs: list[str], language: str | None
+) -> list[Sentence]:
+    # Splitting is a pure function of the stored text (which the content hash identifies)
+    # and the language: remember it per process (bounded) rather than re-split every
+    # document on every view.
+    key = (document_id, content_hash, len(paragraphs), language)
     sentences = _SENTENCE_CACHE.get(key)
     if sentences is None:
         if len(_SENTENCE_CACHE) >= SENTENCE_CACHE_SIZE:
             _SENTENCE_CACHE.clear()
-        sentences = _SENTENCE_CACHE[key] = metrics.document_sentences(paragraphs)
+        sentences = _SENTENCE_CACHE[key] = metrics.document_sentences(paragraphs, language)
     return sentences
 
 

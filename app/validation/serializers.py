@@ -40,6 +40,8 @@ def item_json(item: ValidationItem) -> dict[str, Any]:
         "document": {
             "id": document.external_id,
             "title": document.title,
+            "language": document.language,
+            "direction": document.direction,
             "paragraphs": [{"paragraph_id": p, "text": t} for p, t in paragraphs],
         },
         "span": span(item.paragraph_id, item.span_start, item.span_end, item.span_text),

@@ -152,6 +152,8 @@ def test_get_session_shows_reached_paragraphs_taxonomy_and_progress(client, toke
     assert state["document"] == {
         "id": "doc-1",
         "title": "A voyage",
+        "language": None,
+        "direction": None,
         "total_paragraphs": 3,
         "paragraphs": [{"paragraph_id": 0, "text": PARAGRAPHS[0]}],
     }

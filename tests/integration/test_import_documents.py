@@ -298,19 +298,29 @@ def test_dry_run_reports_refusals(runner, tmp_path):
     assert "d: text changed but 1 annotation points into it" in result.stderr
 
 
-def test_demo_folder_imports_three_documents(runner):
+def test_demo_folder_imports_five_documents(runner):
     result = runner.invoke(args=["import-documents", str(DEMO)])
     assert result.exit_code == 0, result.output
-    assert "Imported 3 documents: 3 new, 0 updated, 0 unchanged" in result.stdout
+    assert "Imported 5 documents: 5 new, 0 updated, 0 unchanged" in result.stdout
     documents = {d.external_id: d for d in db.session.scalars(select(Document))}
-    assert sorted(documents) == ["night-train", "orchard-dispute", "skarvik-lighthouse"]
-    assert all(6 <= d.paragraph_count <= 10 for d in documents.values())
+    assert sorted(documents) == [
+        "harbour-library",
+        "night-train",
+        "orchard-dispute",
+        "skarvik-lighthouse",
+        "west-lake-teahouse",
+    ]
+    assert all(5 <= d.paragraph_count <= 10 for d in documents.values())
+    assert documents["harbour-library"].language == "ar"
+    assert documents["harbour-library"].direction == "rtl"
+    assert documents["west-lake-teahouse"].language == "zh-Hans"
+    assert documents["skarvik-lighthouse"].language is None
     skarvik = documents["skarvik-lighthouse"]
     assert skarvik.title == "The Lighthouse at Skarvik"
     assert "Łukasz" in skarvik.entities
     assert "📷" in skarvik.paragraphs[2].text
     again = runner.invoke(args=["import-documents", str(DEMO)])
-    assert "3 documents: 0 new, 0 updated, 3 unchanged" in again.stdout
+    assert "5 documents: 0 new, 0 updated, 5 unchanged" in again.stdout
 
 
 def test_demo_readme_spans_match_the_stored_text(runner):
@@ -331,7 +341,7 @@ def test_demo_readme_spans_match_the_stored_text(runner):
                         paragraph_id = int(cell[1 : cell.index(" ")])
                     assert paragraphs[paragraph_id][int(start) : int(end)] == quote
                     checked += 1
-    assert checked == 3 * 7 + 6  # one span per category, plus the paired spans
+    assert checked == 5 * 7 + 10  # one span per category, plus the paired spans
 
 
 def test_many_documents_show_progress_and_use_few_statements(runner, tmp_path, app):

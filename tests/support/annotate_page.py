@@ -47,12 +47,14 @@ def seed_document(
     *,
     title: str | None = "A test document",
     entities: Sequence[str] = (),
+    language: str | None = None,
 ) -> None:
     """Import one document into the live server's database through the real importer."""
+    document = DocumentInput(
+        external_id, title, tuple(paragraphs), entities=tuple(entities), language=language
+    )
     with live.app.app_context():
-        import_documents(
-            [DocumentInput(external_id, title, tuple(paragraphs), entities=tuple(entities))]
-        )
+        import_documents([document])
 
 
 def open_task(page: Page, live: LiveServer, document: str, annotator: str = "worker-1") -> None:

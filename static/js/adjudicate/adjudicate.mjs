@@ -129,6 +129,17 @@ export default class Adjudicate {
   }
 
   /**
+   * The document's language and direction on a paragraph's text (an Arabic paragraph
+   * opening with a Latin name stays right to left); without a language, dir="auto":
+   * each paragraph is laid out by its own first strong character.
+   * @param {HTMLElement} $text
+   */
+  setLanguage($text) {
+    $text.dir = this.state.document.direction ?? 'auto';
+    if (this.state.document.language) $text.lang = this.state.document.language;
+  }
+
+  /**
    * @param {{paragraph_id: number, text: string}} paragraph
    * @param {string[]} annotators
    * @param {Map<string, string>} colors
@@ -145,6 +156,7 @@ export default class Adjudicate {
     // The researcher's current gold spans on the paragraph itself.
     const $text = el('p', 'adj-paragraph__text');
     $text.dataset.paragraph = String(n);
+    this.setLanguage($text);
     const gold = [...decisions.values()].filter((d) => d.result);
     renderParagraph(
       $text,
@@ -158,6 +170,7 @@ export default class Adjudicate {
       $lane.style.setProperty('--lane-color', colors.get(annotator) ?? '#ddd');
       const $name = el('span', 'adj-lane__name', annotator);
       const $laneText = el('p', 'adj-lane__text');
+      this.setLanguage($laneText);
       const own = marks.filter((m) => m.annotator === annotator);
       const highlights = own.flatMap((/** @type {any} */ m, /** @type {number} */ i) => [
         ...(m.span.paragraph_id === n

@@ -272,6 +272,10 @@ export default class Validator {
       const $p = document.createElement('p');
       $p.className = 'validator__paragraph';
       $p.dataset.paragraph = String(paragraph.paragraph_id);
+      // The document's language sets the direction (an Arabic paragraph opening with a
+      // Latin name stays right to left); without one, each paragraph takes its own.
+      $p.dir = item.document.direction ?? 'auto';
+      if (item.document.language) $p.lang = item.document.language;
       renderParagraph($p, paragraph.text, this.highlightsFor(paragraph.paragraph_id, item));
       return $p;
     });
