@@ -18,6 +18,7 @@ import click
 from flask import Flask, current_app
 from markdown_it import MarkdownIt
 
+from app.i18n import INTERFACE_LANGUAGES, html_lang, interface_locale
 from app.outcomes import (
     ATTENTION_CHECK_MODES,
     OUTCOMES,
@@ -122,6 +123,9 @@ class StudySettings:
     anonymous: bool = False
     # Sessions read faster than this are flagged as rushing on the dashboard; None: no flag.
     min_words_per_minute: float | None = None
+    # The worker pages' interface language (a Babel locale name from app.i18n), None: the
+    # browser's Accept-Language among the shipped languages, else English.
+    language: str | None = None
 
     @property
     def completion_targets(self) -> tuple[CompletionTarget, ...]:
@@ -235,6 +239,14 @@ def _color(value: Any) -> str:
     return value.lower()
 
 
+def _language(value: Any) -> str:
+    locale = interface_locale(value) if isinstance(value, str) else None
+    if locale is None:
+        shipped = ", ".join(html_lang(name) for name in INTERFACE_LANGUAGES)
+        raise ValueError(f"must be an interface language shipped here ({shipped}), got {value!r}")
+    return locale
+
+
 def load_taxonomy(path: str | os.PathLike) -> Taxonomy:
     """Read and validate a taxonomy file; raise TaxonomyError listing every problem."""
     try:
@@ -284,6 +296,7 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             attention_check_share=(0.0, number(0.0, 0.5)),
             anonymous=(False, flag),
             min_words_per_minute=(None, number(1.0, 100_000.0)),
+            language=(None, _language),
         ),
         validation=_section(
             check,
