@@ -67,8 +67,8 @@ i18n-extract: $(VENV)/.installed ## Collect the interface's strings into transla
 	$(PYBABEL) extract -F babel-js.cfg -k t --no-default-keywords $(I18N_COPYRIGHT) -o translations/js.pot .
 
 i18n-update: i18n-extract ## Merge new strings into every language's .po (then translate them, then make i18n-compile)
-	$(PYBABEL) update -N -i translations/messages.pot -d translations -D messages --no-location
-	$(PYBABEL) update -N -i translations/js.pot -d translations -D js --no-location
+	$(PYBABEL) update -N -i translations/messages.pot -d translations -D messages -w 100
+	$(PYBABEL) update -N -i translations/js.pot -d translations -D js -w 100
 
 i18n-init: i18n-extract ## Start a language: make i18n-init LANG_CODE=fr (Babel's locale name, e.g. zh_Hant)
 	@test -n "$(LANG_CODE)" || { echo "usage: make i18n-init LANG_CODE=fr" >&2; exit 2; }
