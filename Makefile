@@ -7,7 +7,7 @@ FLASK := $(VENV)/bin/flask --app app
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: run test test-unit test-integration test-e2e lint format migrate demo bench clean help screenshots researcher \
+.PHONY: run test test-unit lint format bench clean help screenshots researcher \
 	i18n-extract i18n-update i18n-compile i18n-init
 
 help: ## List the targets

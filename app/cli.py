@@ -1,7 +1,15 @@
-"""The project's flask commands. Each command's body lives with its domain module;
-this file only registers them, so `flask --help` lists everything in one place."""
+"""The project's flask commands: `register` attaches them all, so `flask --help` lists
+everything in one place. Each command's body lives with its domain module, but for
+`list-documents` (links, no domain of its own); the output helpers the commands share
+(refusals, report formats) are here too."""
 
 from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 from flask import Flask
@@ -37,6 +45,62 @@ def register(app: Flask) -> None:
 
     app.cli.add_command(import_annotations_command)
     app.cli.add_command(study_report_command)
+
+
+def flag(name: str, help_text: str) -> Callable:
+    """An on/off option (off unless given)."""
+    return click.option(name, is_flag=True, help=help_text)
+
+
+def file_output_option(help_text: str = "File to write (default: standard output).") -> Callable:
+    """--output FILE, a Path; None writes to standard output."""
+    return click.option(
+        "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path), help=help_text
+    )
+
+
+records_format_option = click.option(
+    "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
+)
+document_option = click.option("--document", help="Only this document (its external id).")
+report_format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "csv"]),
+    default="table",
+    show_default=True,
+)
+
+
+def echo_ambiguous(ambiguous: Iterable[str]) -> None:
+    """Spans whose text stands more than once in their paragraph: the first one was taken."""
+    lines = list(ambiguous)
+    click.echo(f"Ambiguous spans (first occurrence used): {len(lines)}")
+    for line in lines:
+        click.echo(f"  {line}")
+
+
+def echo_report(
+    report: dict[str, Any],
+    fmt: str,
+    format_csv: Callable[[dict[str, Any]], str],
+    format_table: Callable[[dict[str, Any]], str],
+) -> None:
+    """Print a report as --format asks: indented JSON, CSV or a table."""
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    elif fmt == "csv":
+        click.echo(format_csv(report), nl=False)
+    else:
+        click.echo(format_table(report), nl=False)
+
+
+def fail(headline: str, problems: Iterable[str] = ()) -> NoReturn:
+    """Refuse: the headline, then each problem indented, on stderr; exit status 1."""
+    click.echo(headline, err=True)
+    for line in problems:
+        click.echo(f"  {line}", err=True)
+    sys.exit(1)
 
 
 @click.command("list-documents")

@@ -52,6 +52,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from app.errors import ProblemsError
 from app.falte_markup import MarkupError, parse_paragraph
 from app.safe_text import json_text_problems, text_problem
 
@@ -102,16 +103,15 @@ class DocumentFormatError(ValueError):
         return ": ".join(part for part in (place, self.field, self.message) if part)
 
 
-class DocumentFileError(ValueError):
+class DocumentFileError(ProblemsError, ValueError):
     """A file (or folder) was rejected; `problems` lists every DocumentFormatError found."""
 
     def __init__(
         self, path: Path | str, problems: list[DocumentFormatError], truncated: bool = False
     ) -> None:
         self.path = Path(path)
-        self.problems = problems
         self.truncated = truncated
-        super().__init__(str(self))
+        super().__init__(problems)
 
     def __str__(self) -> str:
         lines = [str(problem) for problem in self.problems]

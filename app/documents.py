@@ -17,14 +17,16 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import click
 from flask.cli import with_appcontext
 from sqlalchemy import case, delete, func, insert, null, select, update
 from sqlalchemy.exc import IntegrityError
 
+from app.cli import fail
 from app.document_formats import DocumentFileError, DocumentInput, parse_documents
+from app.errors import ProblemsError
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Document, Paragraph, ValidationItem
 
@@ -59,12 +61,8 @@ class ImportReport:
         )
 
 
-class DocumentImportRefused(Exception):
-    """The import would break stored work; nothing was written. `reasons`: one per document."""
-
-    def __init__(self, reasons: list[str]) -> None:
-        self.reasons = reasons
-        super().__init__("\n".join(reasons))
+class DocumentImportRefused(ProblemsError):
+    """The import would break stored work; nothing was written. `problems`: one per document."""
 
 
 @dataclass
@@ -295,7 +293,10 @@ def import_documents_command(path: Path, dry_run: bool) -> None:
     try:
         inputs = parse_documents(path)
     except DocumentFileError as exc:
-        _fail(f"{path}: {_plural(len(exc.problems), 'problem')}; nothing imported:", str(exc))
+        fail(
+            f"{path}: {_plural(len(exc.problems), 'problem')}; nothing imported:",
+            str(exc).splitlines(),
+        )
     try:
         if dry_run:
             report = preview_import(inputs)
@@ -303,9 +304,9 @@ def import_documents_command(path: Path, dry_run: bool) -> None:
             with _progress_bar(len(inputs)) as progress:
                 report = import_documents(inputs, progress=progress)
     except DocumentImportRefused as exc:
-        _fail(f"{path}: import refused; nothing imported:", str(exc))
+        fail(f"{path}: import refused; nothing imported:", str(exc).splitlines())
     except IntegrityError as exc:  # another import wrote the same ids meanwhile
-        _fail(f"{path}: the database refused the import; nothing imported:", str(exc.orig))
+        fail(f"{path}: the database refused the import; nothing imported:", [str(exc.orig)])
     if dry_run:
         click.echo(f"Dry run: would import {report.summary()} ({path}); nothing written")
     else:
@@ -320,10 +321,3 @@ def _progress_bar(total: int) -> Iterator[Progress | None]:
     # sys.stderr is looked up now, not at import, so a test runner's capture sees it.
     with click.progressbar(length=total, label="Importing documents", file=sys.stderr) as bar:
         yield bar.update
-
-
-def _fail(headline: str, details: str) -> NoReturn:
-    click.echo(headline, err=True)
-    for line in details.splitlines():
-        click.echo(f"  {line}", err=True)
-    sys.exit(1)

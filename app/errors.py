@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from flask import Flask, jsonify, render_template, request
@@ -10,6 +11,14 @@ from werkzeug.exceptions import HTTPException
 
 from app.extensions import db
 from app.gunicorn_logging import redact_tokens
+
+
+class ProblemsError(Exception):
+    """Refused input, nothing written: `problems` lists every one; str() one per line."""
+
+    def __init__(self, problems: Sequence[object]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(str(problem) for problem in self.problems))
 
 
 class ApiError(Exception):

@@ -39,26 +39,22 @@ from app.errors import ApiError
 from app.extensions import db
 from app.models import Annotator
 from app.persistence import get_or_create
+from app.platforms import (
+    MTURK_ASSIGNMENT_KEYS,
+    MTURK_PARAMS,
+    PROLIFIC_PARAMS,
+    mturk_origin,
+    platform_secret_matches,
+)
 
 ANON_COOKIE = "falte_anon"
 OPENED_COOKIE = "falte_opened"
 COOKIE_MAX_AGE = 365 * 24 * 3600
 ANON_COOKIE_MAX_AGE = COOKIE_MAX_AGE
 MAX_OPENED = 100  # sessions one browser is remembered for (the cookie stays < 1 kB)
-MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
-MTURK_ORIGINS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
 MAX_ID_LENGTH = 200
 _PRINTABLE = re.compile(r"^[^\x00-\x1f\x7f]+$")
 _SESSION_REF = re.compile(r"^[av][0-9]{1,18}$")
-
-# (URL parameter, key stored in platform_params)
-PROLIFIC_PARAMS = (("STUDY_ID", "study_id"), ("SESSION_ID", "session_id"))
-MTURK_PARAMS = (
-    ("assignmentId", "assignment_id"),
-    ("hitId", "hit_id"),
-    ("turkSubmitTo", "turk_submit_to"),
-)
-MTURK_ASSIGNMENT_KEYS = ("assignment_id", "hit_id", "turk_submit_to")
 
 
 @dataclass(frozen=True)
@@ -94,24 +90,6 @@ class WorkerIdentity:
             for key in MTURK_ASSIGNMENT_KEYS:
                 added.pop(key, None)
         return {**added, **stored}
-
-
-def platform_secret_matches(
-    platform: str, params: Mapping[str, str], stored: Mapping[str, object]
-) -> bool:
-    """The platform's per-submission secret in the request equals the stored one: Prolific
-    SESSION_ID and STUDY_ID (the PID is the identity itself), MTurk assignmentId."""
-    if platform == "prolific":
-        keys = ("study_id", "session_id")
-    elif platform == "mturk":
-        keys = ("assignment_id",)
-    else:
-        return False
-    for key in keys:
-        given, kept = params.get(key), stored.get(key)
-        if not given or not isinstance(kept, str) or not hmac.compare_digest(given, kept):
-            return False
-    return True
 
 
 def session_ref(kind: str, session_id: int) -> str:
@@ -244,13 +222,6 @@ def _params(args: MultiDict, names: tuple[tuple[str, str], ...]) -> dict[str, st
     return {key: value for key, value in cleaned.items() if value is not None}
 
 
-def mturk_origin(value: str) -> str | None:
-    """The MTurk origin turkSubmitTo names, when it is exactly one of MTURK_ORIGINS (a
-    trailing "/" allowed); None for anything else, look-alikes included."""
-    origin = value.removesuffix("/")
-    return origin if origin in MTURK_ORIGINS else None
-
-
 def _mturk_params(args: MultiDict) -> dict[str, str]:
     params = _params(args, MTURK_PARAMS)
     if "turk_submit_to" in params:
@@ -263,11 +234,6 @@ def _mturk_params(args: MultiDict) -> dict[str, str]:
             )
         params["turk_submit_to"] = origin
     return params
-
-
-def is_mturk_preview(args: MultiDict) -> bool:
-    """MTurk shows a HIT preview with assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE."""
-    return args.get("assignmentId") == MTURK_PREVIEW
 
 
 def _opened(cookies: Mapping[str, str]) -> frozenset[str]:

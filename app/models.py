@@ -25,12 +25,18 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
+from app.statuses import SessionStatus
 
 # SQLite only auto-increments INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
 
-SESSION_STATUSES = ("active", "submitted", "abandoned")
+SESSION_STATUSES = tuple(status.value for status in SessionStatus)
 VERDICTS = ("agree", "partial", "disagree")
+
+
+def known_values(column: str, values: tuple[str, ...]) -> CheckConstraint:
+    """CHECK (<column> IN ('a', 'b')), named <column>_known, as the migrations write it."""
+    return CheckConstraint(f"{column} IN {values!r}", name=f"{column}_known")
 
 
 def utcnow() -> datetime:
@@ -115,13 +121,27 @@ class Annotator(db.Model):
         return f"{self.platform}:{self.external_id}"
 
 
-class AnnotationSession(db.Model):
+class WorkerSession:
+    """The columns an annotation and a validation session share: the capability token, the
+    status (app.statuses), the platform that sent the worker, the completion code, times."""
+
+    token: Mapped[str] = mapped_column(String(64), unique=True, default=new_token)
+    status: Mapped[str] = mapped_column(String(16), default=SessionStatus.ACTIVE)
+    platform: Mapped[str] = mapped_column(String(20))
+    # Platform parameters: study_id, session_id, assignment_id, hit_id, turk_submit_to...
+    platform_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    completion_code: Mapped[str] = mapped_column(String(40), default=new_completion_code)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class AnnotationSession(WorkerSession, db.Model):
     """One (document, annotator) pair: progress, status and the capability token."""
 
     __tablename__ = "annotation_sessions"
     __table_args__ = (
         UniqueConstraint("document_id", "annotator_id"),
-        CheckConstraint("status IN ('active', 'submitted', 'abandoned')", name="status_known"),
+        known_values("status", SESSION_STATUSES),
         CheckConstraint(
             "outcome IS NULL OR outcome IN "
             "('completed', 'failed_training', 'failed_checks', 'no_consent')",
@@ -135,22 +155,14 @@ class AnnotationSession(db.Model):
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    token: Mapped[str] = mapped_column(String(64), unique=True, default=new_token)
     document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
     annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"), index=True)
-    status: Mapped[str] = mapped_column(String(16), default="active")
     position: Mapped[int] = mapped_column(Integer, default=0)
     furthest: Mapped[int] = mapped_column(Integer, default=0)
     taxonomy_version: Mapped[str] = mapped_column(String(64))
-    platform: Mapped[str] = mapped_column(String(20))
-    # Platform parameters: study_id, session_id, assignment_id, hit_id, turk_submit_to...
-    platform_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    completion_code: Mapped[str] = mapped_column(String(40), default=new_completion_code)
     # How the worker's part ended (app.outcomes): set when the session ends, None while open.
     outcome: Mapped[str | None] = mapped_column(String(20))
     is_attention_check: Mapped[bool] = mapped_column(Boolean, default=False)
-    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     # When the worker's browser first loaded the page (None: never, e.g. a link opened by a
     # script): whether the session holds its place (app.assignment.claims).
     page_loaded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -224,9 +236,9 @@ class ValidationItem(db.Model):
 
     __tablename__ = "validation_items"
     __table_args__ = (
+        Index("ix_validation_items_round_order", "round_id", "order_key"),
         UniqueConstraint("round_id", "external_id"),
         CheckConstraint("span_start IS NULL OR span_start < span_end", name="span_ordered"),
-        Index("ix_validation_items_round_order", "round_id", "order_key"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -255,22 +267,15 @@ class ValidationItem(db.Model):
     document: Mapped[Document] = relationship()
 
 
-class ValidationSession(db.Model):
+class ValidationSession(WorkerSession, db.Model):
     """A validator's progress through one round, reached by its capability token."""
 
     __tablename__ = "validation_sessions"
     __table_args__ = (UniqueConstraint("round_id", "annotator_id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    token: Mapped[str] = mapped_column(String(64), unique=True, default=new_token)
     round_id: Mapped[int] = mapped_column(ForeignKey("validation_rounds.id", ondelete="CASCADE"))
     annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
-    status: Mapped[str] = mapped_column(String(16), default="active")
-    platform: Mapped[str] = mapped_column(String(20))
-    platform_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    completion_code: Mapped[str] = mapped_column(String(40), default=new_completion_code)
-    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     # The item this validator was last given (a reservation), so that concurrent
     # validators are spread over different items and a served item stays judgeable.
     current_item_id: Mapped[int | None] = mapped_column(
@@ -288,7 +293,7 @@ class ValidationJudgment(db.Model):
     __tablename__ = "validation_judgments"
     __table_args__ = (
         UniqueConstraint("item_id", "validator"),
-        CheckConstraint("verdict IN ('agree', 'partial', 'disagree')", name="verdict_known"),
+        known_values("verdict", VERDICTS),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

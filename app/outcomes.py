@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from app.platforms import PROLIFIC_COMPLETE_URL, prolific_code_url
+
 OUTCOMES = ("completed", "failed_training", "failed_checks", "no_consent")
 ATTENTION_CHECK_MODES = ("flag", "fail")  # flag: shown on the dashboard; fail: also the outcome
-PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
 CODE_PLACEHOLDER = "{code}"  # replaced by the session's own completion code
 # Prolific completion codes go unencoded into `cc=`: letters, digits, '-' and '_' only.
 COMPLETION_CODE_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -46,7 +47,7 @@ def session_outcome(
 
     The first step a worker did not get through decides: declining consent, then failing
     training; after the task, attention checks decide only when the study says
-    `attention_checks: fail` (`failed_checks` is app.research.metrics.attention_flagged,
+    `attention_checks: fail` (`failed_checks` is app.metrics.attention_flagged,
     the dashboard's rule); otherwise the worker completed the study.
     """
     if not consented:
@@ -56,11 +57,6 @@ def session_outcome(
     if failed_checks and attention_checks == "fail":
         return "failed_checks"
     return "completed"
-
-
-def prolific_code_url(code: str) -> str:
-    """Prolific's completion address for one of the study's completion codes."""
-    return f"{PROLIFIC_COMPLETE_URL}{code}"
 
 
 @dataclass(frozen=True)

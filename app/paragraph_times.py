@@ -18,6 +18,7 @@ from sqlalchemy import Select, and_, func, select
 
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Document, Paragraph, ParagraphTiming
+from app.statuses import SessionStatus
 
 PARAGRAPH_COLUMNS = (
     "session_id",
@@ -101,7 +102,7 @@ def iter_paragraph_records(
     for row in rows:
         (sid, external_id, position, text, status, submitted, seen) = row[:7]
         stored, active, open_since, count = row[7:]
-        end = submitted if status == "submitted" else seen
+        end = submitted if status == SessionStatus.SUBMITTED else seen
         yield {
             "session_id": str(sid),
             "document_id": external_id,
@@ -134,5 +135,5 @@ def _reached(query: Select, document: str | None, submitted_only: bool) -> Selec
     if document is not None:
         query = query.where(Document.external_id == document)
     if submitted_only:
-        query = query.where(AnnotationSession.status == "submitted")
+        query = query.where(AnnotationSession.status == SessionStatus.SUBMITTED)
     return query

@@ -101,20 +101,14 @@ class SpanError(ValueError):
     @classmethod
     def paired_required(cls, name: str) -> SpanError:
         """A paired category without its second span."""
-        return cls(
-            "paired_span_required",
-            "paired_span",
-            f"“{name}” needs a second span: select it in Context or Current Paragraph.",
-        )
+        message = f"“{name}” needs a second span: select it in Context or Current Paragraph."
+        return cls("paired_span_required", "paired_span", message)
 
     @classmethod
     def paired_forbidden(cls, name: str) -> SpanError:
         """A singleton category with a second span."""
-        return cls(
-            "paired_span_forbidden",
-            "paired_span",
-            f"“{name}” takes a single span; remove the second span.",
-        )
+        message = f"“{name}” takes a single span; remove the second span."
+        return cls("paired_span_forbidden", "paired_span", message)
 
     @classmethod
     def paired_later(cls, paired: int, span: int) -> SpanError:
@@ -202,13 +196,3 @@ def check_annotation(
         raise SpanError.comment_too_long(len(comment), max_comment_length)
     if comment_required and not (comment or "").strip():
         raise SpanError.comment_required(comment_label)
-
-
-def utf16_to_code_points(text: str, utf16_offset: int) -> int:
-    """Convert a UTF-16 offset (what browsers count) into a code-point offset."""
-    units = 0
-    for index, char in enumerate(text):
-        if units >= utf16_offset:
-            return index
-        units += 2 if ord(char) > 0xFFFF else 1
-    return len(text)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from flask import current_app
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from app.outcomes import CompletionTarget, completion_address, completion_targets
 from app.taxonomy import Taxonomy, TaxonomyError, current_taxonomy, load_taxonomy
@@ -93,31 +93,6 @@ def instructions_markup(taxonomy: Taxonomy) -> Markup:
     markup; everything else from the taxonomy stays autoescaped.
     """
     return Markup(taxonomy.instructions_html)  # noqa: S704
-
-
-PROLIFIC_QUERY = (
-    "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
-)
-MTURK_SCHEMA = (
-    "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/"
-    "ExternalQuestion.xsd"
-)
-
-
-def prolific_study_url(start_url: str) -> str:
-    """The URL to paste into Prolific: it replaces the {{%...%}} placeholders per worker."""
-    return f"{start_url}?{PROLIFIC_QUERY}"
-
-
-def mturk_external_question(start_url: str, frame_height: int = 0) -> str:
-    """ExternalQuestion XML for an MTurk HIT; MTurk appends assignmentId, hitId, workerId
-    and turkSubmitTo to the URL itself. FrameHeight 0 lets the task use the whole window."""
-    return (
-        f'<ExternalQuestion xmlns="{MTURK_SCHEMA}">\n'
-        f"  <ExternalURL>{escape(start_url)}</ExternalURL>\n"
-        f"  <FrameHeight>{frame_height}</FrameHeight>\n"
-        "</ExternalQuestion>"
-    )
 
 
 @dataclass(frozen=True)

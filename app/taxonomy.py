@@ -18,6 +18,7 @@ import click
 from flask import Flask, current_app
 from markdown_it import MarkdownIt
 
+from app.errors import ProblemsError
 from app.i18n import INTERFACE_LANGUAGES, html_lang, interface_locale
 from app.outcomes import (
     ATTENTION_CHECK_MODES,
@@ -32,7 +33,6 @@ from app.yaml_checker import (
     Checker,
     KeyPath,
     Problem,
-    ProblemsError,
     flag,
     integer,
     number,

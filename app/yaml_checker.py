@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from app.errors import ProblemsError
+
 KeyPath = tuple[str | int, ...]
 REQUIRED: Any = object()  # a `get` default meaning "absent is a problem"
 
@@ -28,14 +30,6 @@ class Problem(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.key}: {self.message}"
-
-
-class ProblemsError(Exception):
-    """A file has problems; str() lists every one on its own line."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
 
 
 def dotted(path: KeyPath) -> str:

@@ -28,6 +28,8 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
             "20",
             "--paced-seconds",
             "5",
+            "--capacity",
+            "20,40",
         ],
     ),
     "long_document": ([], ["--paragraphs", "200", "--annotations", "400", "--adds", "5"]),

@@ -20,38 +20,13 @@ from sqlalchemy.engine import make_url
 
 from app import create_app
 from app.extensions import db
-
-ROOT = Path(__file__).resolve().parent.parent
-BOOOOKSCORE_SAMPLE = ROOT / "tests" / "fixtures" / "booookscore"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def require_or_skip(reason: str) -> None:
-    """Skip locally; fail in CI, where every suite must really run."""
-    if IN_CI:
-        pytest.fail(f"{reason} (CI=true: this is a failure, not a skip)")
-    pytest.skip(reason)
-
-
-def make_test_config(database_uri: str, **overrides) -> dict:
-    """The app config used by integration tests."""
-    config = {
-        "APP_ENV": "testing",
-        "SQLALCHEMY_DATABASE_URI": database_uri,
-        "SECRET_KEY": "test-secret-key",
-        "WTF_CSRF_ENABLED": True,
-    }
-    if database_uri.startswith("sqlite"):
-        config["SQLALCHEMY_ENGINE_OPTIONS"] = {"connect_args": {"timeout": 30}}
-    config.update(overrides)
-    return config
-
-
-def dispose_engines() -> None:
-    """Close the current app's pooled connections, on every engine (the main one and, on
-    PostgreSQL, the autocommit engine of app.persistence)."""
-    for engine in db.engines.values():
-        engine.dispose()
+from tests.support.apps import (
+    BOOOOKSCORE_SAMPLE,
+    dispose_engines,
+    make_test_config,
+    require_or_skip,
+    truncate_all,
+)
 
 
 def migrate_database(database_uri: str) -> None:
@@ -109,16 +84,6 @@ def postgres_url() -> Iterator[str]:
     admin.dispose()
 
 
-def _truncate_all(database_uri: str) -> None:
-    engine = create_engine(database_uri)
-    tables = ", ".join(
-        f'"{t.name}"' for t in db.metadata.sorted_tables if t.name != "alembic_version"
-    )
-    with engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
-    engine.dispose()
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_uri(request, tmp_path) -> Iterator[str]:
     """A migrated, empty database: a SQLite file, then the run's PostgreSQL database."""
@@ -128,7 +93,7 @@ def database_uri(request, tmp_path) -> Iterator[str]:
         yield f"sqlite:///{path}"
     else:
         url = request.getfixturevalue("postgres_url")
-        _truncate_all(url)
+        truncate_all(url)
         yield url
 
 
@@ -158,12 +123,6 @@ def runner(app):
 def booookscore_sample() -> Path:
     """The BooookScore sample data copied under tests/fixtures/booookscore (MIT, LICENSE there)."""
     return BOOOOKSCORE_SAMPLE
-
-
-@pytest.fixture
-def shared_sample(booookscore_sample) -> Path:
-    """The old name of `booookscore_sample` (it read ../shared before the copy)."""
-    return booookscore_sample
 
 
 @pytest.fixture

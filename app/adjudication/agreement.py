@@ -24,6 +24,7 @@ from app.adjudication.gamma import Dissimilarity, Unit, bootstrap_ci, gamma, lin
 from app.adjudication.service import load_marks, paragraph_texts
 from app.extensions import db
 from app.models import AnnotationSession, Annotator, Document
+from app.statuses import SessionStatus
 
 GAMMA_UNIT = (
     "gamma (Mathet et al. 2015) per document, combined dissimilarity alpha=1 beta=1, "
@@ -36,7 +37,7 @@ def _documents(document: str | None) -> list[tuple[int, str]]:
     query = (
         select(Document.id, Document.external_id)
         .join(AnnotationSession, AnnotationSession.document_id == Document.id)
-        .where(AnnotationSession.status == "submitted")
+        .where(AnnotationSession.status == SessionStatus.SUBMITTED)
         .group_by(Document.id, Document.external_id)
         .order_by(Document.external_id)
     )
@@ -62,7 +63,7 @@ def document_units(document_id: int) -> tuple[list[Unit], dict[str, list[tuple]]
             .join(AnnotationSession, AnnotationSession.annotator_id == Annotator.id)
             .where(
                 AnnotationSession.document_id == document_id,
-                AnnotationSession.status == "submitted",
+                AnnotationSession.status == SessionStatus.SUBMITTED,
             )
         )
     ]

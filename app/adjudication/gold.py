@@ -20,6 +20,7 @@ from flask.cli import with_appcontext
 from sqlalchemy import select
 
 from app.adjudication.service import GoldSpan, iter_gold
+from app.cli import document_option, file_output_option, records_format_option
 from app.export import (
     ANNOTATION_CSV_COLUMNS,
     annotation_record,
@@ -120,15 +121,9 @@ def _document_or_fail(external_id: str) -> Document:
 
 
 @click.command("export-gold")
-@click.option(
-    "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
-)
-@click.option(
-    "--output",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="File to write (default: standard output).",
-)
-@click.option("--document", help="Only this document (its external id).")
+@records_format_option
+@file_output_option()
+@document_option
 @with_appcontext
 def export_gold_command(fmt: str, output: Path | None, document: str | None) -> None:
     """Export the adjudicated gold set: export records plus provenance.

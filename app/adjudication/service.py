@@ -37,6 +37,7 @@ from app.models import (
 )
 from app.persistence import upsert_insert
 from app.spans import Span, SpanError, check_annotation
+from app.statuses import SessionStatus
 from app.taxonomy import Taxonomy
 
 MAX_NOTE = 2000
@@ -67,7 +68,7 @@ def load_marks(document_id: int) -> list[Mark]:
         .join(Annotator, AnnotationSession.annotator_id == Annotator.id)
         .where(
             AnnotationSession.document_id == document_id,
-            AnnotationSession.status == "submitted",
+            AnnotationSession.status == SessionStatus.SUBMITTED,
             Annotation.deleted_at.is_(None),
         )
     )

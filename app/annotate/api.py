@@ -1,4 +1,4 @@
-"""Worker JSON API (DESIGN.md "HTTP (contract)"): parse, call app.annotate.sessions, respond.
+"""Worker JSON API (DESIGN.md "HTTP (contract)"): parse, call app.annotate.writes, respond.
 
 The CSRF check uses a token derived from the session token and SECRET_KEY, not a cookie:
 crowd platforms show the task in third-party iframes where cookies may be blocked.
@@ -6,7 +6,6 @@ crowd platforms show the task in third-party iframes where cookies may be blocke
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TypeVar
 
 from flask import jsonify
@@ -15,7 +14,6 @@ from app.annotate import api_bp, reads, writes
 from app.annotate import sessions as domain
 from app.annotate.schemas import AnnotationIn, HeartbeatIn, PositionIn, SubmitIn, parse_body
 from app.annotate.serializers import annotation_dict, paragraph_dict, session_state
-from app.annotate.writes import SessionRef
 from app.api_spec import build_spec
 from app.errors import ApiError
 from app.persistence import retry_on_disconnect
@@ -24,8 +22,6 @@ from app.request_json import json_object
 from app.security import require_capability_csrf
 
 Body = TypeVar("Body")
-Result = TypeVar("Result")
-
 
 # One limit for every write of a session, keyed by the capability token, not the IP (many
 # workers may share one NAT address).
@@ -38,46 +34,16 @@ def _no_store(response):
     return response
 
 
-def _check_csrf(token: str) -> None:
-    require_capability_csrf("annotate", token)
-
-
-def _writable_ref(token: str, *, touch: bool = True) -> SessionRef:
-    ref = writes.session_ref_or_404(token)
-    _check_csrf(token)
-    if touch:
-        writes.touch(ref)
-    return ref
-
-
-def _known(token: str) -> bool:
-    """Whether this process has served the session (its writes may then take the
-    one-statement paths); the CSRF header is checked first, as on the full path."""
-    if not writes.known_sessions().knows(token):
-        return False
-    _check_csrf(token)
-    return True
-
-
-def _known_first(
-    token: str,
-    schema: type[Body],
-    known: Callable[[str, Body], Result | None],
-    full: Callable[[SessionRef, Body], Result],
-    *,
-    touch: bool = True,
-) -> Result:
-    """A write that a process which has served the session before tries in one statement
-    (`known`, which answers None when it cannot settle the write); otherwise the full
-    path: lookup (404), CSRF, activity, then `full`. The body is parsed once."""
-    data = None
-    if _known(token):
-        data = parse_body(schema, json_object())
-        result = known(token, data)
-        if result is not None:
-            return result
-    ref = _writable_ref(token, touch=touch)
-    return full(ref, data or parse_body(schema, json_object()))
+def _checked(token: str, schema: type[Body] | None = None, *, optional: bool = False):
+    """The CSRF header (derived from the token: no look-up needed), then the body parsed
+    with `schema`. A token that opens no session answers 404 before any complaint about
+    the request itself, as a look-up first would."""
+    try:
+        require_capability_csrf("annotate", token)
+        return None if schema is None else parse_body(schema, json_object(optional=optional))
+    except ApiError:
+        writes.explain_refusal(token, writes.Action.HEARTBEAT)  # 404 when no session
+        raise
 
 
 @api_bp.get("/api/sessions/<token>")
@@ -94,7 +60,8 @@ def get_session(token: str):
 @retry_on_disconnect
 def save(token: str):
     """Store one annotation (idempotent per client id)."""
-    result = _known_first(token, AnnotationIn, writes.save_known, writes.save_annotation)
+    data = _checked(token, AnnotationIn)
+    result = writes.save(token, data)
     body = annotation_dict(result.annotation)
     if result.annotation.deleted_at is not None:
         body["removed"] = True
@@ -105,9 +72,8 @@ def save(token: str):
 @retry_on_disconnect
 def remove(token: str, annotation_id: str):
     """Remove (soft-delete) one annotation; 204 also when it was already removed."""
-    if _known(token) and writes.remove_known(token, annotation_id):
-        return "", 204
-    writes.remove_annotation(_writable_ref(token), annotation_id)
+    _checked(token)
+    writes.remove(token, annotation_id)
     return "", 204
 
 
@@ -115,13 +81,8 @@ def remove(token: str, annotation_id: str):
 @retry_on_disconnect
 def position(token: str):
     """Move to a paragraph; moving one past the furthest reveals it."""
-    move = _known_first(
-        token,
-        PositionIn,
-        lambda token, data: writes.move_known(token, data.paragraph_id, data.active_seconds),
-        lambda ref, data: writes.move_position(ref, data.paragraph_id, data.active_seconds),
-        touch=False,  # a move records activity itself
-    )
+    data = _checked(token, PositionIn)
+    move = writes.move(token, data.paragraph_id, data.active_seconds)
     return jsonify(
         position=move.position,
         furthest=move.furthest,
@@ -133,16 +94,8 @@ def position(token: str):
 @retry_on_disconnect
 def submit(token: str):
     """Submit the session; idempotent. Answers the completion code and next address."""
-    if _known(token):
-        parse_body(SubmitIn, json_object(optional=True))
-        completion = writes.submit_known(token)
-        if completion is not None:
-            return jsonify(completion.to_dict())
-    session = domain.session_or_404(token, lean=True)
-    _check_csrf(token)
-    domain.touch(session)
-    parse_body(SubmitIn, json_object(optional=True))
-    return jsonify(domain.submit_session(session).to_dict())
+    _checked(token, SubmitIn, optional=True)
+    return jsonify(writes.submit(token).to_dict())
 
 
 @api_bp.post("/api/sessions/<token>/heartbeat")
@@ -150,9 +103,8 @@ def submit(token: str):
 def heartbeat(token: str):
     """The page is open and in use: the session keeps its place, or takes it back
     (app.assignment.claims). Answers 204; a submitted session has nothing to keep."""
-    ref = _writable_ref(token, touch=False)
-    parse_body(HeartbeatIn, json_object(optional=True))
-    writes.touch(ref)
+    _checked(token, HeartbeatIn, optional=True)
+    writes.heartbeat(token)
     return "", 204
 
 

@@ -3,10 +3,10 @@
 GET /annotate/<document> runs for every worker at the start of a study, all at once when
 a study is published, so it skips the ORM: the document is read with one Core SELECT on
 the request's autocommit connection, and on PostgreSQL the annotator row and the session
-are created by one `WITH ... INSERT` (writes' autocommit connection: no BEGIN/COMMIT). A
-returning worker (the session exists), a race between two first opens, and SQLite take
-sessions.start_or_resume_session, which answers every case as before and is where a
-resume is checked (app.identity: only the worker may resume their session).
+are created by one `WITH ... INSERT` (writes' autocommit connection: no BEGIN/COMMIT).
+When it inserts nothing (a returning worker: the session exists; a race between two first
+opens) and on SQLite, open_session goes on with sessions.start_or_resume_session, which
+is where a resume is checked (app.identity: only the worker may resume their session).
 """
 
 from __future__ import annotations
@@ -16,10 +16,13 @@ from dataclasses import dataclass
 from sqlalchemy import bindparam, literal_column, select, union_all
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 
-from app.annotate.writes import DOCUMENTS, SESSIONS, SessionKey, known_sessions
+from app.annotate.sessions import start_or_resume_session
+from app.annotate.writes import DOCUMENTS, SESSIONS
+from app.extensions import db
 from app.identity import WorkerIdentity
-from app.models import Annotator, new_completion_code, new_token, utcnow
+from app.models import Annotator, Document, new_completion_code, new_token, utcnow
 from app.persistence import autocommit_connection, orm_transaction_open
+from app.statuses import SessionStatus
 from app.taxonomy import current_taxonomy
 
 ANNOTATORS = Annotator.__table__
@@ -59,7 +62,7 @@ _SESSION_VALUES = {
         )
     },
     "annotator_id": _WORKER.c.id,
-    "status": literal_column("'active'"),
+    "status": literal_column(f"'{SessionStatus.ACTIVE}'"),
     "position": literal_column("0"),
     "furthest": literal_column("0"),
     "started_at": bindparam("now", type_=SESSIONS.c.started_at.type),
@@ -108,14 +111,22 @@ def find_document_key(external_id: str) -> DocumentKey | None:
     return None if row is None else DocumentKey(*row)
 
 
-def start_new_session(document: DocumentKey, identity: WorkerIdentity) -> Opened | None:
-    """The worker's new session on the document, created (with the worker's annotator row
-    when new) in one statement on PostgreSQL.
+def open_session(document: DocumentKey, identity: WorkerIdentity) -> Opened | None:
+    """Open the worker's session on the document: a new one in one statement (the
+    worker's annotator row too, when new) on PostgreSQL; otherwise, or when that inserts
+    nothing, through sessions.start_or_resume_session (the resume checks). None when the
+    document was deleted a moment ago."""
+    opened = _insert_new_session(document, identity)
+    if opened is not None:
+        return opened
+    found = db.session.get(Document, document.id)
+    if found is None:
+        return None
+    session = start_or_resume_session(found, identity)
+    return Opened(session.id, session.token)
 
-    None when the worker already has a session there, when two first opens race, and on
-    other databases: the caller then takes sessions.start_or_resume_session. The new
-    session is known to this process (KnownSessions): the worker's first saves and
-    moves take the one-statement paths."""
+
+def _insert_new_session(document: DocumentKey, identity: WorkerIdentity) -> Opened | None:
     connection = autocommit_connection()
     if connection.dialect.name != "postgresql" or orm_transaction_open():
         return None
@@ -132,10 +143,4 @@ def start_new_session(document: DocumentKey, identity: WorkerIdentity) -> Opened
         "is_attention_check": document.is_attention_check,
     }
     session_id = connection.execute(_NEW_SESSION, params).scalar()
-    if session_id is None:
-        return None
-    key = SessionKey(session_id, document.id, document.content_hash, document.paragraph_count)
-    known = known_sessions()
-    known.remember(token, key, furthest=0)
-    known.touched(session_id)
-    return Opened(session_id, token)
+    return None if session_id is None else Opened(session_id, token)

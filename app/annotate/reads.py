@@ -6,8 +6,6 @@ page at the start of a task, so this is the cost of a study's opening burst (see
 "Performance").
 
 The views returned have the attributes the serializers and the page's template read.
-Reading the session here makes the process know it (writes.KnownSessions): the worker's
-following saves and moves take their one-statement paths.
 """
 
 from __future__ import annotations
@@ -17,11 +15,12 @@ from typing import Any
 
 from sqlalchemy import Row, bindparam, select
 
-from app.annotate.sessions import seen_seconds_ago, touch_due
+from app.annotate.sessions import touch_due
 from app.annotate.timings import record_visit
-from app.annotate.writes import ANNOTATIONS, DOCUMENTS, SESSIONS, TOUCH, SessionKey, known_sessions
+from app.annotate.writes import ANNOTATIONS, DOCUMENTS, SESSIONS, TOUCH
 from app.models import utcnow
 from app.persistence import autocommit_connection, end_orm_transaction
+from app.statuses import SessionStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,11 +102,9 @@ def read_session(token: str) -> SessionView | None:
     # for a minute (app.assignment.claims).
     if row.page_loaded_at is None or touch_due(row.last_seen_at, status):
         connection.execute(TOUCH, {"sid": row.id, "now": utcnow()})
-        status = "active" if status == "abandoned" else status  # as TOUCH sets it
-        seen_ago = 0.0
-    else:
-        seen_ago = seen_seconds_ago(row.last_seen_at)
-    if status != "submitted":  # the page shows the current paragraph: a visit starts
+        if status == SessionStatus.ABANDONED:  # as TOUCH sets it
+            status = SessionStatus.ACTIVE
+    if status != SessionStatus.SUBMITTED:  # the page shows the current paragraph: a visit starts
         record_visit(row.id, row.position, utcnow())
     end_orm_transaction()
     document = DocumentView(
@@ -118,7 +115,7 @@ def read_session(token: str) -> SessionView | None:
         row.content_hash,
         row.paragraph_count,
     )
-    session = SessionView(
+    return SessionView(
         row.id,
         row.token,
         status,
@@ -130,11 +127,6 @@ def read_session(token: str) -> SessionView | None:
         row.outcome,
         document,
     )
-    known = known_sessions()
-    key = SessionKey(session.id, document.id, document.content_hash, document.paragraph_count)
-    known.remember(token, key, session.furthest)
-    known.touched(session.id, seen_ago)
-    return session
 
 
 def live_annotations(session_id: int) -> list[Row]:

@@ -6,17 +6,16 @@ from flask import make_response, redirect, render_template, request, url_for
 
 from app.annotate import bp, opening, reads
 from app.annotate import sessions as domain
-from app.annotate.completion import mturk_target
 from app.annotate.serializers import page_bootstrap, preview_bootstrap
 from app.identity import (
     OpenRefused,
-    is_mturk_preview,
     opened_response,
     refusal_page,
     request_identity,
 )
 from app.models import AnnotationSession, Document
 from app.persistence import retry_on_disconnect
+from app.platforms import is_mturk_preview, mturk_target
 from app.rate_limits import limit_opens
 from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy
@@ -43,22 +42,17 @@ bp.register_error_handler(OpenRefused, refusal_page)
 def start(document_id: str):
     """Start or resume this worker's session on the document, then go to its page.
 
-    A worker's first session on a document is one statement (opening.start_new_session,
-    PostgreSQL); a returning worker, or another database, takes the ORM path, where
-    resuming needs proof of being that worker (app.identity)."""
+    A worker's first session on a document is one statement on PostgreSQL
+    (opening.open_session); resuming needs proof of being that worker (app.identity)."""
     key = opening.find_document_key(document_id)
     if key is None:
         return _no_document(document_id)
     if is_mturk_preview(request.args):
         return _preview(key.id, document_id)
     identity, anonymous = request_identity(target=document_id)
-    opened = opening.start_new_session(key, identity)
-    if opened is None:
-        document = domain.db.session.get(Document, key.id)
-        if document is None:  # deleted a moment ago
-            return _no_document(document_id)
-        session = domain.start_or_resume_session(document, identity)
-        opened = opening.Opened(session.id, session.token)
+    opened = opening.open_session(key, identity)
+    if opened is None:  # deleted a moment ago
+        return _no_document(document_id)
     response = redirect(url_for("annotate.session_page", token=opened.token), code=302)
     return opened_response(response, identity, anonymous, "a", opened.session_id)
 

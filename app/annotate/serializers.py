@@ -9,7 +9,6 @@ from typing import Any
 from flask import url_for
 from sqlalchemy import Row
 
-from app.annotate.completion import mturk_target
 from app.annotate.entities import entities_for
 from app.annotate.reads import DocumentView, SessionView
 from app.annotate.sessions import (
@@ -19,7 +18,9 @@ from app.annotate.sessions import (
     max_comment_length,
 )
 from app.models import Annotation, Document, Paragraph
+from app.platforms import mturk_target
 from app.security import capability_csrf_token
+from app.statuses import SessionStatus
 from app.study import as_utc
 from app.taxonomy import current_taxonomy
 
@@ -97,7 +98,7 @@ def session_state(session: SessionView, annotations: list[Row]) -> dict[str, Any
         "taxonomy": current_taxonomy().to_public_dict(),
         "position": session.position,
         "furthest": session.furthest,
-        "status": "submitted" if is_submitted(session) else "active",
+        "status": SessionStatus.SUBMITTED if is_submitted(session) else SessionStatus.ACTIVE,
         "annotations": [annotation_dict(a) for a in annotations],
         "entities": document_entities(document),
     }

@@ -1,11 +1,12 @@
-"""Annotation sessions through the ORM: look up, start or resume, submit, and the rules
-the faster paths share (app.annotate.writes: save, remove, move; app.annotate.reads: the
-page's reads; app.annotate.opening: a worker's first open).
+"""Annotation sessions through the ORM (look up, start or resume) and what the worker's
+actions share: the activity rule, the submitted session's 409, the comment limit, the
+paragraph texts, Submit's outcome and completion.
 
-Every function here is the whole of one worker action: it checks the rules, changes the
-rows and commits. Errors are ApiErrors with a message the worker can act on. Races are
-settled by the database's unique constraints: `INSERT ... ON CONFLICT DO NOTHING`, and on
-a conflict read back the row the other request stored.
+The actions themselves are elsewhere: app.annotate.opening (a worker's open, which falls
+back to start_or_resume_session here), app.annotate.reads (the page's reads) and
+app.annotate.writes (save, remove, move, submit, heartbeat). Races are settled by the
+database's unique constraints: `INSERT ... ON CONFLICT DO NOTHING`, and on a conflict
+read back the row the other request stored.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from sqlalchemy.orm import joinedload
 from app.errors import ApiError
 from app.extensions import db
 from app.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
+from app.metrics import attention_flagged, gold_recall
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
 from app.outcomes import session_outcome
 from app.persistence import get_or_create
+from app.statuses import SessionStatus
 from app.study import EffectiveStudySettings, as_utc, study_settings
 from app.taxonomy import current_taxonomy
 
@@ -52,27 +55,16 @@ class Completion:
 # --- lookup -----------------------------------------------------------------------------
 
 
-def find_session(token: str, *, lean: bool = False) -> AnnotationSession | None:
-    """The session this capability token opens (with its document), or None.
-
-    `lean` loads only the document columns that writes need, not its JSON metadata."""
+def find_session(token: str) -> AnnotationSession | None:
+    """The session this capability token opens (with its document), or None."""
     if not token or len(token) > 64:
         return None
-    document = joinedload(AnnotationSession.document)
-    if lean:
-        document = document.load_only(
-            Document.id, Document.external_id, Document.paragraph_count, Document.content_hash
-        )
-    query = db.select(AnnotationSession).options(document).filter_by(token=token)
+    query = (
+        db.select(AnnotationSession)
+        .options(joinedload(AnnotationSession.document))
+        .filter_by(token=token)
+    )
     return db.session.scalars(query).first()
-
-
-def session_or_404(token: str, *, lean: bool = False) -> AnnotationSession:
-    """The session for this token; a 404 envelope when there is none."""
-    session = find_session(token, lean=lean)
-    if session is None:
-        raise ApiError.not_found(NO_SESSION)
-    return session
 
 
 def seen_seconds_ago(last_seen_at: datetime | None) -> float:
@@ -86,7 +78,7 @@ def touch_due(last_seen_at: datetime | None, status: str) -> bool:
     """Whether a request should record activity: last_seen_at is written at most once a
     minute (abandonment is measured in minutes, and skipping the UPDATE keeps requests to
     a few round trips), and at once when the session was marked abandoned."""
-    if status == "abandoned":
+    if status == SessionStatus.ABANDONED:
         return True
     return seen_seconds_ago(last_seen_at) >= TOUCH_INTERVAL.total_seconds()
 
@@ -95,13 +87,13 @@ def touch(session: AnnotationSession) -> None:
     """Record activity; a session marked abandoned comes back to life when used again."""
     if touch_due(session.last_seen_at, session.status):
         session.last_seen_at = utcnow()
-    if session.status == "abandoned":
-        session.status = "active"
+    if session.status == SessionStatus.ABANDONED:
+        session.status = SessionStatus.ACTIVE
 
 
 def is_submitted(session: AnnotationSession) -> bool:
     """True once the worker has submitted; the session is then read-only."""
-    return session.status == "submitted"
+    return session.status == SessionStatus.SUBMITTED
 
 
 def submitted_error() -> ApiError:
@@ -111,12 +103,6 @@ def submitted_error() -> ApiError:
         "session_submitted",
         "This task has already been submitted; it can no longer be changed.",
     )
-
-
-def ensure_writable(status: str) -> None:
-    """A 409 envelope when the session (with this status) was submitted."""
-    if status == "submitted":
-        raise submitted_error()
 
 
 def max_comment_length() -> int:
@@ -203,9 +189,6 @@ def submit_outcome(
     """The outcome of a session submitted now: attention checks decide it only under
     `attention_checks: fail`, by the dashboard's rule (metrics.attention_flagged) on the
     session's live annotations against its document's gold spans."""
-    # Imported here: app.research's package imports its routes, which import app.annotate.
-    from app.research.metrics import attention_flagged, gold_recall
-
     failed = False
     if settings.attention_checks == "fail" and gold:
         query = db.select(
@@ -216,23 +199,3 @@ def submit_outcome(
             gold_recall(gold, spans), settings.min_gold_recall, settings.min_gold_precision
         )
     return session_outcome(failed_checks=failed, attention_checks=settings.attention_checks)
-
-
-def submit_session(session: AnnotationSession) -> Completion:
-    """Submit once every paragraph was reached, setting the outcome; a second Submit
-    answers the same; commits."""
-    if not is_submitted(session):
-        last = session.document.paragraph_count - 1
-        if session.furthest < last:
-            raise ApiError.unprocessable(
-                f"Read every paragraph first: you have reached paragraph {session.furthest + 1} "
-                f"of {last + 1}.",
-                code="not_finished",
-                field="furthest",
-            )
-        gold = db.session.scalar(db.select(Document.gold).filter_by(id=session.document_id))
-        session.outcome = submit_outcome(session.id, gold, study_settings())
-        session.status = "submitted"
-        session.submitted_at = utcnow()
-    db.session.commit()
-    return completion_for(session)

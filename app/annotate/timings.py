@@ -48,6 +48,8 @@ MAX_ACTIVE_SECONDS = 86_400.0
 
 
 def _statement(dialect: str, gate=None):
+    # With a gate (the move's UPDATE as a CTE), the session is the row it moved.
+    session_id = bindparam("sid") if gate is None else select(gate.c.id).scalar_subquery()
     elapsed = bindparam("epoch", type_=Float) - TIMINGS.c.visit_started
     active = bindparam("active", type_=Float)
     leaving = select(
@@ -59,12 +61,12 @@ def _statement(dialect: str, gate=None):
         case((elapsed > 0, elapsed), else_=0.0).label("seconds_visible"),
         case((active < elapsed, active), (elapsed > 0, elapsed), else_=0.0).label("active_seconds"),
     ).where(
-        TIMINGS.c.session_id == bindparam("sid"),
+        TIMINGS.c.session_id == session_id,
         TIMINGS.c.visit_started.is_not(None),
         TIMINGS.c.paragraph_id != bindparam("to"),
     )
     entering = select(
-        bindparam("sid"),
+        session_id,
         bindparam("to"),
         bindparam("now"),
         literal(None, type_=TIMINGS.c.left_at.type),
@@ -107,7 +109,7 @@ _STATEMENTS: dict[object, Any] = {}
 
 
 def _params(
-    session_id: int, paragraph_id: int, now: datetime, active_seconds: float | None
+    session_id: int | None, paragraph_id: int, now: datetime, active_seconds: float | None
 ) -> dict[str, Any]:
     active = min(max(float(active_seconds or 0.0), 0.0), MAX_ACTIVE_SECONDS)
     return {
@@ -131,21 +133,22 @@ def record_visit(
 
 
 def move_and_record(move: Update, params: dict[str, Any], active_seconds: float | None) -> Any:
-    """Run a move (an UPDATE of the session RETURNING furthest, with `sid`, `to` and `now`
-    among `params`) and record the visit; the furthest it returns, None if no row moved.
+    """Run a move (an UPDATE of one session RETURNING its `id` and what the caller needs,
+    with `to` and `now` among `params`) and record the visit; the row it returns, None if
+    no row moved.
 
     PostgreSQL: one statement, the move a data-modifying CTE that gates the timings
     insert. SQLite has no such CTE: the move, then record_visit when it moved a row."""
     connection = autocommit_connection()
     if connection.dialect.name != "postgresql":
-        furthest = connection.execute(move, params).scalar()
-        if furthest is not None:
-            record_visit(params["sid"], params["to"], params["now"], active_seconds)
-        return furthest
+        moved = connection.execute(move, params).first()
+        if moved is not None:
+            record_visit(moved.id, params["to"], params["now"], active_seconds)
+        return moved
     key = (id(move), "postgresql")
     if key not in _STATEMENTS:
         moved = move.cte("moved")
         timing = _statement("postgresql", gate=moved).cte("timing")
-        _STATEMENTS[key] = select(moved.c.furthest).add_cte(timing)
-    timing_params = _params(params["sid"], params["to"], params["now"], active_seconds)
-    return connection.execute(_STATEMENTS[key], params | timing_params).scalar()
+        _STATEMENTS[key] = select(moved).add_cte(timing)
+    timing_params = _params(None, params["to"], params["now"], active_seconds)
+    return connection.execute(_STATEMENTS[key], params | timing_params).first()

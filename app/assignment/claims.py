@@ -39,6 +39,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, DateTime, and_, bindparam, or_
 
+from app.statuses import SessionStatus
 from app.study import as_utc
 
 LOAD_GRACE = timedelta(minutes=1)
@@ -62,9 +63,9 @@ class ClaimRule:
         self, status: str, page_loaded_at: datetime | None, last_seen_at: datetime | None
     ) -> bool:
         """Whether a session with these columns occupies a place of its document."""
-        if status == "submitted":
+        if status == SessionStatus.SUBMITTED:
             return True
-        if status != "active" or last_seen_at is None:
+        if status != SessionStatus.ACTIVE or last_seen_at is None:
             return False
         since = self.active_since if page_loaded_at is not None else self.unloaded_since
         return as_utc(last_seen_at) >= since
@@ -82,9 +83,9 @@ def holds_place(sessions: Any) -> ColumnElement[bool]:
     columns), with bound parameters: execute it with `ClaimRule.params()`. The statements
     that use it can then be built once and their compiled form reused."""
     return or_(
-        sessions.status == "submitted",
+        sessions.status == SessionStatus.SUBMITTED,
         and_(
-            sessions.status == "active",
+            sessions.status == SessionStatus.ACTIVE,
             or_(
                 and_(sessions.page_loaded_at.is_not(None), sessions.last_seen_at >= _ACTIVE_SINCE),
                 and_(sessions.page_loaded_at.is_(None), sessions.last_seen_at >= _UNLOADED_SINCE),

@@ -8,13 +8,13 @@ from app.assignment import bp
 from app.assignment.service import assign
 from app.identity import (
     OpenRefused,
-    is_mturk_preview,
     opened_response,
     refusal_page,
     remember_anonymous,
     request_identity,
 )
 from app.persistence import retry_on_disconnect
+from app.platforms import is_mturk_preview
 from app.rate_limits import limit_opens
 from app.study import instructions_markup
 from app.taxonomy import current_taxonomy

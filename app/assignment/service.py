@@ -66,6 +66,7 @@ from app.extensions import db
 from app.identity import WorkerIdentity
 from app.models import AnnotationSession, Annotator, Document
 from app.persistence import autocommit_connection, end_orm_transaction
+from app.statuses import SessionStatus
 from app.study import EffectiveStudySettings, as_utc, study_settings
 from app.taxonomy import current_taxonomy
 
@@ -114,8 +115,8 @@ _LOCK_DOCUMENT = {
 _LOCK_WORKER = select(func.pg_advisory_xact_lock(func.hashtextextended(bindparam("worker"), 0)))
 _MARK_ABANDONED = (
     update(SESSIONS)
-    .where(SESSIONS.c.status == "active", SESSIONS.c.last_seen_at < bindparam("cutoff"))
-    .values(status="abandoned")
+    .where(SESSIONS.c.status == SessionStatus.ACTIVE, SESSIONS.c.last_seen_at < bindparam("cutoff"))
+    .values(status=SessionStatus.ABANDONED)
 )
 _MY_SESSIONS = select(SESSIONS.c.document_id, SESSIONS.c.status).where(
     SESSIONS.c.annotator_id == _WORKER
@@ -279,7 +280,7 @@ def plan(documents: list[DocumentState], settings: EffectiveStudySettings) -> Pl
     """Rules 1-5 applied to a snapshot."""
     quota = settings.annotators_per_document
     resumable = _resumable(documents, quota)
-    active = [d.document_id for d in resumable if d.my_status == "active"]
+    active = [d.document_id for d in resumable if d.my_status == SessionStatus.ACTIVE]
     checks = [d for d in documents if d.is_check]
     ranked = rank_documents(
         [Candidate(d.document_id, d.occupied, d.is_check) for d in documents if not d.my_status],
@@ -290,7 +291,7 @@ def plan(documents: list[DocumentState], settings: EffectiveStudySettings) -> Pl
     )
     return Plan(
         active=active[0] if active else None,
-        abandoned=[d.document_id for d in resumable if d.my_status == "abandoned"],
+        abandoned=[d.document_id for d in resumable if d.my_status == SessionStatus.ABANDONED],
         ranked=ranked,
         checks=frozenset(d.document_id for d in checks),
         mine={d.document_id: d.my_status for d in documents if d.my_status},
@@ -349,11 +350,13 @@ def _resumable(documents: list[DocumentState], quota: int) -> list[DocumentState
     def seen(state: DocumentState) -> datetime:
         return state.my_seen or datetime.min.replace(tzinfo=UTC)
 
-    active = [d for d in documents if d.my_status == "active"]
+    active = [d for d in documents if d.my_status == SessionStatus.ACTIVE]
     if active:
         return [max(active, key=seen)]
     abandoned = [
-        d for d in documents if d.my_status == "abandoned" and (d.is_check or d.occupied < quota)
+        d
+        for d in documents
+        if d.my_status == SessionStatus.ABANDONED and (d.is_check or d.occupied < quota)
     ]
     return sorted(abandoned, key=seen, reverse=True)
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-from typing import NoReturn
-
 import click
 from flask.cli import with_appcontext
 from sqlalchemy.exc import IntegrityError
 
 from app.checks.plant import KINDS, PlantError, parse_kinds, plant
+from app.cli import fail
 from app.document_formats import document_from_record
 from app.documents import DocumentImportRefused, import_documents
 from app.extensions import db
@@ -56,22 +54,22 @@ def plant_checks_command(
     categories = dict(taxonomy.checks)
     missing = [kind for kind in kinds if kind not in categories]
     if missing:
-        _fail(
+        fail(
             f"{taxonomy.path}: checks: no category for {', '.join(missing)} "
             "(add e.g. `checks: {repetition: KEY, inconsistency: KEY, new-entity: KEY}`)"
         )
     source = db.session.scalar(db.select(Document).filter_by(external_id=source_doc_id))
     if source is None:
-        _fail(f"{source_doc_id}: no such document (see flask list-documents)")
+        fail(f"{source_doc_id}: no such document (see flask list-documents)")
     if source.gold:
-        _fail(f"{source_doc_id}: is itself an attention check; plant into an ordinary document")
+        fail(f"{source_doc_id}: is itself an attention check; plant into an ordinary document")
     texts = db.session.scalars(
         db.select(Paragraph.text).filter_by(document_id=source.id).order_by(Paragraph.position)
     ).all()
     try:
         paragraphs, planted = plant(texts, kinds, seed, categories)
     except PlantError as exc:
-        _fail(f"{source_doc_id}: cannot plant {exc}")
+        fail(f"{source_doc_id}: cannot plant {exc}")
     record = {
         "paragraphs": list(paragraphs),
         "title": f"{source.title or source_doc_id} (attention check)",
@@ -84,11 +82,11 @@ def plant_checks_command(
         document = document_from_record(external_id, record)
         report = import_documents([document])
     except ValueError as exc:
-        _fail(f"--id {external_id!r}: {exc}")
+        fail(f"--id {external_id!r}: {exc}")
     except DocumentImportRefused as exc:
-        _fail(f"{external_id}: import refused; nothing imported: {exc}")
+        fail(f"{external_id}: import refused; nothing imported: {exc}")
     except IntegrityError as exc:
-        _fail(f"{external_id}: the database refused the import; nothing imported: {exc.orig}")
+        fail(f"{external_id}: the database refused the import; nothing imported: {exc.orig}")
     click.echo(f"{external_id}: {report.summary()}; planted {len(planted)} check(s):")
     for check in planted:
         click.echo(
@@ -98,8 +96,3 @@ def plant_checks_command(
         if check.paired:
             pid, start, end = check.paired
             click.echo(f"  {'':<13} {'paired with':<16} paragraph {pid} [{start}:{end}]")
-
-
-def _fail(message: str) -> NoReturn:
-    click.echo(message, err=True)
-    sys.exit(1)

@@ -13,7 +13,7 @@ always plants the same document:
 - ``new-entity``: a sentence about a person never introduced is inserted at a sentence
   boundary of a paragraph after the first. Gold: the name (a singleton).
 
-Sentences are app/research/metrics.py's `split_sentences`. Offsets are code points into
+Sentences are app/metrics.py's `split_sentences`. Offsets are code points into
 the paragraphs returned; every gold span is checked against that text before it is
 returned (`PlantedCheck.text` is exactly ``paragraphs[paragraph_id][start:end]``).
 Spans already planted are never edited by a later kind; edits after them shift them.
@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from app.annotate.entities import auto_entities
-from app.research.metrics import split_sentences
+from app.metrics import split_sentences
 
 KINDS = ("repetition", "inconsistency", "new-entity")
 PAIRED_KINDS = ("repetition", "inconsistency")

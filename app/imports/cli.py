@@ -8,6 +8,7 @@ import click
 import yaml
 from flask.cli import with_appcontext
 
+from app.cli import echo_ambiguous, fail, flag
 from app.imports.readers import FORMATS
 from app.imports.store import AnnotationImportError, prepare_import
 
@@ -36,9 +37,7 @@ def read_taxonomy_map(path: Path | None) -> dict[str, str]:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="YAML map {label: category-key}; else a label is its lower-cased, hyphenated key.",
 )
-@click.option(
-    "--skip-rejected", is_flag=True, help="Leave out annotations with problems (reported)."
-)
+@flag("--skip-rejected", "Leave out annotations with problems (reported).")
 @with_appcontext
 def import_annotations_command(
     path: Path, fmt: str, id_prefix: str, taxonomy_map: Path | None, skip_rejected: bool
@@ -55,10 +54,7 @@ def import_annotations_command(
     try:
         plan = prepare_import(path, fmt, id_prefix, mapping, skip_rejected)
     except AnnotationImportError as exc:
-        click.echo(f"{path}: {len(exc.problems)} problem(s); nothing imported:", err=True)
-        for line in exc.problems:
-            click.echo(f"  {line}", err=True)
-        raise SystemExit(1) from None
+        fail(f"{path}: {len(exc.problems)} problem(s); nothing imported:", exc.problems)
     with click.progressbar(length=plan.sessions, label="Storing sessions") as bar:
         summary = plan.store(bar.update)
     click.echo(
@@ -67,9 +63,7 @@ def import_annotations_command(
     )
     for line in summary.warnings:
         click.echo(f"  warning: {line}")
-    click.echo(f"Ambiguous spans (first occurrence used): {len(summary.ambiguous)}")
-    for line in summary.ambiguous:
-        click.echo(f"  {line}")
+    echo_ambiguous(summary.ambiguous)
     if summary.rejected:
         click.echo(f"Rejected (left out): {len(summary.rejected)}")
         for line in summary.rejected:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from app.document_formats import normalise_text, split_paragraphs
+from app.jsonl import json_object_lines
 from app.validation.importers import SpanInput, detect_format
 
 FORMATS = ("auto", "jsonl", "booookscore-human", "falte")
@@ -132,21 +133,12 @@ def _text(value: Any) -> str | None:
 
 
 def _read_jsonl(path: Path, text: str, data: Any, prefix: str, parsed: ParsedFile) -> None:
-    name = path.name
-    lines = text.splitlines()
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        where = f"{name}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            parsed.problems.append(f"{where}: not valid JSON ({exc.msg})")
-            continue
-        if not isinstance(record, dict):
-            parsed.problems.append(f"{where}: must be a JSON object (a record of our export)")
-            continue
-        _export_record(where, record, prefix, parsed)
+    not_object = "must be a JSON object (a record of our export)"
+    for where, record in json_object_lines(text, f"{path.name}:", not_object):
+        if isinstance(record, str):
+            parsed.problems.append(f"{where}: {record}")
+        else:
+            _export_record(where, record, prefix, parsed)
 
 
 def _export_record(where: str, record: dict, prefix: str, parsed: ParsedFile) -> None:

@@ -27,9 +27,11 @@ from pathlib import Path
 from sqlalchemy import select
 
 from app.document_formats import DocumentInput
+from app.errors import ProblemsError
 from app.extensions import db
 from app.imports.readers import AnnotationIn, ParsedFile, SessionIn, read_annotations
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
+from app.statuses import SessionStatus
 from app.taxonomy import current_taxonomy
 from app.validation.importers import SpanInput
 from app.validation.locate import Located, locate, overlap, place_pair
@@ -37,12 +39,8 @@ from app.validation.locate import Located, locate, overlap, place_pair
 Progress = Callable[[int], None]
 
 
-class AnnotationImportError(Exception):
+class AnnotationImportError(ProblemsError):
     """The import was refused; nothing was written. `problems`: one line each."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(problems))
 
 
 @dataclass
@@ -314,7 +312,7 @@ def _store_session(
     row = AnnotationSession(
         document=document,
         annotator=_annotator(session.annotator, annotators),
-        status="submitted",
+        status=SessionStatus.SUBMITTED,
         position=last,
         furthest=last,
         taxonomy_version=session.taxonomy_version or taxonomy.version,

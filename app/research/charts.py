@@ -57,13 +57,19 @@ class Bar:
 
 
 @dataclass(frozen=True)
-class BarChart:
-    """A horizontal bar chart: title and description make it accessible (role=img)."""
+class Chart:
+    """What every chart's SVG needs to be accessible (role=img): an id, a title, a text."""
 
     chart_id: str
     title: str
-    description: str
-    bars: tuple[Bar, ...]
+    description: str = "No data yet."
+
+
+@dataclass(frozen=True)
+class BarChart(Chart):
+    """A horizontal bar chart, one labelled bar per row."""
+
+    bars: tuple[Bar, ...] = ()
     width: int = CHART_WIDTH
     bar_height: int = BAR_HEIGHT
 
@@ -71,6 +77,11 @@ class BarChart:
     def height(self) -> int:
         """Total height of the drawing."""
         return max(len(self.bars), 1) * ROW_HEIGHT
+
+    @property
+    def track_width(self) -> int:
+        """Width of the grey track behind each bar (the full scale)."""
+        return self.width - VALUE_GUTTER
 
     @property
     def is_empty(self) -> bool:
@@ -99,7 +110,11 @@ def bar_chart(
         for index, (label, value, color) in enumerate(items)
     )
     description = "; ".join(f"{bar.label}: {bar.display}" for bar in bars) or "No data yet."
-    return BarChart(chart_id, title, description, bars)
+    return BarChart(chart_id, title, description, bars=bars)
+
+
+MIX_WIDTH = 160
+MIX_HEIGHT = 12
 
 
 @dataclass(frozen=True)
@@ -113,10 +128,18 @@ class Segment:
     width: float
 
 
-def stacked_bar(
-    items: Sequence[tuple[str, int, str]], width: float = 160
-) -> tuple[tuple[Segment, ...], str]:
-    """Segments of a single stacked bar of (label, count, colour) and its text description."""
+@dataclass(frozen=True)
+class Mix:
+    """A single stacked bar: its segments, their text description, and its size."""
+
+    segments: tuple[Segment, ...]
+    description: str
+    width: float = MIX_WIDTH
+    height: int = MIX_HEIGHT
+
+
+def stacked_bar(items: Sequence[tuple[str, int, str]], width: float = MIX_WIDTH) -> Mix:
+    """A single stacked bar of (label, count, colour) items, with its text description."""
     total = sum(count for _, count, _ in items)
     segments: list[Segment] = []
     x = 0.0
@@ -127,7 +150,7 @@ def stacked_bar(
         segments.append(Segment(label, count, color or NEUTRAL, round(x, 2), part))
         x += part
     description = ", ".join(f"{s.label}: {s.count}" for s in segments) or "no annotations"
-    return tuple(segments), description
+    return Mix(tuple(segments), description, width)
 
 
 def percent(value: float | None, digits: int = 1) -> str:
@@ -225,6 +248,9 @@ PRECISION_AXIS = 22  # room for the axis labels at the top
 CAPTION_HEIGHT = 24  # from a group's top to its first bar; the caption's baseline is in it
 CAPTION_GAP = 7  # from the caption's baseline to its first bar
 GROUP_GAP = 16  # between one group's last bar and the next group's caption
+WHISKER_INSET = 3  # the interval's end marks stop this far inside the bar's height
+GRID_OVERHANG = 3  # grid lines reach this far beyond a group's bars
+TICK_BASELINE = 11  # baseline of the axis labels
 
 
 @dataclass(frozen=True)
@@ -248,6 +274,16 @@ class PrecisionRow:
         """Vertical centre of the bar (for the interval whisker)."""
         return self.y + BAR_HEIGHT / 2
 
+    @property
+    def whisker_top(self) -> float:
+        """Top of the interval's end marks."""
+        return self.y + WHISKER_INSET
+
+    @property
+    def whisker_bottom(self) -> float:
+        """Bottom of the interval's end marks."""
+        return self.y + BAR_HEIGHT - WHISKER_INSET
+
 
 @dataclass(frozen=True)
 class PrecisionGroup:
@@ -260,21 +296,34 @@ class PrecisionGroup:
     bottom: float  # bottom of the last bar
     rows: tuple[PrecisionRow, ...]
 
+    @property
+    def grid_top(self) -> float:
+        """Top of the group's grid lines, just above its first bar."""
+        return self.top - GRID_OVERHANG
+
+    @property
+    def grid_bottom(self) -> float:
+        """Bottom of the group's grid lines, just below its last bar."""
+        return self.bottom + GRID_OVERHANG
+
 
 @dataclass(frozen=True)
-class PrecisionChart:
+class PrecisionChart(Chart):
     """Precision per group, scaled 0-100%, every group in one drawing."""
 
-    chart_id: str
-    title: str
-    description: str
-    groups: tuple[PrecisionGroup, ...]
-    plot_width: float
-    height: float
-    ticks: tuple[tuple[float, str], ...]
+    groups: tuple[PrecisionGroup, ...] = ()
+    plot_width: float = 0.0
+    height: float = PRECISION_AXIS
+    ticks: tuple[tuple[float, str], ...] = ()
     width: int = PRECISION_WIDTH
     left: int = PRECISION_LABEL_WIDTH
     bar_height: int = BAR_HEIGHT
+    tick_y: int = TICK_BASELINE
+
+    @property
+    def value_x(self) -> float:
+        """Where each row's value text starts, right of the full-scale track."""
+        return self.plot_width + 6
 
 
 def precision_chart(
@@ -314,4 +363,12 @@ def precision_chart(
     ticks = tuple((round(plot * t / 4, 1), f"{25 * t}%") for t in range(5))
     description = ". ".join(described) or "No judgments yet."
     height = cursor - GROUP_GAP + 4 if built else PRECISION_AXIS
-    return PrecisionChart(chart_id, title, description, tuple(built), plot, height, ticks)
+    return PrecisionChart(
+        chart_id,
+        title,
+        description,
+        groups=tuple(built),
+        plot_width=plot,
+        height=height,
+        ticks=ticks,
+    )

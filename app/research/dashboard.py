@@ -1,4 +1,4 @@
-"""The dashboard's data: a fixed handful of queries, then arithmetic in app.research.metrics.
+"""The dashboard's data: a fixed handful of queries, then arithmetic in app.metrics.
 
 Whatever the amount of data, `load_study` runs the same four SELECTs (documents,
 paragraphs, sessions with their annotators, live annotations packed per session);
@@ -22,13 +22,15 @@ from functools import cached_property
 
 from sqlalchemy import String, cast, func
 
+from app import metrics
 from app.assignment.claims import ClaimRule
 from app.extensions import db
+from app.metrics import GoldRecall, Sentence
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph
 from app.outcomes import OUTCOMES
 from app.paragraph_times import iter_paragraph_records
-from app.research import metrics, pacing
-from app.research.metrics import GoldRecall, Sentence
+from app.research import pacing
+from app.statuses import SessionStatus
 from app.study import EffectiveStudySettings, as_utc
 
 SENTENCE_CACHE_SIZE = 50_000
@@ -119,7 +121,7 @@ class DocumentRow:
     @cached_property
     def mean_reached(self) -> float | None:
         """Average paragraphs reached over non-abandoned sessions."""
-        return metrics.mean(s.reached for s in self.sessions if s.status != "abandoned")
+        return metrics.mean(s.reached for s in self.sessions if s.status != SessionStatus.ABANDONED)
 
 
 @dataclass
@@ -168,7 +170,7 @@ class Study:
     def places(self) -> Counter[str]:
         """Active sessions that hold their place ("claimed") and that gave it back for want
         of activity or because their page was never loaded ("released")."""
-        active = (s for s in self.sessions if s.status == "active")
+        active = (s for s in self.sessions if s.status == SessionStatus.ACTIVE)
         return Counter("claimed" if s.holds_place else "released" for s in active)
 
     def over_quota(self, quota: int) -> list[DocumentRow]:
@@ -301,8 +303,8 @@ def _sessions(
         outcome,
     ) in db.session.execute(query):
         started, seen, submitted = as_utc(started), as_utc(seen), as_utc(submitted)
-        if status == "active" and seen < cutoff:
-            status = "abandoned"
+        if status == SessionStatus.ACTIVE and seen < cutoff:
+            status = SessionStatus.ABANDONED
         ended = submitted or seen
         rows.append(
             SessionRow(
@@ -353,7 +355,7 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
         items = spans.split(";")
         session.categories.update(item.split(":")[3] for item in items)
         session.annotations = len(items)
-        if session.status == "submitted":
+        if session.status == SessionStatus.SUBMITTED:
             session.packed = spans  # parsed only if its document's figures are not memoised
 
 
@@ -366,7 +368,7 @@ def _compute(
     all_submitted: list[SessionRow] = []
     submitted_sentences = 0
     for document in documents:
-        submitted = [s for s in document.sessions if s.status == "submitted"]
+        submitted = [s for s in document.sessions if s.status == SessionStatus.SUBMITTED]
         figures = _document_figures(document, submitted)
         document.coherence, document.alpha, document.f1 = (
             figures.coherence,
@@ -455,11 +457,11 @@ def _annotators(
     for session in sessions:
         row = rows.setdefault(session.annotator, AnnotatorRow(session.annotator))
         row.sessions += 1
-        row.submitted += session.status == "submitted"
+        row.submitted += session.status == SessionStatus.SUBMITTED
         row.annotations += session.annotations
         row.seconds += session.seconds
         row.categories.update(session.categories)
-        if session.status == "submitted" and session.document_id in gold:
+        if session.status == SessionStatus.SUBMITTED and session.document_id in gold:
             row.gold += metrics.gold_recall(gold[session.document_id], session.spans)
     for row in rows.values():
         row.flagged = metrics.attention_flagged(

@@ -1,4 +1,5 @@
-"""`flask study-report`: the study's figures for papers, and their download routes."""
+"""`flask study-report`: the study's figures for papers, and their download routes (login:
+the blueprint's guard, app.research.auth.require_researcher)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import json
 import click
 from flask import Response
 from flask.cli import with_appcontext
-from flask_login import login_required
 
+from app.cli import echo_report, report_format_option
 from app.research import bp
 from app.research.dashboard import load_study
 from app.research.study_report import build_report, format_csv, format_table
@@ -23,30 +24,17 @@ def study_report(id_prefix: str | None = None) -> dict:
 
 
 @click.command("study-report")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json", "csv"]),
-    default="table",
-    show_default=True,
-)
+@report_format_option
 @click.option("--id-prefix", default=None, help="Only documents whose id starts with this.")
 @with_appcontext
 def study_report_command(fmt: str, id_prefix: str | None) -> None:
     """Print the study's figures: BooookScore per document and overall (0-100), errors per
     sentence by category (BooookScore Table 1), agreement, attention checks; attention-check
     documents are listed as excluded and counted in no figure."""
-    report = study_report(id_prefix)
-    if fmt == "json":
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
-    elif fmt == "csv":
-        click.echo(format_csv(report), nl=False)
-    else:
-        click.echo(format_table(report), nl=False)
+    echo_report(study_report(id_prefix), fmt, format_csv, format_table)
 
 
 @bp.get("/export/study-report.json")
-@login_required
 def study_report_json() -> Response:
     """The study report as a JSON download."""
     body = json.dumps(study_report(), indent=2, ensure_ascii=False)
@@ -54,7 +42,6 @@ def study_report_json() -> Response:
 
 
 @bp.get("/export/study-report.csv")
-@login_required
 def study_report_csv() -> Response:
     """The study report as a CSV download."""
     return _download(format_csv(study_report()), "text/csv; charset=utf-8", "study-report.csv")

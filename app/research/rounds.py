@@ -12,15 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from flask import Response, abort, flash, jsonify, redirect, render_template, url_for
-from flask_login import login_required
 from flask_wtf import FlaskForm
 from wtforms import BooleanField, IntegerField, StringField
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional, Regexp
 
 from app.export import ExportFilter, write_export
+from app.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.research import bp
 from app.research.charts import precision_chart
-from app.study import mturk_external_question, prolific_study_url
 from app.taxonomy import current_taxonomy
 from app.validation.report import compute_report, format_csv
 from app.validation.rounds import (
@@ -91,7 +90,7 @@ def _validator_links(name: str) -> dict[str, str]:
         "mturk_preview": url_for(
             "validation.start",
             round_name=name,
-            assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE",
+            assignmentId=MTURK_PREVIEW,
             _external=True,
         ),
     }
@@ -125,7 +124,6 @@ def _created_message(summary: RoundSummary) -> str:
 
 
 @bp.route("/rounds", methods=["GET", "POST"])
-@login_required
 def rounds():
     """Every validation round with its counts, validator links and report; the form that
     creates one (POST)."""
@@ -156,7 +154,6 @@ def rounds():
 
 
 @bp.get("/rounds/<name>")
-@login_required
 def round_report(name: str):
     """A round's precision report: overall, by source, category, annotator and document."""
     report = _report_or_404(name)
@@ -174,14 +171,12 @@ def round_report(name: str):
 
 
 @bp.get("/rounds/<name>/report.json")
-@login_required
 def round_report_json(name: str):
     """The report as JSON (the shape of `flask validation report --format json`)."""
     return jsonify(_report_or_404(name))
 
 
 @bp.get("/rounds/<name>/report.csv")
-@login_required
 def round_report_csv(name: str) -> Response:
     """The report as CSV, one row per group."""
     response = Response(format_csv(_report_or_404(name)), content_type="text/csv; charset=utf-8")

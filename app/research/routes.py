@@ -11,17 +11,12 @@ from app.errors import ApiError
 from app.extensions import db
 from app.identity import clean_annotator_name, signed_link
 from app.models import AnnotationSession, Document, ValidationRound
+from app.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.research import bp
 from app.research.charts import dashboard_charts, document_charts, formatters, pacing_charts
 from app.research.dashboard import load_pacing, load_study
 from app.research.viewer import session_annotations, viewer_bootstrap
-from app.study import (
-    check_taxonomy_file,
-    instructions_markup,
-    mturk_external_question,
-    prolific_study_url,
-    study_settings,
-)
+from app.study import check_taxonomy_file, instructions_markup, study_settings
 from app.taxonomy import current_taxonomy
 
 
@@ -131,9 +126,7 @@ def study_links():
         start_url=start_url,
         prolific_url=prolific_study_url(start_url),
         mturk_xml=mturk_external_question(start_url),
-        mturk_preview_url=url_for(
-            "assignment.start", assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE", _external=True
-        ),
+        mturk_preview_url=url_for("assignment.start", assignmentId=MTURK_PREVIEW, _external=True),
         is_https=start_url.startswith("https://"),
     )
 

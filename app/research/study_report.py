@@ -1,7 +1,7 @@
 """The study's figures for papers (`flask study-report`, /research/export/study-report.*).
 
 The same figures as the dashboard (app.research.dashboard computes them; the rules are
-in app.research.metrics), in DESIGN.md's second-wave JSON shape. Every score is on a
+in app.metrics), in DESIGN.md's second-wave JSON shape. Every score is on a
 0-100 scale: a document's ``booookscore`` (BooookScore, Chang et al. 2024, eq. 1 with
 footnote 12), the study's ``booookscore`` (the mean over documents with a submitted
 session), ``errors_per_sentence`` (Table 1: occurrences / sentences x 100), the span F1
@@ -25,6 +25,7 @@ from typing import Any
 
 from app.csv_safety import safe_cell
 from app.research.dashboard import Study
+from app.statuses import SessionStatus
 
 
 def _percent(value: float | None) -> float | None:
@@ -40,7 +41,7 @@ def build_report(study: Study, category_keys: list[str]) -> dict[str, Any]:
         session.annotator
         for document in regular
         for session in document.sessions
-        if session.status == "submitted"
+        if session.status == SessionStatus.SUBMITTED
     }
     return {
         "documents": [

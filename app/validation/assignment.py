@@ -14,9 +14,7 @@ the stored one (retries are safe), a different one for the same item 409.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from sqlalchemy import exists, func, or_, select
 from sqlalchemy.exc import IntegrityError
@@ -25,7 +23,6 @@ from app.errors import ApiError
 from app.extensions import db
 from app.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
 from app.models import (
-    VERDICTS,
     Annotation,
     AnnotationSession,
     ValidationItem,
@@ -34,19 +31,11 @@ from app.models import (
     ValidationSession,
 )
 from app.persistence import get_or_create
+from app.statuses import SessionStatus
+from app.validation.schemas import JudgmentInput
+from app.validation.serializers import judgment_json
 
 RESERVATION_MINUTES = 30
-MAX_EXPLANATION = 5000
-
-
-@dataclass(frozen=True)
-class JudgmentInput:
-    """A judgment as posted by the validator page, already checked for shape."""
-
-    item_id: str
-    verdict: str
-    reasons: tuple[str, ...]
-    explanation: str | None
 
 
 def start_session(round_: ValidationRound, identity: WorkerIdentity) -> ValidationSession:
@@ -172,60 +161,10 @@ def next_item(session: ValidationSession) -> ValidationItem | None:
     item = row[0] if row else None
     session.current_item_id = item.id if item else None
     session.assigned_at = now if item else None
-    if item is None and session.status == "active" and _has_judged(session):
-        session.status = "submitted"
+    if item is None and session.status == SessionStatus.ACTIVE and _has_judged(session):
+        session.status = SessionStatus.SUBMITTED
     db.session.commit()
     return item
-
-
-def parse_judgment(body: Any, reasons_allowed: list[str]) -> JudgmentInput:
-    """Check a posted judgment's shape and rules; ApiError (4xx) for anything wrong."""
-    if not isinstance(body, dict):
-        raise ApiError.bad_request("Send a JSON object.")
-    unknown = sorted(set(body) - {"item_id", "verdict", "reasons", "explanation"})
-    if unknown:
-        raise ApiError.bad_request(f"Unknown field(s): {', '.join(unknown)}.", fields=unknown)
-    item_id = body.get("item_id")
-    if not isinstance(item_id, str) or not item_id:
-        raise ApiError.bad_request("item_id must be the item's id (a string).", field="item_id")
-    verdict = body.get("verdict")
-    if verdict not in VERDICTS:
-        raise ApiError.unprocessable(
-            f"verdict must be one of {', '.join(VERDICTS)}.",
-            code="invalid_verdict",
-            field="verdict",
-        )
-    reasons = body.get("reasons") or []
-    if not isinstance(reasons, list) or not all(isinstance(r, str) for r in reasons):
-        raise ApiError.bad_request("reasons must be a list of strings.", field="reasons")
-    unknown_reasons = [r for r in reasons if r not in reasons_allowed]
-    if unknown_reasons:
-        raise ApiError.unprocessable(
-            "Unknown reason(s) for this round.",
-            code="invalid_reason",
-            field="reasons",
-            unknown=unknown_reasons,
-            allowed=reasons_allowed,
-        )
-    if verdict != "agree" and not reasons:
-        raise ApiError.unprocessable(
-            "Choose at least one reason unless you agree.",
-            code="reasons_required",
-            field="reasons",
-        )
-    explanation = body.get("explanation")
-    if explanation is not None and not isinstance(explanation, str):
-        raise ApiError.bad_request("explanation must be a string or null.", field="explanation")
-    explanation = (explanation or "").strip() or None
-    if explanation and len(explanation) > MAX_EXPLANATION:
-        raise ApiError.unprocessable(
-            f"explanation is longer than {MAX_EXPLANATION} characters.",
-            code="too_long",
-            field="explanation",
-        )
-    # Keep the round's order, and each reason once.
-    chosen = tuple(r for r in reasons_allowed if r in reasons)
-    return JudgmentInput(item_id, verdict, chosen, explanation)
 
 
 def _same(judgment: ValidationJudgment, data: JudgmentInput) -> bool:
@@ -302,13 +241,3 @@ def _retry(stored: ValidationJudgment, data: JudgmentInput) -> tuple[ValidationJ
 def _available(session: ValidationSession, item: ValidationItem) -> bool:
     query = _candidates(session, _now()).where(ValidationItem.id == item.id)
     return db.session.execute(query).first() is not None
-
-
-def judgment_json(judgment: ValidationJudgment) -> dict[str, Any]:
-    """A judgment as the validator API returns it."""
-    return {
-        "item_id": judgment.item.external_id,
-        "verdict": judgment.verdict,
-        "reasons": list(judgment.reasons or []),
-        "explanation": judgment.explanation,
-    }

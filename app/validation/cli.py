@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any
 from urllib.parse import quote
 
 import click
 from flask.cli import AppGroup
 
+from app.cli import echo_ambiguous, echo_report, fail, flag, report_format_option
 from app.identity import annotator_name_option, signed_link
 from app.taxonomy import current_taxonomy
 from app.validation.importers import FORMATS
@@ -21,13 +20,6 @@ from app.validation.rounds import RoundError, create_round, find_round, round_ov
 validation_group = AppGroup(
     "validation", help="Precision-validation rounds: create, list, import judgments, report."
 )
-
-
-def _fail(headline: str, problems: list[str]) -> NoReturn:
-    click.echo(headline, err=True)
-    for line in problems:
-        click.echo(f"  {line}", err=True)
-    sys.exit(1)
 
 
 @validation_group.command("create-round")
@@ -62,28 +54,16 @@ def _fail(headline: str, problems: list[str]) -> NoReturn:
 )
 @click.option("--sample", type=int, help="Keep only N items, drawn at random with the seed.")
 @click.option("--seed", type=int, help="Seed of the shuffle (default: random, printed).")
-@click.option(
+@flag(
     "--skip-rejected",
-    is_flag=True,
-    help="Create the round without the items that cannot be used (default: refuse).",
+    "Create the round without the items that cannot be used (default: refuse).",
 )
-@click.option(
+@flag(
     "--include-unsubmitted",
-    is_flag=True,
-    help='Keep annotations of sessions not submitted (our export\'s "submitted": false); '
+    'Keep annotations of sessions not submitted (our export\'s "submitted": false); '
     "by default they are left out, since their workers may still change them.",
 )
-def create_round_command(
-    name: str,
-    paths: tuple[Path, ...],
-    source: str | None,
-    fmt: str,
-    judgments_per_item: int,
-    sample: int | None,
-    seed: int | None,
-    skip_rejected: bool,
-    include_unsubmitted: bool,
-) -> None:
+def create_round_command(name: str, paths: tuple[Path, ...], **options: Any) -> None:
     """Create round NAME from item files (our export, generic JSONL or BooookScore files).
 
     Items are shuffled with the seed; spans without offsets are found in their document
@@ -93,26 +73,16 @@ def create_round_command(
     """
     click.echo(f"Reading {len(paths)} item file(s)...", err=True)
     try:
-        summary = create_round(
-            name,
-            paths,
-            current_taxonomy(),
-            fmt=fmt,
-            source=source,
-            judgments_per_item=judgments_per_item,
-            sample=sample,
-            seed=seed,
-            skip_rejected=skip_rejected,
-            include_unsubmitted=include_unsubmitted,
-        )
+        # The options are create_round's keyword arguments, by the same names.
+        summary = create_round(name, paths, current_taxonomy(), **options)
     except RoundError as exc:
-        _fail(
+        fail(
             f"Round {name!r} not created ({len(exc.problems)} problem(s); nothing written):",
             exc.problems,
         )
     click.echo(
         f"Created round {name!r}: {summary.total} items, seed {summary.seed}, "
-        f"{judgments_per_item} judgment(s) per item"
+        f"{options['judgments_per_item']} judgment(s) per item"
     )
     for item_source, count in summary.items_by_source.items():
         click.echo(f"  {item_source}: {count}")
@@ -120,9 +90,7 @@ def create_round_command(
         click.echo(f"Documents imported: {', '.join(summary.documents_imported)}")
     for line in summary.skipped:
         click.echo(f"  warning: {line}")
-    click.echo(f"Ambiguous spans (first occurrence used): {len(summary.ambiguous)}")
-    for line in summary.ambiguous:
-        click.echo(f"  {line}")
+    echo_ambiguous(summary.ambiguous)
     if summary.unsubmitted_left_out:
         click.echo(
             f"Left out: {summary.unsubmitted_left_out} annotation(s) of sessions not submitted "
@@ -182,7 +150,7 @@ def import_judgments_command(name: str, path: Path) -> None:
     try:
         summary = import_judgments(name, path)
     except JudgmentImportError as exc:
-        _fail(f"{path}: {len(exc.problems)} problem(s); nothing imported:", exc.problems)
+        fail(f"{path}: {len(exc.problems)} problem(s); nothing imported:", exc.problems)
     click.echo(
         f"Imported {summary.added} judgment(s) into {name!r} ({summary.unchanged} already stored)"
     )
@@ -192,22 +160,10 @@ def import_judgments_command(name: str, path: Path) -> None:
 
 @validation_group.command("report")
 @click.argument("name")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json", "csv"]),
-    default="table",
-    show_default=True,
-)
+@report_format_option
 def report_command(name: str, fmt: str) -> None:
     """Precision of round NAME overall and by source, category, annotator and document."""
     round_ = find_round(name)
     if round_ is None:
         raise click.BadParameter(f"no round named {name!r}", param_hint="NAME")
-    report = compute_report(round_)
-    if fmt == "json":
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
-    elif fmt == "csv":
-        click.echo(format_csv(report), nl=False)
-    else:
-        click.echo(format_table(report), nl=False)
+    echo_report(compute_report(round_), fmt, format_csv, format_table)

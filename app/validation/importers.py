@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from app.document_formats import normalise_text, split_paragraphs
+from app.jsonl import json_object_lines
 from app.safe_text import json_text_problems
 
 FORMATS = ("auto", "jsonl", "booookscore-human", "booookscore-model", "booookscore-validation")
@@ -240,13 +241,11 @@ def _read_jsonl(name: str, text: str, data: Any, problems: list[str]) -> list[It
         records = [(f"{name}:line 1", data)]
     else:
         records = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                records.append((f"{name}:line {number}", json.loads(line)))
-            except json.JSONDecodeError as exc:
-                problems.append(f"{name}:line {number}: not valid JSON ({exc.msg})")
+        for where, record in json_object_lines(text, f"{name}:line "):
+            if isinstance(record, str):
+                problems.append(f"{where}: {record}")
+            else:
+                records.append((where, record))
     items = []
     for where, record in records:
         item = _generic_item(where, record, problems)

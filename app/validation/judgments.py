@@ -28,7 +28,9 @@ from typing import Any
 
 from sqlalchemy import insert, select
 
+from app.errors import ProblemsError
 from app.extensions import db
+from app.jsonl import json_object_lines
 from app.models import ValidationItem, ValidationJudgment, ValidationRound
 from app.safe_text import json_text_problems
 from app.taxonomy import current_taxonomy
@@ -49,12 +51,8 @@ VERDICT_WORDS = {
 _LETTER = re.compile(r"^\s*([A-Za-z])[.)](?:\s|$)")
 
 
-class JudgmentImportError(Exception):
+class JudgmentImportError(ProblemsError):
     """The import was refused; nothing was written. `problems`: one line each."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(problems))
 
 
 @dataclass
@@ -127,17 +125,9 @@ def _rows(path: Path) -> Iterator[_Row | str]:
                     _joined(record.get("explanation")),
                 )
         return
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path.name}:line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield f"{where}: not valid JSON ({exc.msg})"
-            continue
-        if not isinstance(record, dict):
-            yield f"{where}: must be a JSON object"
+    for where, record in json_object_lines(text, f"{path.name}:line "):
+        if isinstance(record, str):
+            yield f"{where}: {record}"
             continue
         unknown = sorted(
             set(record) - {"item_id", "validator", "verdict", "reasons", "explanation"}

@@ -19,6 +19,7 @@ from pathlib import Path
 from sqlalchemy import func, insert, select
 
 from app.document_formats import DocumentInput, content_hash
+from app.errors import ProblemsError
 from app.export_record import ANNOTATOR_ID, annotation_select
 from app.extensions import db
 from app.models import (
@@ -37,12 +38,8 @@ from app.validation.locate import Located, locate, overlap, place_pair
 ROUND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 
 
-class RoundError(Exception):
+class RoundError(ProblemsError):
     """The round was not created; `problems` says why (one line each)."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(problems))
 
 
 @dataclass

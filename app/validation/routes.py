@@ -1,8 +1,8 @@
 """Validator pages and JSON API (DESIGN.md "HTTP (contract)"): parse, call the domain, respond.
 
-Blind by construction: `item_json` builds the only item representation a validator
-receives, and it has no source, origin annotator or annotation link. The API's CSRF token
-is derived from the session token (app.security), so it works without cookies.
+Blind by construction: `item_json` (app.validation.serializers) builds the only item
+representation a validator receives, with no source, origin annotator or annotation link.
+The API's CSRF token is derived from the session token (app.security), so it works without cookies.
 """
 
 from __future__ import annotations
@@ -12,33 +12,26 @@ from typing import Any
 from flask import jsonify, redirect, render_template, request, url_for
 from sqlalchemy import select
 
-from app.annotate.completion import mturk_target
 from app.errors import ApiError
 from app.extensions import db
 from app.identity import (
     OpenRefused,
-    is_mturk_preview,
     opened_response,
     refusal_page,
     request_identity,
 )
-from app.models import Paragraph, ValidationItem, ValidationRound, ValidationSession
+from app.models import ValidationItem, ValidationRound, ValidationSession
 from app.persistence import retry_on_disconnect
+from app.platforms import is_mturk_preview
 from app.rate_limits import limit_opens, rate_limited, url_token
 from app.request_json import json_object
 from app.security import capability_csrf_token, require_capability_csrf
-from app.study import study_settings
 from app.taxonomy import current_taxonomy
 from app.validation import bp
-from app.validation.assignment import (
-    judgment_json,
-    next_item,
-    parse_judgment,
-    progress,
-    record_judgment,
-    start_session,
-)
+from app.validation.assignment import next_item, progress, record_judgment, start_session
 from app.validation.reasons import CATEGORY, QUESTION, item_protocol, round_reasons
+from app.validation.schemas import parse_judgment
+from app.validation.serializers import completion_json, item_json, judgment_json
 
 CSRF_SCOPE = "validate"
 
@@ -135,66 +128,6 @@ def session_page(token: str):
     )
 
 
-def item_json(item: ValidationItem) -> dict[str, Any]:
-    """What a validator sees of an item: never its source or who made it."""
-    taxonomy = current_taxonomy()
-    paragraphs = db.session.execute(
-        select(Paragraph.position, Paragraph.text)
-        .where(Paragraph.document_id == item.document_id)
-        .order_by(Paragraph.position)
-    ).all()
-    document = item.document
-
-    def span(paragraph_id, start, end, text):
-        return {"paragraph_id": paragraph_id, "start": start, "end": end, "text": text}
-
-    names = []
-    for label in item.labels or []:
-        category = taxonomy.category(label)
-        names.append(category.name if category else label)
-    return {
-        "id": item.external_id,
-        "document": {
-            "id": document.external_id,
-            "title": document.title,
-            "paragraphs": [{"paragraph_id": p, "text": t} for p, t in paragraphs],
-        },
-        "span": span(item.paragraph_id, item.span_start, item.span_end, item.span_text),
-        "paired_span": None
-        if item.paired_text is None
-        else span(item.paired_paragraph_id, item.paired_start, item.paired_end, item.paired_text),
-        "labels": list(item.labels or []),
-        "label_names": names,
-        "label_descriptions": [
-            category.description if (category := taxonomy.category(label)) else None
-            for label in item.labels or []
-        ],
-        "question": item.question,
-        "comment": item.comment,
-        "protocol": item_protocol(item.question),
-    }
-
-
-def _finished(session: ValidationSession, done: int) -> dict[str, Any]:
-    # A completion code is earned by judging at least one item: a validator who arrives
-    # when every item is taken is told so, not paid for nothing.
-    # An MTurk validator's HIT is submitted by posting the assignment back to MTurk
-    # (ExternalQuestion), as the annotator's completion page does: `mturk` says where.
-    # A validator who finishes a round completed it: the outcome `completed`, with its
-    # completion URL, as for annotators.
-    if not done:
-        return {"completion_code": None, "completion_url": None, "mturk": None, "outcome": None}
-    url = None
-    if session.platform == "prolific":
-        url = study_settings().completion_address("completed", session.completion_code)
-    return {
-        "completion_code": session.completion_code,
-        "completion_url": url,
-        "mturk": mturk_target(session.platform, session.platform_params or {}),
-        "outcome": "completed",
-    }
-
-
 @bp.get("/api/validators/<token>/next")
 @retry_on_disconnect
 def api_next(token: str):
@@ -206,7 +139,7 @@ def api_next(token: str):
         "progress": progress(session),
     }
     if item is None:
-        body.update(_finished(session, body["progress"]["done"]))
+        body.update(completion_json(session, body["progress"]["done"]))
     return jsonify(body)
 
 

@@ -8,21 +8,22 @@ XSS payload that runs would open one.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from flask import Flask
-from werkzeug.serving import make_server
+from werkzeug.security import generate_password_hash
 
-from app import create_app
-from tests.conftest import dispose_engines, make_test_config, require_or_skip
+from app.extensions import db
+from app.models import Researcher
+from app.taxonomy import current_taxonomy
+from bench.dashboard_bench import seed_study
+from tests.support.apps import require_or_skip
 from tests.support.js_harness import open_harness
+from tests.support.live_server import LiveServer, serving
+from tests.support.research_console import EMAIL, PASSWORD
 
 SYSTEM_CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -92,43 +93,6 @@ def js_harness(page) -> tuple:
     return page, open_harness(page)
 
 
-@dataclass
-class LiveServer:
-    """A running app: its base URL and the Flask app (for database set-up and checks)."""
-
-    url: str
-    app: Flask
-
-    def stop(self) -> None:
-        """Shut the server down."""
-        self._server.shutdown()
-        self._thread.join(timeout=10)
-
-
-def start_live_server(database_uri: str, **overrides) -> LiveServer:
-    """Serve a fresh app on a free port in a background thread."""
-    app = create_app(make_test_config(database_uri, **overrides))
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    live = LiveServer(url=f"http://127.0.0.1:{server.server_port}", app=app)
-    live._server = server
-    live._thread = thread
-    return live
-
-
-@contextlib.contextmanager
-def serving(database_uri: str, **overrides) -> Iterator[LiveServer]:
-    """The app served on 127.0.0.1 over the given (migrated, empty) database."""
-    live = start_live_server(database_uri, **overrides)
-    try:
-        yield live
-    finally:
-        live.stop()
-        with live.app.app_context():
-            dispose_engines()
-
-
 @pytest.fixture
 def live_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
     """The app on a fresh SQLite file, served on 127.0.0.1 for the browser."""
@@ -143,3 +107,14 @@ def server(database_uri) -> Iterator[LiveServer]:
     """The live app on SQLite, then on PostgreSQL (tests/conftest.py's database_uri)."""
     with serving(database_uri) as live:
         yield live
+
+
+@pytest.fixture
+def console(live_server):
+    """A live app with a researcher account and a small seeded study."""
+    with live_server.app.app_context():
+        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        db.session.commit()
+        seed_study(12, 3, 8, categories=current_taxonomy().keys, check_documents=1, workers=9)
+        db.session.remove()
+    return live_server

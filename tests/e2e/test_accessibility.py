@@ -5,27 +5,17 @@ states they meet (task open, an annotation being added, submitted, judged, dashb
 from __future__ import annotations
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 
-from tests.e2e.annotate_support import open_task, seed_document, select_span
-from tests.e2e.test_research_console import console, log_in  # noqa: F401 (fixture)
-from tests.e2e.test_validate_flow import seed_round
+from tests.support.annotate_page import open_task, seed_document, select_span
+from tests.support.axe import violations
+from tests.support.research_console import log_in
+from tests.support.validator_round import seed_round
 
 PARAGRAPHS = (
     "Zoë met 🚢 Łukasz at the harbour. Zoë smiled.",
     "The ship left at dawn. Łukasz waved at the ship.",
 )
-
-
-def violations(page: Page) -> list[str]:
-    """axe-core's violations on the page as it is now: rule, impact, first few nodes."""
-    results = Axe().run(page)
-    found = []
-    for violation in results.response["violations"]:
-        nodes = [" ".join(node["target"]) for node in violation["nodes"][:3]]
-        found.append(f"{violation['id']} ({violation['impact']}): {violation['help']} {nodes}")
-    return found
 
 
 def test_the_annotator_page_in_each_state(page: Page, live_server):
@@ -82,7 +72,7 @@ def test_the_validator_page_in_each_state(page: Page, live_server, tmp_path):
     assert not any(seen.values()), seen
 
 
-def test_the_researcher_console(console, page: Page):  # noqa: F811 (fixture)
+def test_the_researcher_console(console, page: Page):
     page.goto(f"{console.url}/research/login")
     seen = {"login": violations(page)}
     log_in(page, console.url)

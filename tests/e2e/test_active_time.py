@@ -7,7 +7,7 @@ from playwright.sync_api import Page, expect
 
 from app.extensions import db
 from app.models import ParagraphTiming
-from tests.e2e.annotate_support import open_task, seed_document, submit_task
+from tests.support.annotate_page import open_task, seed_document, submit_task
 
 # Chromium under Playwright never hides a page by itself: the test makes document.hidden
 # report what it says and fires visibilitychange, as a browser does on switching tabs.
@@ -46,7 +46,7 @@ def test_active_time_stops_while_the_tab_is_hidden(page: Page, live_server):
 
 
 def test_dashboard_pacing_section_is_accessible_and_fits_a_phone(page: Page, live_server):
-    from tests.e2e.test_accessibility import violations
+    from tests.support.axe import violations
     from tests.support.research import add_researcher, horizontal_overflow, log_in
 
     seed_document(live_server, "paced", ["One two three four.", "Five six seven."])

@@ -13,8 +13,8 @@ from werkzeug.security import generate_password_hash
 from app.adjudication.gold import iter_gold_records
 from app.extensions import db
 from app.models import Researcher
-from tests.e2e.annotate_support import select_span
 from tests.support.adjudication import DOC_ID, PARAGRAPHS, seed_adjudication_document
+from tests.support.annotate_page import select_span
 
 EMAIL = "adjudicator@example.org"
 PASSWORD = "a-long-enough-password"

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import AnnotationSession
-from tests.e2e.annotate_support import (
+from tests.support.annotate_page import (
     open_task,
     seed_document,
     select_span,

@@ -8,7 +8,7 @@ import random
 import pytest
 from playwright.sync_api import Page
 
-from tests.e2e.annotate_support import open_task, seed_document
+from tests.support.annotate_page import open_task, seed_document
 
 ALPHABET = ["a", "b", " ", "é", "🚢", "Ł", "\n", "𝔘", "z", "<", "&"]
 

@@ -7,7 +7,7 @@ import json
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.annotate_support import (
+from tests.support.annotate_page import (
     open_task,
     seed_document,
     select_span,

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.annotate_support import select_span
-from tests.e2e.test_accessibility import violations
-from tests.e2e.test_annotate_ux import OVERFLOW, PARAGRAPHS, SCREENSHOTS, annotated_task
+from tests.support.annotate_page import select_span
+from tests.support.annotated_task import OVERFLOW, PARAGRAPHS, SCREENSHOTS, annotated_task
+from tests.support.axe import violations
 
 # What a focused element is, for the order: its step or place on the page.
 DESCRIBE = """() => {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page
 
-from tests.e2e.annotate_support import open_task, seed_document
+from tests.support.annotate_page import open_task, seed_document
 
 SET_VISIBILITY_JS = """
 (state) => {

@@ -13,9 +13,9 @@ from playwright.sync_api import Page, Route, expect
 
 from app.document_formats import DocumentInput
 from app.documents import import_documents
-from tests.conftest import ROOT
-from tests.e2e.annotate_support import submit_task
-from tests.e2e.conftest import LiveServer, serving
+from tests.support.annotate_page import submit_task
+from tests.support.apps import ROOT
+from tests.support.live_server import LiveServer, serving
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
 STUDY = """\

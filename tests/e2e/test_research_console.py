@@ -4,38 +4,12 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from playwright.sync_api import Page, expect
-from werkzeug.security import generate_password_hash
 
-from app.extensions import db
-from app.models import Researcher
 from app.taxonomy import current_taxonomy
-from bench.dashboard_bench import seed_study
+from tests.support.research_console import EMAIL, log_in
 
-EMAIL = "lead@example.org"
-PASSWORD = "a-long-enough-password"
 SCREENSHOTS = "/tmp"
-
-
-@pytest.fixture
-def console(live_server):
-    """A live app with a researcher account and a small seeded study."""
-    with live_server.app.app_context():
-        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
-        db.session.commit()
-        seed_study(12, 3, 8, categories=current_taxonomy().keys, check_documents=1, workers=9)
-        db.session.remove()
-    return live_server
-
-
-def log_in(page: Page, base: str) -> None:
-    page.goto(f"{base}/research/")
-    expect(page).to_have_url(re.compile(r"/research/login\?next=/research/"))
-    page.get_by_label("E-mail").fill(EMAIL)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Study dashboard")).to_be_visible()
 
 
 def test_login_dashboard_and_chart(console, page: Page):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.annotate_support import select_span
+from tests.support.annotate_page import select_span
 from tests.support.demo_study import seed_demo_study
 from tests.support.research import add_researcher, log_in
 

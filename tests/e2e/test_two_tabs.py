@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.annotate_support import open_task, seed_document, select_span, stored_annotations
+from tests.support.annotate_page import open_task, seed_document, select_span, stored_annotations
 
 PARAGRAPHS = ("Zoë 🚢 met Łukasz at the harbour, and Łukasz waved.", "The ship left at noon.")
 

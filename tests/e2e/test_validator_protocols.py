@@ -17,7 +17,7 @@ from app.extensions import db
 from app.models import ValidationJudgment
 from app.taxonomy import current_taxonomy
 from app.validation.rounds import create_round
-from tests.e2e.test_accessibility import violations
+from tests.support.axe import violations
 from tests.support.research import add_researcher, log_in, overflow_by_width
 
 PARAGRAPHS = (

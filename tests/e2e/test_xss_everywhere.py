@@ -20,8 +20,8 @@ from app.extensions import db
 from app.models import Researcher
 from app.taxonomy import current_taxonomy
 from app.validation.rounds import create_round
-from tests.e2e.annotate_support import select_span
-from tests.e2e.conftest import serving
+from tests.support.annotate_page import select_span
+from tests.support.live_server import serving
 
 IMG = "<img src=x onerror=alert(document.domain)>"
 SCRIPT = "<script>alert('xss')</script>"

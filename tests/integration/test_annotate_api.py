@@ -12,13 +12,12 @@ import pytest
 from openapi_spec_validator import validate as validate_openapi
 
 from app import create_app
-from app.annotate import writes
 from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, utcnow
 from app.security import capability_csrf_token
-from tests.conftest import ROOT, dispose_engines, make_test_config
+from tests.support.apps import ROOT, dispose_engines, make_test_config
 
 PARAGRAPHS = (
     "Zoë met 🚢 Łukasz at the harbour. Zoë smiled.",
@@ -43,7 +42,7 @@ def make_document(
 def start_session(client, document_id: str = "doc-1", **params: str) -> str:
     """Open the worker link and return the session token from the redirect. The test's
     own transaction is committed first, as between real requests: a worker's first open
-    then takes its one-statement path on PostgreSQL (writes.start_new_session)."""
+    then takes its one-statement path on PostgreSQL (opening.open_session)."""
     params = params or {"annotator": "alice"}
     db.session.commit()
     response = client.get(f"/annotate/{document_id}", query_string=params)
@@ -116,12 +115,11 @@ def error_of(response) -> dict[str, Any]:
 
 
 def make_stale(token: str, minutes: int = 10):
-    """Move the session's last_seen_at into the past, as if `minutes` had passed (for this
-    process's memory of when it last wrote it too); return that moment (UTC)."""
+    """Move the session's last_seen_at into the past, as if `minutes` had passed; return
+    that moment (UTC)."""
     row = session_row(token)
     row.last_seen_at = utcnow() - timedelta(minutes=minutes)
     db.session.commit()
-    writes.known_sessions().touched(row.id, seconds_ago=minutes * 60)
     return as_utc(row.last_seen_at)
 
 

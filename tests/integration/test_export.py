@@ -26,7 +26,7 @@ from app.export_record import (
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.taxonomy import current_taxonomy
-from tests.integration.validation_support import add_annotation, make_documents, make_session
+from tests.support.validation import add_annotation, make_documents, make_session
 
 TRICKY_COMMENT = 'Line one, with "quotes"\nline two; ünïcödé 🚢'
 
@@ -369,9 +369,9 @@ def test_download_is_the_cli_export_byte_for_byte(app, runner, researcher_client
         assert response.get_data() == cli.stdout_bytes
 
 
+@pytest.mark.parametrize("database_uri", ["postgresql"], indirect=True)  # COPY is PostgreSQL's
 def test_a_download_left_early_stops_the_copy(app, researcher_client, stored, monkeypatch):
-    if not export_copy.supported():
-        pytest.skip("COPY is PostgreSQL's")
+    assert export_copy.supported()
     monkeypatch.setattr(export_copy, "CHUNK_BYTES", 1)  # one line a chunk
     monkeypatch.setattr(export_copy, "QUEUE_CHUNKS", 1)
     whole = researcher_client.get("/research/export/annotations.jsonl").get_data()

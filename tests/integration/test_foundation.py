@@ -7,7 +7,7 @@ from sqlalchemy import inspect
 
 from app import create_app
 from app.extensions import db
-from tests.conftest import make_test_config
+from tests.support.apps import make_test_config
 
 CONTRACT_TABLES = {
     "documents",

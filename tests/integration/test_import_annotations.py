@@ -16,9 +16,9 @@ import pytest
 
 from app import create_app
 from app.extensions import db
+from app.metrics import split_sentences
 from app.models import Annotation, AnnotationSession, Annotator
-from app.research.metrics import split_sentences
-from tests.conftest import ROOT, dispose_engines, make_test_config
+from tests.support.apps import ROOT, dispose_engines, make_test_config
 
 BOOOOKSCORE_TAXONOMY = ROOT / "config" / "taxonomies" / "booookscore.yaml"
 FILES = {"inc-": "human-annotations.json", "hier-": "human-annotations-hier.json"}

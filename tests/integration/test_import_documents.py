@@ -232,7 +232,7 @@ def test_removed_annotations_and_validation_items_count_too(app, tmp_path):
     changed = [DocumentInput("a", None, ("x2",)), DocumentInput("b", None, ("y2",))]
     with pytest.raises(DocumentImportRefused) as refused:
         import_documents(changed)
-    assert refused.value.reasons == [
+    assert refused.value.problems == [
         "a: text changed but 1 annotation points into it; "
         "import under a new id or remove them first",
         "b: text changed but 1 validation item points into it; "

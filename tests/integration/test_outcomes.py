@@ -14,13 +14,12 @@ import pytest
 from flask_migrate import downgrade, upgrade
 from sqlalchemy import event
 
-from app.annotate import writes
 from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
 from app.models import AnnotationSession
 from app.taxonomy import load_taxonomy
-from tests.conftest import ROOT
+from tests.support.apps import ROOT
 from tests.support.worker_api import read_to_the_end, save, start, submit
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
@@ -64,9 +63,8 @@ def stored(token: str) -> AnnotationSession:
     return db.session.scalars(db.select(AnnotationSession).filter_by(token=token)).one()
 
 
-def finish(client, document: str, *, mark_gold: bool, known: bool, **worker: str):
-    """Open, annotate (the gold span or another), read on and Submit; (token, answer).
-    `known`: the process remembers the session (the one-statement submit is tried first)."""
+def finish(client, document: str, *, mark_gold: bool, **worker: str):
+    """Open, annotate (the gold span or another), read on and Submit; (token, answer)."""
     token = start(client, document, **(worker or WORKER))
     text = "Carol" if mark_gold else "ship"
     start_offset = PARAGRAPHS[1].index(text)
@@ -80,19 +78,14 @@ def finish(client, document: str, *, mark_gold: bool, known: bool, **worker: str
         "comment": None,
     }
     assert save(client, token, annotation).status_code == 201
-    if not known:
-        writes.known_sessions().keys.clear()  # served by another process until now
     answer = submit(client, token)
     assert answer.status_code == 200, answer.data
     return token, answer.get_json()
 
 
-@pytest.mark.parametrize("known", [True, False], ids=["one-statement", "full-path"])
-def test_a_prolific_worker_goes_to_the_fixed_code_of_completed(
-    app, client, documents, tmp_path, known
-):
+def test_a_prolific_worker_goes_to_the_fixed_code_of_completed(app, client, documents, tmp_path):
     use_taxonomy(app, tmp_path, CODES)
-    token, answer = finish(client, "doc-1", mark_gold=False, known=known)
+    token, answer = finish(client, "doc-1", mark_gold=False)
     row = stored(token)
     assert (row.status, row.outcome) == ("submitted", "completed")
     assert answer == {
@@ -103,10 +96,9 @@ def test_a_prolific_worker_goes_to_the_fixed_code_of_completed(
     assert submit(client, token).get_json() == answer  # idempotent
 
 
-@pytest.mark.parametrize("known", [True, False], ids=["one-statement", "full-path"])
-def test_missed_checks_fail_when_the_study_says_so(app, client, documents, tmp_path, known):
+def test_missed_checks_fail_when_the_study_says_so(app, client, documents, tmp_path):
     use_taxonomy(app, tmp_path, CODES + "  attention_checks: fail\n")
-    token, answer = finish(client, "check-1", mark_gold=False, known=known)
+    token, answer = finish(client, "check-1", mark_gold=False)
     assert stored(token).outcome == "failed_checks"
     assert (answer["outcome"], answer["redirect_url"]) == ("failed_checks", f"{PROLIFIC}CQ5R4S3T")
     # The page of the submitted task (a reload) shows the same outcome and address.
@@ -118,33 +110,33 @@ def test_missed_checks_fail_when_the_study_says_so(app, client, documents, tmp_p
 
 def test_found_checks_and_ordinary_documents_complete_under_fail(app, client, documents, tmp_path):
     use_taxonomy(app, tmp_path, CODES + "  attention_checks: fail\n")
-    token, answer = finish(client, "check-1", mark_gold=True, known=False)
+    token, answer = finish(client, "check-1", mark_gold=True)
     assert (stored(token).outcome, answer["redirect_url"]) == ("completed", f"{PROLIFIC}C1A2B3C4")
     other = {"PROLIFIC_PID": "p-2", "STUDY_ID": "s-1", "SESSION_ID": "x-2"}
-    token, answer = finish(client, "doc-1", mark_gold=False, known=True, **other)
+    token, answer = finish(client, "doc-1", mark_gold=False, **other)
     assert (stored(token).outcome, answer["outcome"]) == ("completed", "completed")
 
 
 def test_missed_checks_only_flag_by_default(app, client, documents, tmp_path):
     use_taxonomy(app, tmp_path, CODES)  # attention_checks: flag, the default
-    token, answer = finish(client, "check-1", mark_gold=False, known=True)
+    token, answer = finish(client, "check-1", mark_gold=False)
     assert (stored(token).outcome, answer["redirect_url"]) == ("completed", f"{PROLIFIC}C1A2B3C4")
 
 
 def test_first_wave_completion_urls_still_work(app, client, documents, tmp_path):
     use_taxonomy(app, tmp_path, f'  completion_url: "{PROLIFIC}{{code}}"\n')
-    token, answer = finish(client, "doc-1", mark_gold=False, known=True)
+    token, answer = finish(client, "doc-1", mark_gold=False)
     assert answer["redirect_url"] == f"{PROLIFIC}{stored(token).completion_code}"
     use_taxonomy(app, tmp_path, f'  completion_url: "{PROLIFIC}FIXED99"\n')
     other = {"PROLIFIC_PID": "p-2", "STUDY_ID": "s-1", "SESSION_ID": "x-2"}
-    _, answer = finish(client, "doc-1", mark_gold=False, known=False, **other)
+    _, answer = finish(client, "doc-1", mark_gold=False, **other)
     assert answer["redirect_url"] == f"{PROLIFIC}FIXED99"
 
 
 def test_completion_url_setting_overrides_every_outcome(app, client, documents, tmp_path):
     use_taxonomy(app, tmp_path, CODES + "  attention_checks: fail\n")
     app.config["COMPLETION_URL"] = "https://example.org/done?code={code}"
-    token, answer = finish(client, "check-1", mark_gold=False, known=True)
+    token, answer = finish(client, "check-1", mark_gold=False)
     code = stored(token).completion_code
     assert answer == {
         "completion_code": code,
@@ -161,7 +153,7 @@ def test_mturk_completion_page_posts_the_outcome(app, client, documents, tmp_pat
         "hitId": "H1",
         "turkSubmitTo": "https://workersandbox.mturk.com",
     }
-    token, answer = finish(client, "check-1", mark_gold=False, known=True, **worker)
+    token, answer = finish(client, "check-1", mark_gold=False, **worker)
     assert answer["redirect_url"] == f"/s/{token}/complete"  # MTurk gets the form instead
     page = client.get(answer["redirect_url"]).get_data(as_text=True)
     assert '<input type="hidden" name="outcome" value="failed_checks">' in page
@@ -172,8 +164,8 @@ def test_sessions_export_has_the_outcome_and_no_code_before_submit(
     app, client, runner, researcher_client, documents, tmp_path
 ):
     use_taxonomy(app, tmp_path, CODES + "  attention_checks: fail\n")
-    failed, _ = finish(client, "check-1", mark_gold=False, known=True)
-    completed, _ = finish(client, "doc-1", mark_gold=True, known=False)
+    failed, _ = finish(client, "check-1", mark_gold=False)
+    completed, _ = finish(client, "doc-1", mark_gold=True)
     start(client, "doc-1", annotator="still-reading")
     result = runner.invoke(args=["export-annotations", "--what", "sessions", "--format", "csv"])
     assert result.exit_code == 0, result.output
@@ -195,7 +187,7 @@ def test_dashboard_and_study_pages_show_outcomes(
     app, client, researcher_client, documents, tmp_path
 ):
     use_taxonomy(app, tmp_path, CODES + "  attention_checks: fail\n")
-    finish(client, "check-1", mark_gold=False, known=True)
+    finish(client, "check-1", mark_gold=False)
     html = researcher_client.get("/research/").get_data(as_text=True)
     assert "<code>failed_checks</code> 1" in html
     assert 'failed_checks <span class="tag tag--flag">not completed</span>' in html
@@ -243,7 +235,7 @@ def test_under_fail_an_ordinary_document_is_still_submitted_in_one_statement(
 def test_the_migration_gives_earlier_submitted_sessions_the_outcome_completed(
     app, client, documents
 ):
-    submitted, _ = finish(client, "doc-1", mark_gold=False, known=True)
+    submitted, _ = finish(client, "doc-1", mark_gold=False)
     still_open = start(client, "check-1", annotator="still-reading")
     db.session.execute(db.update(AnnotationSession).values(outcome=None))
     db.session.commit()

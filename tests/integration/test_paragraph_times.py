@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
-from app.annotate import writes
 from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
@@ -53,15 +52,12 @@ def earlier(paragraph_id: int, seconds: float) -> None:
     db.session.commit()
 
 
-@pytest.mark.parametrize("known", [True, False], ids=["known-session", "full-path"])
-def test_visits_are_recorded_on_page_open_and_moves(app, client, document, known):
+def test_visits_are_recorded_on_page_open_and_moves(app, client, document):
     token = start(client, "doc-1", annotator="reader")
     assert client.get(f"/s/{token}").status_code == 200
     opened = timings()
     assert list(opened) == [0] and opened[0].visit_started is not None
     earlier(0, 30)
-    if not known:
-        writes.known_sessions().keys.clear()  # as in a process that never served it
     move(client, token, 1, active_seconds=12.5)
     rows = timings()
     assert rows[0].visit_started is None and rows[0].left_at is not None

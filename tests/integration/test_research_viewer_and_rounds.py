@@ -11,7 +11,7 @@ from html import unescape
 
 from app.extensions import db
 from app.models import ValidationItem, ValidationRound
-from tests.integration.validation_support import add_annotation, make_documents, make_session
+from tests.support.validation import add_annotation, make_documents, make_session
 
 
 def _csrf(html: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from tests.integration.validation_support import make_documents, write_jsonl
+from tests.support.validation import make_documents, write_jsonl
 
 CAPTIONS = ["By source", "By category", "By document"]
 

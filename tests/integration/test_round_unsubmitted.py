@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from app.extensions import db
 from app.models import ValidationItem, ValidationRound
-from tests.integration.validation_support import add_annotation, make_documents, make_session
+from tests.support.validation import add_annotation, make_documents, make_session
 
 
 def _origins(name: str) -> list[str]:

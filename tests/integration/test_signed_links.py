@@ -13,7 +13,7 @@ from app.document_formats import DocumentInput
 from app.documents import import_documents
 from tests.support.signed_links import sign
 
-KEY = "test-secret-key"  # tests/conftest.py make_test_config's SECRET_KEY
+KEY = "test-secret-key"  # tests/support/apps.py make_test_config's SECRET_KEY
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import pytest
 from app.extensions import db
 from app.models import ValidationItem, ValidationJudgment, ValidationSession
 from app.taxonomy import load_taxonomy
-from tests.conftest import ROOT
-from tests.integration.validation_support import (
+from tests.support.apps import ROOT
+from tests.support.validation import (
     add_annotation,
     judge,
     make_documents,

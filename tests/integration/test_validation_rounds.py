@@ -13,7 +13,7 @@ import pytest
 
 from app.extensions import db
 from app.models import Document, ValidationItem, ValidationJudgment, ValidationRound
-from tests.integration.validation_support import (
+from tests.support.validation import (
     add_annotation,
     make_documents,
     make_session,

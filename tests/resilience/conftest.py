@@ -7,7 +7,7 @@ import pytest
 from app import create_app
 from app.document_formats import DocumentInput
 from app.documents import import_documents
-from tests.conftest import _truncate_all, dispose_engines, make_test_config
+from tests.support.apps import dispose_engines, make_test_config, truncate_all
 
 PARAGRAPH = "Zoë 🚢 sailed from Skarvik at dawn, and the keeper watched the ship until noon."
 
@@ -15,7 +15,7 @@ PARAGRAPH = "Zoë 🚢 sailed from Skarvik at dawn, and the keeper watched the s
 @pytest.fixture
 def pg_url(postgres_url):
     """The run's PostgreSQL database, emptied, with one document imported."""
-    _truncate_all(postgres_url)
+    truncate_all(postgres_url)
     app = create_app(make_test_config(postgres_url))
     with app.app_context():
         import_documents([DocumentInput("fault-doc", "Faults", (PARAGRAPH, "Second paragraph."))])

@@ -23,8 +23,8 @@ from sqlalchemy import create_engine, text
 from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
-from tests.conftest import require_or_skip
 from tests.resilience.conftest import PARAGRAPH
+from tests.support.apps import require_or_skip
 from tests.support.servers import free_port, start_gunicorn, stop, worker_pids
 
 MIN_SAVES_PER_CLIENT = 10
@@ -208,15 +208,12 @@ def test_postgres_restart_during_burst_loses_nothing(server, pg_url):
     assert sum(c.retries for c in clients) > 0, "the restart did not interrupt any save"
 
 
-@pytest.mark.parametrize("path", ["one statement", "ORM"])
-def test_database_error_during_submit_leaves_no_partial_state(app, client, monkeypatch, path):
-    """Submit of a session the process knows is one UPDATE (writes.submit_known); of one
-    it does not, the ORM's commit (sessions.submit_session). A database error in either
-    answers no completion code and leaves the session as it was."""
+def test_database_error_during_submit_leaves_no_partial_state(app, client):
+    """Submit is one UPDATE (app.annotate.writes.submit). A database error in it answers
+    no completion code and leaves the session as it was."""
     from sqlalchemy import event
     from sqlalchemy.exc import OperationalError
 
-    from app.annotate import writes
     from app.models import AnnotationSession
 
     import_documents([DocumentInput("submit-doc", None, ("Only paragraph.",))])
@@ -228,34 +225,19 @@ def test_database_error_during_submit_leaves_no_partial_state(app, client, monke
     headers = {"X-CSRFToken": csrf}
     calls = {"n": 0}
 
-    if path == "ORM":
-        writes.known_sessions().keys.clear()  # as in a process that never served it
-        real_commit = db.session.commit
-
-        def failing_commit():
+    def failing_submit(conn, cursor, statement, parameters, context, executemany):
+        if statement.startswith("UPDATE annotation_sessions SET status"):
             calls["n"] += 1
-            raise OperationalError("COMMIT", {}, Exception("server closed the connection"))
+            raise OperationalError(statement, parameters, Exception("No space left on device"))
 
-        monkeypatch.setattr(db.session, "commit", failing_commit)
-    else:
-        assert writes.known_sessions().knows(token)
-
-        def failing_submit(conn, cursor, statement, parameters, context, executemany):
-            if statement.startswith("UPDATE annotation_sessions SET status"):
-                calls["n"] += 1
-                raise OperationalError(statement, parameters, Exception("No space left on device"))
-
-        engines = list(db.engines.values())
-        for engine in engines:
-            event.listen(engine, "before_cursor_execute", failing_submit)
+    engines = list(db.engines.values())
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", failing_submit)
     try:
         failed = client.post(f"/api/sessions/{token}/submit", json={}, headers=headers)
     finally:
-        if path == "ORM":
-            monkeypatch.setattr(db.session, "commit", real_commit)
-        else:
-            for engine in engines:
-                event.remove(engine, "before_cursor_execute", failing_submit)
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", failing_submit)
 
     assert calls["n"] == 1
     assert failed.status_code == 503

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import require_or_skip
+from tests.support.apps import require_or_skip
 from tests.support.nginx import (
     compose_config,
     heroku_config,

@@ -15,8 +15,8 @@ import psycopg2
 import pytest
 
 from app import create_app
-from tests.conftest import make_test_config
 from tests.resilience.conftest import PARAGRAPH
+from tests.support.apps import make_test_config
 
 
 def terminate_other_backends(database_url: str) -> int:

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.conftest import require_or_skip
 from tests.resilience.conftest import PARAGRAPH
+from tests.support.apps import require_or_skip
 from tests.support.nginx import access_log, compose_config, nginx_binary, start_nginx, stop_nginx
 from tests.support.redis import redis_binary, start_redis, stop_redis
 from tests.support.servers import error_log_text, free_port, start_gunicorn, stop

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from tests.conftest import require_or_skip
+from tests.support.apps import require_or_skip
 from tests.support.nginx import heroku_config, nginx_binary, start_nginx, stop_nginx
 from tests.support.servers import free_port, start_gunicorn, stop
 

@@ -9,7 +9,7 @@ import pytest
 
 from app.models import Annotation
 from app.security import capability_csrf_token
-from tests.security.conftest import route_family, rules, url_for_rule
+from tests.support.routes import route_family, rules, url_for_rule
 
 ACTORS = ("anonymous", "other-worker", "owner", "researcher")
 

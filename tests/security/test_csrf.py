@@ -6,7 +6,7 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, ValidationJudgment
-from tests.security.conftest import route_family, rules, url_for_rule
+from tests.support.routes import route_family, rules, url_for_rule
 
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 

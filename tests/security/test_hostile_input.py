@@ -12,8 +12,8 @@ from sqlalchemy import inspect
 from app import create_app
 from app.extensions import db
 from app.security import capability_csrf_token
-from tests.conftest import dispose_engines, make_test_config
-from tests.security.conftest import route_family, rules, url_for_rule
+from tests.support.apps import dispose_engines, make_test_config
+from tests.support.routes import route_family, rules, url_for_rule
 
 INJECTIONS = ["' OR '1'='1", "1; DROP TABLE annotations; --", '" OR ""="', "%27%20OR%201=1--"]
 

@@ -13,15 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from app import create_app
-from app.annotate.completion import mturk_submit_url
 from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
 from app.models import AnnotationSession, Annotator, ValidationSession
+from app.platforms import mturk_submit_url
 from config.settings import DEFAULT_TAXONOMY, config_for
-from tests.conftest import dispose_engines, make_test_config
 from tests.support import signed_links
+from tests.support.apps import app_factory, make_test_config
 
 SECRET = "a-production-secret-key-of-more-than-32-characters"
 SANDBOX = "https://workersandbox.mturk.com"
@@ -46,20 +45,12 @@ def taxonomy_file(tmp_path: Path, study_lines: str) -> str:
 def make_app(database_uri, monkeypatch):
     """An app on the test database: `make_app("production", **config)`; the documents
     doc-1 and doc-2 and the validation round r1 are there."""
-    made = []
 
-    def factory(env: str = "testing", **overrides):
+    def config(env: str = "testing", **overrides) -> dict:
         monkeypatch.setenv("SECRET_KEY", SECRET)
-        config = make_test_config(database_uri, APP_ENV=env, SECRET_KEY=SECRET, **overrides)
-        application = create_app(config)
-        made.append(application)
-        return application
+        return make_test_config(database_uri, APP_ENV=env, SECRET_KEY=SECRET, **overrides)
 
-    yield factory
-    for application in made:
-        with application.app_context():
-            db.session.remove()
-            dispose_engines()
+    yield from app_factory(config)
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ from app import create_app
 from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
-from tests.conftest import dispose_engines, make_test_config
-from tests.security.conftest import rules, url_for_rule
+from tests.support.apps import dispose_engines, make_test_config
+from tests.support.routes import rules, url_for_rule
 
 FRAMED_PAGES = ("/annotate/", "/id=", "/start", "/s/", "/validate/", "/v/")
 GOLD = [{"paragraph_id": 0, "start": 0, "end": 4, "category": "ungrammatical"}]

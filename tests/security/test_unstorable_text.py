@@ -13,7 +13,7 @@ import re
 import pytest
 
 from app.security import capability_csrf_token
-from tests.security.conftest import route_family, rules, url_for_rule
+from tests.support.routes import route_family, rules, url_for_rule
 
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 NUL_SEGMENT = "a%00b"

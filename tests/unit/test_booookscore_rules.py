@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.research.metrics import (
+from app.metrics import (
     attention_flagged,
     booookscore,
-    coherence_score,
     footnote12_counts,
     gold_recall,
     substantial_overlap,
@@ -26,7 +25,7 @@ def test_a_span_over_consecutive_sentences_is_one_sentence():
     # Sentences 0 and 1 become one: 3 sentences, 1 with an error (was 2 of 4).
     assert footnote12_counts(SENTENCES, [(0, 0, 20)]) == (3, 1)
     assert footnote12_counts(SENTENCES, [(0, 8, 12)]) == (3, 1)
-    assert coherence_score(SENTENCES, [(0, 0, 20)]) == pytest.approx(2 / 3)
+    assert booookscore(*footnote12_counts(SENTENCES, [(0, 0, 20)])) == pytest.approx(200 / 3)
 
 
 def test_a_relation_is_one_sentence():
@@ -54,8 +53,8 @@ def test_score_on_the_papers_scale():
     assert booookscore(25, 2) == pytest.approx(92.0)  # Figure 2: 23/25 error-free, 92%
     assert booookscore(4, 0) == 100.0
     assert booookscore(0, 0) is None
-    assert coherence_score(SENTENCES, []) == 1.0
-    assert coherence_score([], [(0, 0, 1)]) is None
+    assert booookscore(*footnote12_counts(SENTENCES, [])) == 100.0
+    assert booookscore(*footnote12_counts([], [(0, 0, 1)])) is None
 
 
 # --- attention checks ---------------------------------------------------------------------

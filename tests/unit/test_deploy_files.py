@@ -15,7 +15,7 @@ import yaml
 
 from app import create_app
 from config.settings import Config
-from tests.conftest import make_test_config, require_or_skip
+from tests.support.apps import make_test_config, require_or_skip
 from tests.support.nginx import compose_config, heroku_config, nginx_binary, render_erb
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from app import create_app
-from tests.conftest import make_test_config
+from tests.support.apps import make_test_config
 
 
 def _app_with_failing_route(tmp_path):

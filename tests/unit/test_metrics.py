@@ -6,10 +6,12 @@ import math
 
 import pytest
 
-from app.research.metrics import (
+from app.metrics import (
     Reading,
+    booookscore,
     document_sentences,
     errors_per_sentence,
+    footnote12_counts,
     gold_recall,
     krippendorff_alpha,
     label_value_counts,
@@ -20,7 +22,6 @@ from app.research.metrics import (
     span_f1,
     split_sentences,
 )
-from app.research.metrics import coherence_score as booookscore
 
 
 def sentences_of(text: str) -> list[str]:
@@ -98,9 +99,9 @@ def test_sentence_labels_and_booookscore():
     assert sentence_labels(sentences, spans) == [True, True, False, True]
     # BooookScore footnote 12: sentences 0 and 1, under one span, are one sentence: 1 of 3
     # sentences is error-free.
-    assert booookscore(sentences, spans) == pytest.approx(1 / 3)
-    assert booookscore(sentences, []) == 1.0
-    assert booookscore([], spans) is None
+    assert booookscore(*footnote12_counts(sentences, spans)) == pytest.approx(100 / 3)
+    assert booookscore(*footnote12_counts(sentences, [])) == 100.0
+    assert booookscore(*footnote12_counts([], spans)) is None
 
 
 def test_errors_per_sentence_is_occurrences_over_sentences():

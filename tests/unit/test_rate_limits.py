@@ -25,7 +25,7 @@ from app.rate_limits import (
     storage_for,
     storage_name,
 )
-from tests.conftest import make_test_config
+from tests.support.apps import make_test_config
 
 
 def test_memory_uri_gets_the_swept_storage():

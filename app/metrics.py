@@ -145,18 +145,6 @@ def sentence_labels(sentences: Sequence[Sentence], spans: Iterable[Span]) -> lis
     return Reading(spans).labels(sentences)
 
 
-def coherence_score(
-    sentences: Sequence[Sentence],
-    spans: Iterable[Span],
-    paired: Sequence[Span | None] | None = None,
-) -> float | None:
-    """BooookScore of one reading as a share (0-1) of error-free sentences (footnote 12)."""
-    if not sentences:
-        return None
-    total, errors = footnote12_counts(sentences, spans, paired)
-    return 1 - errors / total
-
-
 def footnote12_counts(
     sentences: Sequence[Sentence],
     spans: Iterable[Span],

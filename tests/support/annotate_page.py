@@ -13,7 +13,7 @@ from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
 from app.models import Annotation
-from tests.e2e.conftest import LiveServer
+from tests.support.live_server import LiveServer
 
 # The JavaScript below finds the viewport rectangle of one UTF-16 unit of a paragraph's
 # text, walking its text nodes itself (independent of the code under test).
