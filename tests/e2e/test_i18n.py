@@ -10,10 +10,11 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.annotate_support import open_task, seed_document, select_span
-from tests.e2e.conftest import LiveServer, serving
-from tests.e2e.test_accessibility import violations
+from tests.support.annotate_page import open_task, seed_document, select_span
 from tests.support.assignment import taxonomy_with
+from tests.support.axe import violations
+from tests.support.live_server import LiveServer, serving
+from tests.support.validator_round import seed_round
 
 PARAGRAPHS = ("Anna met Bob at the harbour. Bob smiled.", "The ship left at dawn.")
 
@@ -59,6 +60,18 @@ def test_the_annotator_page_in_arabic_is_mirrored_and_accessible(page: Page, ara
     expect(page.get_by_role("status")).to_have_text("تم الحفظ")
     expect(page.get_by_role("button", name="إزالة")).to_be_visible()
     seen["one annotation"] = violations(page)
+    assert not any(seen.values()), seen
+
+
+def test_the_validator_page_in_arabic_is_accessible(page: Page, arabic_server, tmp_path):
+    seed_round(arabic_server, tmp_path)
+    page.goto(f"{arabic_server.url}/validate/blind-1?annotator=v1")
+    expect(page.locator(".js-progress")).to_have_text("العنصر 1 من 3")
+    expect(page.locator("html")).to_have_attribute("dir", "rtl")
+    seen = {"first item": violations(page)}
+    page.get_by_role("button", name="لا أوافق").click()
+    expect(page.get_by_role("alert")).to_have_text("اختر سببًا واحدًا على الأقل، إلا إذا كنت موافقًا.")
+    seen["reason missing"] = violations(page)
     assert not any(seen.values()), seen
 
 
