@@ -32,6 +32,11 @@ _SIMPLIFIED = {"", "hans", "cn", "sg", "my"}
 babel = Babel()
 
 
+def N_(message: str) -> str:
+    """Mark a string for `make i18n-extract` where it is translated later (gettext(var))."""
+    return message
+
+
 def interface_locale(tag: str) -> str | None:
     """Map a BCP 47 tag (`de-AT`, `zh-Hans-CN`, `ar`) to a shipped locale name, or None."""
     parts = tag.strip().replace("_", "-").lower().split("-")

@@ -79,3 +79,10 @@ def test_a_refusal_page_is_translated(make_app):
     response = client.get("/start?annotator=someone&sig=0", headers={"Accept-Language": "es"})
     assert response.status_code == 403
     assert "Este enlace personal no es válido aquí" in response.get_data(as_text=True)
+
+
+def test_an_error_page_message_from_python_is_translated(make_app):
+    client = make_app().test_client()
+    response = client.get("/s/no-such-token", headers={"Accept-Language": "de"})
+    assert response.status_code == 404
+    assert "Dieser Annotationslink führt zu keiner Aufgabe." in response.get_data(as_text=True)
