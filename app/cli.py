@@ -46,6 +46,10 @@ def register(app: Flask) -> None:
     app.cli.add_command(import_annotations_command)
     app.cli.add_command(study_report_command)
 
+    from app.suggestions.cli import import_suggestions_command
+
+    app.cli.add_command(import_suggestions_command)
+
 
 def flag(name: str, help_text: str) -> Callable:
     """An on/off option (off unless given)."""

@@ -86,6 +86,7 @@ SESSION_COLUMNS = (
     "furthest_paragraph",
     "annotations",
     "is_attention_check",
+    "arm",
 )
 
 
@@ -142,6 +143,7 @@ def iter_session_records(
             "furthest_paragraph": session.furthest,
             "annotations": count,
             "is_attention_check": session.is_attention_check,
+            "arm": session.arm,
         }
         db.session.expunge(session)  # keep the identity map from growing with the export
 
@@ -194,10 +196,16 @@ def _chunked(lines: Iterable[str]) -> Iterator[str]:
 def export_chunks(
     fmt: str, what: str, flt: ExportFilter, progress: Callable[[int], None] | None = None
 ) -> Iterator[str] | Iterator[bytes]:
-    """The whole export as chunks: fmt jsonl|csv, what annotations|sessions|paragraphs.
+    """The whole export as chunks: fmt jsonl|csv, what annotations|sessions|paragraphs
+    (any format) or suggestions (JSONL only).
 
     Text, but for JSONL annotations on PostgreSQL without progress: bytes, from COPY.
     """
+    if what == "suggestions":
+        from app.suggestions.records import iter_suggestion_records
+
+        records: Iterable[dict[str, Any]] = iter_suggestion_records(flt.document)
+        return iter_jsonl(_counted(records, progress) if progress else records)
     if what == "paragraphs":
         rows: Iterable[dict[str, Any]] = iter_paragraph_records(flt.document, flt.submitted_only)
         columns = PARAGRAPH_COLUMNS
@@ -238,6 +246,10 @@ def count_rows(what: str, flt: ExportFilter) -> int:
         return count_annotations(flt)
     if what == "paragraphs":
         return count_paragraph_rows(flt.document, flt.submitted_only)
+    if what == "suggestions":
+        from app.suggestions.records import count_suggestions
+
+        return count_suggestions(flt.document)
     query = select(func.count(AnnotationSession.id)).join(
         Document, AnnotationSession.document_id == Document.id
     )
@@ -279,11 +291,12 @@ def write_export(
 )
 @click.option(
     "--what",
-    type=click.Choice(["annotations", "sessions", "paragraphs"]),
+    type=click.Choice(["annotations", "sessions", "paragraphs", "suggestions"]),
     default="annotations",
     show_default=True,
-    help="One row per annotation, per session (status and counts), or per session and "
-    "paragraph reached (seconds visible, active seconds, annotations, words).",
+    help="One row per annotation, per session (status and counts), per session and "
+    "paragraph reached (seconds visible, active seconds, annotations, words), or per model "
+    "suggestion with the workers' decisions on it (JSONL only).",
 )
 @with_appcontext
 def export_annotations_command(
@@ -301,6 +314,8 @@ def export_annotations_command(
     paired_text, comment), then the rest.
     """
     flt = ExportFilter(document, submitted_only, include_removed)
+    if what == "suggestions" and fmt != "jsonl":
+        raise click.BadParameter("suggestions export as JSON lines only", param_hint="--format")
     if (
         document is not None
         and db.session.scalar(select(Document.id).where(Document.external_id == document)) is None

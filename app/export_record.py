@@ -26,7 +26,7 @@ from sqlalchemy import Select, String, case, cast, func, literal, null, select
 from sqlalchemy.dialects.postgresql import JSONB
 
 from app.extensions import db
-from app.models import Annotation, AnnotationSession, Annotator, Document
+from app.models import Annotation, AnnotationSession, Annotator, Document, Suggestion
 from app.statuses import SessionStatus
 from app.taxonomy import Taxonomy, current_taxonomy
 
@@ -210,6 +210,9 @@ FIELDS: tuple[Field, ...] = (
     Field("submitted", AnnotationSession.status == SessionStatus.SUBMITTED, BOOL),
     Field("created_at", Annotation.created_at, TIMESTAMP),
     Field("taxonomy_version", AnnotationSession.taxonomy_version),
+    # Issue 18: worker | suggestion-accepted | suggestion-edited, and the suggestion's id.
+    Field("origin", Annotation.origin),
+    Field("suggestion_id", Suggestion.external_id),
 )
 # Only with --include-removed / include_removed=1: when the worker removed the annotation.
 REMOVED_AT = Field("removed_at", Annotation.deleted_at, TIMESTAMP)
@@ -267,12 +270,14 @@ def flatten_annotation(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def annotation_select(*columns: Any) -> Select:
-    """SELECT columns FROM annotations with their session, document and annotator joined."""
+    """SELECT columns FROM annotations with their session, document and annotator joined,
+    and the suggestion it was made from (outer)."""
     return (
         select(*columns)
         .join_from(Annotation, AnnotationSession, Annotation.session_id == AnnotationSession.id)
         .join(Document, AnnotationSession.document_id == Document.id)
         .join(Annotator, AnnotationSession.annotator_id == Annotator.id)
+        .outerjoin(Suggestion, Annotation.suggestion_id == Suggestion.id)
     )
 
 

@@ -167,6 +167,9 @@ class AnnotationSession(WorkerSession, db.Model):
     # script): whether the session holds its place (app.assignment.claims).
     page_loaded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     submitted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The suggestions arm the worker is in ("show" | "none"; app.suggestions.arms), set when
+    # the page is first loaded in a study that uses suggestions; None otherwise.
+    arm: Mapped[str | None] = mapped_column(String(20))
 
     document: Mapped[Document] = relationship()
     annotator: Mapped[Annotator] = relationship()
@@ -192,6 +195,13 @@ class Annotation(db.Model):
             name="paired_complete_or_absent",
         ),
         Index("ix_annotations_session_paragraph", "session_id", "paragraph_id", "span_start"),
+        CheckConstraint(
+            "origin IN ('worker', 'suggestion-accepted', 'suggestion-edited')",
+            name="origin_known",
+        ),
+        CheckConstraint(
+            "(origin = 'worker') = (suggestion_id IS NULL)", name="origin_matches_suggestion"
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
@@ -209,6 +219,10 @@ class Annotation(db.Model):
     comment: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The model suggestion this annotation came from (Accept or Edit), else None; `origin`
+    # says which: worker | suggestion-accepted | suggestion-edited.
+    suggestion_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("suggestions.id"))
+    origin: Mapped[str] = mapped_column(String(20), default="worker", server_default="worker")
 
     session: Mapped[AnnotationSession] = relationship(back_populates="annotations")
 
@@ -396,3 +410,62 @@ class AdjudicationDecision(db.Model):
     decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     decided_by: Mapped[Researcher] = relationship()
+
+
+class Suggestion(db.Model):
+    """A model's annotation offered to workers to Accept, Reject or Edit (issue 18).
+
+    Imported by `flask import-suggestions` (app.suggestions); `external_id` is the
+    suggestion_id of the exports. Never changed once imported: decisions refer to it."""
+
+    __tablename__ = "suggestions"
+    __table_args__ = (
+        CheckConstraint("span_start >= 0 AND span_start < span_end", name="span_ordered"),
+        CheckConstraint(
+            "(paired_paragraph_id IS NULL AND paired_start IS NULL AND paired_end IS NULL"
+            " AND paired_text IS NULL) OR (paired_paragraph_id IS NOT NULL"
+            " AND paired_start IS NOT NULL AND paired_end IS NOT NULL"
+            " AND paired_text IS NOT NULL AND paired_start < paired_end)",
+            name="paired_complete_or_absent",
+        ),
+        Index("ix_suggestions_document_paragraph", "document_id", "paragraph_id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    external_id: Mapped[str] = mapped_column(String(200), unique=True)
+    source: Mapped[str] = mapped_column(String(100))
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
+    paragraph_id: Mapped[int] = mapped_column(Integer)
+    span_start: Mapped[int] = mapped_column(Integer)
+    span_end: Mapped[int] = mapped_column(Integer)
+    span_text: Mapped[str] = mapped_column(Text)
+    category: Mapped[str] = mapped_column(String(64))
+    # Every category the model gave (BooookScore's `types`), mapped; `category` is the first.
+    labels: Mapped[list[str]] = mapped_column(JSON, default=list)
+    paired_paragraph_id: Mapped[int | None] = mapped_column(Integer)
+    paired_start: Mapped[int | None] = mapped_column(Integer)
+    paired_end: Mapped[int | None] = mapped_column(Integer)
+    paired_text: Mapped[str | None] = mapped_column(Text)
+    question: Mapped[str | None] = mapped_column(Text)
+    comment: Mapped[str | None] = mapped_column(Text)
+    ambiguous: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class SuggestionRejection(db.Model):
+    """A worker's Reject of a suggestion. Kept for good (`withdrawn_at` when the worker
+    takes it back); (session, client_id) is unique so that a replayed save is recognised.
+    Accept and Edit are annotations with `suggestion_id` set."""
+
+    __tablename__ = "suggestion_rejections"
+    __table_args__ = (
+        UniqueConstraint("session_id", "client_id"),
+        Index("ix_suggestion_rejections_session_suggestion", "session_id", "suggestion_id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("annotation_sessions.id"))
+    suggestion_id: Mapped[int] = mapped_column(BigId, ForeignKey("suggestions.id"))
+    client_id: Mapped[str] = mapped_column(String(36))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    withdrawn_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -43,6 +43,7 @@ from app.yaml_checker import (
 from config.settings import DEFAULT_TAXONOMY
 
 TYPES = ("singleton", "paired")
+SUGGESTION_ARMS = ("show", "none")
 ENTITY_MODES = ("auto", "document", "none")
 KEY_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 KEY_MAX_LENGTH = 64  # annotations.category is String(64)
@@ -123,6 +124,10 @@ class StudySettings:
     anonymous: bool = False
     # Sessions read faster than this are flagged as rushing on the dashboard; None: no flag.
     min_words_per_minute: float | None = None
+    # Model suggestions (app.suggestions): shown to every worker (show) or to none; or,
+    # for experiments on anchoring, ((arm, weight), ...) with arms "show" and "none".
+    suggestions: str = "none"
+    suggestion_arms: tuple[tuple[str, float], ...] = ()
     # The worker pages' interface language (a Babel locale name from app.i18n), None: the
     # browser's Accept-Language among the shipped languages, else English.
     language: str | None = None
@@ -216,6 +221,20 @@ def _completion(check: Checker, value: Any) -> tuple[tuple[str, str], ...]:
     return tuple(targets)
 
 
+def _suggestion_arms(check: Checker, value: Any) -> tuple[tuple[str, float], ...]:
+    """study.suggestion_arms: {show: weight, none: weight}, weights > 0 (ties go to show)."""
+    path: KeyPath = ("study", "suggestion_arms")
+    if not isinstance(value, dict) or not value:
+        raise ValueError(f"must be a mapping of arms ({', '.join(SUGGESTION_ARMS)}) to weights")
+    data = check.mapping(value, path, SUGGESTION_ARMS)
+    arms = []
+    for arm in (arm for arm in SUGGESTION_ARMS if arm in data):
+        converted = check.convert(data[arm], (*path, arm), REQUIRED, number(0.001, 1000.0))
+        if converted is not None:
+            arms.append((arm, converted))
+    return tuple(arms)
+
+
 def _key(value: Any) -> str:
     if not isinstance(value, str) or not KEY_RE.match(value) or len(value) > KEY_MAX_LENGTH:
         raise ValueError(
@@ -296,6 +315,8 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             attention_check_share=(0.0, number(0.0, 0.5)),
             anonymous=(False, flag),
             min_words_per_minute=(None, number(1.0, 100_000.0)),
+            suggestions=("none", one_of(*SUGGESTION_ARMS)),
+            suggestion_arms=((), lambda value: _suggestion_arms(check, value)),
             language=(None, _language),
         ),
         validation=_section(

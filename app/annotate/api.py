@@ -12,7 +12,14 @@ from flask import jsonify
 
 from app.annotate import api_bp, reads, writes
 from app.annotate import sessions as domain
-from app.annotate.schemas import AnnotationIn, HeartbeatIn, PositionIn, SubmitIn, parse_body
+from app.annotate.schemas import (
+    AnnotationIn,
+    HeartbeatIn,
+    PositionIn,
+    RejectionIn,
+    SubmitIn,
+    parse_body,
+)
 from app.annotate.serializers import annotation_dict, paragraph_dict, session_state
 from app.api_spec import build_spec
 from app.errors import ApiError
@@ -20,8 +27,11 @@ from app.persistence import retry_on_disconnect
 from app.rate_limits import limit_blueprint, url_token
 from app.request_json import json_object
 from app.security import require_capability_csrf
+from app.suggestions import arms as suggestion_arms
+from app.suggestions import decisions as suggestion_decisions
 
 Body = TypeVar("Body")
+PAST_THE_END = 2**31 - 1  # Submit passes every paragraph (the suggestions guard)
 
 # One limit for every write of a session, keyed by the capability token, not the IP (many
 # workers may share one NAT address).
@@ -82,6 +92,7 @@ def remove(token: str, annotation_id: str):
 def position(token: str):
     """Move to a paragraph; moving one past the furthest reveals it."""
     data = _checked(token, PositionIn)
+    _guard_suggestions(token, data.paragraph_id)
     move = writes.move(token, data.paragraph_id, data.active_seconds)
     return jsonify(
         position=move.position,
@@ -95,7 +106,53 @@ def position(token: str):
 def submit(token: str):
     """Submit the session; idempotent. Answers the completion code and next address."""
     _checked(token, SubmitIn, optional=True)
+    _guard_suggestions(token, PAST_THE_END)
     return jsonify(writes.submit(token).to_dict())
+
+
+def _guard_suggestions(token: str, paragraph_id: int) -> None:
+    """A move past a paragraph with undecided suggestions is refused (422); studies
+    without suggestions skip the query."""
+    if suggestion_arms.uses_suggestions():
+        suggestion_decisions.guard_move(token, paragraph_id)
+
+
+@api_bp.get("/api/sessions/<token>/suggestions")
+@retry_on_disconnect
+def suggestions(token: str):
+    """The suggestions of the paragraphs reached, with the session's decisions (an empty
+    list for sessions outside the show arm)."""
+    session = suggestion_decisions.session_or_404(token)
+    shown = suggestion_arms.session_arm(session.id) == "show"
+    items = (
+        suggestion_decisions.session_suggestions(session.id, session.document_id, session.furthest)
+        if shown
+        else []
+    )
+    return jsonify(suggestions=items)
+
+
+@api_bp.post("/api/sessions/<token>/suggestions/<suggestion_id>/rejection")
+@retry_on_disconnect
+def reject_suggestion(token: str, suggestion_id: str):
+    """Reject a suggestion (idempotent per client id): 201, or 200 for a replay."""
+    data = _checked(token, RejectionIn)
+    session = suggestion_decisions.session_or_404(token, writable=True)
+    created = suggestion_decisions.reject(
+        session.id, session.document_id, session.furthest, suggestion_id, data.id
+    )
+    body = {"id": data.id, "suggestion_id": suggestion_id, "decision": "rejected"}
+    return jsonify(body), 201 if created else 200
+
+
+@api_bp.delete("/api/sessions/<token>/suggestions/<suggestion_id>/rejection")
+@retry_on_disconnect
+def withdraw_rejection(token: str, suggestion_id: str):
+    """Undo the rejection of a suggestion (the row is kept); 204, also when none."""
+    _checked(token)
+    session = suggestion_decisions.session_or_404(token, writable=True)
+    suggestion_decisions.withdraw_rejection(session.id, session.document_id, suggestion_id)
+    return "", 204
 
 
 @api_bp.post("/api/sessions/<token>/heartbeat")

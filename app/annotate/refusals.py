@@ -23,6 +23,7 @@ from app.models import Annotation, AnnotationSession, Document
 from app.persistence import autocommit_connection, end_orm_transaction
 from app.spans import SpanError, check_annotation
 from app.statuses import SessionStatus
+from app.suggestions.decisions import stored_suggestion_id
 from app.taxonomy import current_taxonomy
 
 SESSIONS = AnnotationSession.__table__
@@ -173,11 +174,14 @@ def _stored_key(annotation: Row) -> tuple[Any, ...]:
             annotation.paired_text,
         )
     span = (annotation.paragraph_id, annotation.span_start, annotation.span_end)
-    return (annotation.category, (*span, annotation.span_text), paired, annotation.comment)
+    made_from = stored_suggestion_id(annotation.suggestion_id)  # issue 18: Accept / Edit
+    text = (annotation.category, (*span, annotation.span_text), paired, annotation.comment)
+    return (*text, made_from)
 
 
 def _sent_key(data: AnnotationIn) -> tuple[Any, ...]:
-    return (data.category, _span_key(data.span), _span_key(data.paired_span), data.comment)
+    spans = (_span_key(data.span), _span_key(data.paired_span))
+    return (data.category, *spans, data.comment, data.suggestion_id)
 
 
 def spans_of(data: AnnotationIn) -> list[SpanIn]:

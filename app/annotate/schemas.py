@@ -58,6 +58,8 @@ class AnnotationIn(_Strict):
     span: SpanIn
     paired_span: SpanIn | None = None
     comment: str | None = None
+    # The model suggestion this Add accepts or edits (app.suggestions.decisions).
+    suggestion_id: str | None = Field(default=None, min_length=1, max_length=200)
 
     @field_validator("id")
     @classmethod
@@ -74,6 +76,20 @@ class AnnotationIn(_Strict):
         if value and ("\x00" in value or not _encodable(value)):
             raise ValueError("must be text without NUL characters or unpaired surrogates")
         return value or None
+
+
+class RejectionIn(_Strict):
+    """POST /api/sessions/<token>/suggestions/<suggestion_id>/rejection."""
+
+    id: str
+
+    @field_validator("id")
+    @classmethod
+    def _uuid(cls, value: str) -> str:
+        canonical = canonical_uuid(value)
+        if canonical is None:
+            raise ValueError("must be a UUID like 3f2b8c1e-5d4a-4f7e-9b1c-2a6d8e0f4b3c")
+        return canonical
 
 
 class PositionIn(_Strict):

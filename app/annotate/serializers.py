@@ -22,6 +22,8 @@ from app.platforms import mturk_target
 from app.security import capability_csrf_token
 from app.statuses import SessionStatus
 from app.study import as_utc
+from app.suggestions.arms import session_arm
+from app.suggestions.decisions import session_suggestions, stored_suggestion_id
 from app.taxonomy import current_taxonomy
 
 
@@ -57,7 +59,17 @@ def annotation_dict(annotation: Annotation | Row) -> dict[str, Any]:
         "paired_span": paired,
         "comment": annotation.comment,
         "created_at": iso_utc(annotation.created_at),
+        **_made_from(annotation),
     }
+
+
+def _made_from(annotation: Annotation | Row) -> dict[str, Any]:
+    """An annotation made from a suggestion names it and its origin; others add nothing
+    (the API's answer for the workers' own annotations stays as it was)."""
+    pk = getattr(annotation, "suggestion_id", None)
+    if pk is None:
+        return {}
+    return {"suggestion_id": stored_suggestion_id(pk), "origin": annotation.origin}
 
 
 def document_entities(document: Document | DocumentView) -> list[str]:
@@ -112,6 +124,8 @@ def api_urls(token: str) -> dict[str, str]:
         "position": url_for("annotate_api.position", token=token),
         "submit": url_for("annotate_api.submit", token=token),
         "heartbeat": url_for("annotate_api.heartbeat", token=token),
+        # A rejection goes to `suggestions + "/" + id + "/rejection"`.
+        "suggestions": url_for("annotate_api.suggestions", token=token),
     }
 
 
@@ -128,7 +142,16 @@ def page_bootstrap(session: SessionView, annotations: list[Row]) -> dict[str, An
         "completion": completion_for(session).to_dict() if submitted else None,
         "mturk": mturk_target(session.platform, session.platform_params or {}),
         "max_comment_length": max_comment_length(),
+        "suggestions": page_suggestions(session),
     }
+
+
+def page_suggestions(session: SessionView) -> list[dict[str, Any]]:
+    """The suggestions the page shows: those of the paragraphs reached, for a session in
+    the show arm (its arm is chosen at its first load, app.suggestions.arms)."""
+    if session_arm(session.id) != "show":
+        return []
+    return session_suggestions(session.id, session.document.id, session.furthest)
 
 
 def preview_bootstrap(document: Document) -> dict[str, Any]:
@@ -151,8 +174,10 @@ def preview_bootstrap(document: Document) -> dict[str, Any]:
             "position": None,
             "submit": None,
             "heartbeat": None,
+            "suggestions": None,
         },
         "completion": None,
         "mturk": None,
         "max_comment_length": max_comment_length(),
+        "suggestions": [],
     }

@@ -49,6 +49,7 @@ from app.outcomes import session_outcome
 from app.persistence import autocommit_connection, end_orm_transaction, upsert_insert
 from app.statuses import SessionStatus
 from app.study import study_settings
+from app.suggestions import decisions as suggestion_decisions
 
 PARAGRAPHS = Paragraph.__table__
 
@@ -153,6 +154,8 @@ def _values(data: AnnotationIn) -> dict[str, Any]:
         "paired_text": paired.text if paired else None,
         "comment": data.comment,
         "created_at": utcnow(),
+        "suggestion_id": None,  # an Accept or Edit: set by save (app.suggestions.decisions)
+        "origin": "worker",
     }
 
 
@@ -208,6 +211,8 @@ def save(token: str, data: AnnotationIn) -> SaveResult:
     and settles replays and concurrent duplicates (the unique constraint on session and
     client id): a new annotation costs one statement."""
     values = _values(data)
+    if data.suggestion_id is not None:  # an Accept or Edit: the suggestion and the origin
+        values |= suggestion_decisions.annotation_link(token, data)
     params = {
         **values,
         "session_token": token,

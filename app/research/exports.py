@@ -66,6 +66,13 @@ def export_sessions_csv() -> Response:
     return _download("csv", "sessions", "sessions.csv")
 
 
+@bp.get("/export/suggestions.jsonl")
+@login_required
+def export_suggestions_jsonl() -> Response:
+    """Every model suggestion with the workers' decisions on it (issue 18)."""
+    return _download("jsonl", "suggestions", "suggestions.jsonl")
+
+
 @bp.get("/export/paragraphs.csv")
 @login_required
 def export_paragraphs_csv() -> Response:

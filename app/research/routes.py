@@ -17,6 +17,7 @@ from app.research.charts import dashboard_charts, document_charts, formatters, p
 from app.research.dashboard import load_pacing, load_study
 from app.research.viewer import session_annotations, viewer_bootstrap
 from app.study import check_taxonomy_file, instructions_markup, study_settings
+from app.suggestions.records import counts_table, source_counts
 from app.taxonomy import current_taxonomy
 
 
@@ -40,6 +41,7 @@ def dashboard():
         charts=dashboard_charts(study, taxonomy),
         pacing=pace,
         pacing_charts=pacing_charts(pace),
+        suggestions=counts_table(source_counts({d.id for d in study.documents if not d.is_check})),
     )
 
 

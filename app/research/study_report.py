@@ -12,8 +12,10 @@ the ones an annotation covers, and ``error_sentences`` those holding an error, e
 mean over the document's submitted sessions (whole numbers with one annotator), so that
 with one annotator booookscore = 100 * (1 - error_sentences / footnote12_sentences).
 Attention-check documents are listed under ``excluded`` and counted in no figure.
-Fields this version cannot fill are present and empty: ``mqm_per_100_words`` (null: the
-taxonomy has no severities) and ``suggestions``.
+``suggestions`` gives, per source of model suggestions, the shares accepted, edited and
+rejected by workers and the workers' own additions (app.suggestions.records, where the
+rule is written). Fields this version cannot fill are present and empty:
+``mqm_per_100_words`` (null: the taxonomy has no severities).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 from app.csv_safety import safe_cell
 from app.research.dashboard import Study
 from app.statuses import SessionStatus
+from app.suggestions.records import suggestion_figures
 
 
 def _percent(value: float | None) -> float | None:
@@ -69,7 +72,7 @@ def build_report(study: Study, category_keys: list[str]) -> dict[str, Any]:
                 "unit": "percent, span-overlap F1 averaged over annotator pairs and documents",
             },
         },
-        "suggestions": {},
+        "suggestions": suggestion_figures({document.id for document in regular}),
         "gold": {
             row.label: {
                 "precision": _percent(row.gold.precision),
@@ -116,6 +119,13 @@ def format_table(report: Mapping[str, Any]) -> str:
             f"  {name}: {_number(g['precision'], 1)} / {_number(g['recall'], 1)}"
             for name, g in report["gold"].items()
         ]
+    if report.get("suggestions"):
+        lines += ["", "Suggestions (% accepted / edited / rejected; workers' own additions %):"]
+        lines += [
+            f"  {source}: {_number(s['accepted'], 1)} / {_number(s['edited'], 1)} / "
+            f"{_number(s['rejected'], 1)}; {_number(s['worker_added'], 1)}"
+            for source, s in report["suggestions"].items()
+        ]
     excluded = report["excluded"]
     lines += ["", f"Excluded (attention checks): {', '.join(excluded) if excluded else 'none'}"]
     return "\n".join(lines) + "\n"
@@ -153,6 +163,9 @@ def format_csv(report: Mapping[str, Any]) -> str:
     for name, gold in report["gold"].items():
         writer.writerow(("gold_precision", _cell(name), "", "", "", _cell(gold["precision"])))
         writer.writerow(("gold_recall", _cell(name), "", "", "", _cell(gold["recall"])))
+    for source, shares in report.get("suggestions", {}).items():
+        for key, value in shares.items():
+            writer.writerow((f"suggestions_{key}", _cell(source), "", "", "", _cell(value)))
     for document_id in report["excluded"]:
         writer.writerow(("excluded", _cell(document_id), "", "", "", ""))
     return buffer.getvalue()

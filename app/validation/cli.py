@@ -12,7 +12,7 @@ from flask.cli import AppGroup
 from app.cli import echo_ambiguous, echo_report, fail, flag, report_format_option
 from app.identity import annotator_name_option, signed_link
 from app.taxonomy import current_taxonomy
-from app.validation.importers import FORMATS
+from app.validation.importers import DECISIONS, FORMATS
 from app.validation.judgments import JudgmentImportError, import_judgments
 from app.validation.report import compute_report, format_csv, format_table
 from app.validation.rounds import RoundError, create_round, find_round, round_overview
@@ -62,6 +62,14 @@ validation_group = AppGroup(
     "--include-unsubmitted",
     'Keep annotations of sessions not submitted (our export\'s "submitted": false); '
     "by default they are left out, since their workers may still change them.",
+)
+@click.option(
+    "--decision",
+    type=click.Choice(DECISIONS),
+    default="all",
+    show_default=True,
+    help="From the suggestions export: only suggestions a worker accepted, edited or "
+    "rejected (decided: any of them; all: every suggestion).",
 )
 def create_round_command(name: str, paths: tuple[Path, ...], **options: Any) -> None:
     """Create round NAME from item files (our export, generic JSONL or BooookScore files).

@@ -53,8 +53,24 @@ EXPORT_KEYS = {
     "created_at",
     "taxonomy_version",
     "removed_at",
+    "origin",  # issue 18: worker | suggestion-accepted | suggestion-edited
+    "suggestion_id",
     "provenance",  # gold exports (app.adjudication.gold): export records plus provenance
 }
+
+# The suggestions export (app.suggestions.records): a record is one item, the model's
+# suggestion, with the workers' decisions on it (rounds may keep only some: DECISIONS).
+SUGGESTION_KEYS = {
+    "suggestion_id",
+    "source",
+    "document_id",
+    "category",
+    "span",
+    "paired_span",
+    "question",
+    "decisions",
+}
+DECISIONS = ("all", "decided", "accepted", "edited", "rejected")
 
 WARNING = "warning: "  # marks a note among a reader's problems: it rejects nothing
 MODEL_HINT = (
@@ -99,6 +115,17 @@ class ItemInput:
     submitted: bool | None = None
     # Said when the item's document is not imported (e.g. model files carry no text).
     document_hint: str | None = None
+    # From the suggestions export: the standing decisions of the workers on it; else None.
+    decisions: tuple[str, ...] | None = None
+
+    def has_decision(self, wanted: str) -> bool:
+        """Whether the item passes `create-round --decision` (items other than suggestions
+        always do)."""
+        if self.decisions is None or wanted == "all":
+            return True
+        if wanted == "decided":
+            return bool(self.decisions)
+        return wanted in self.decisions
 
 
 def detect_format(data: Any) -> str:
@@ -254,10 +281,40 @@ def _read_jsonl(name: str, text: str, data: Any, problems: list[str]) -> list[It
     return items
 
 
+def _suggestion_item(where: str, record: dict, problems: list[str]) -> ItemInput | None:
+    """A record of the suggestions export: the suggestion is the item (id, source,
+    category, question), its standing decisions kept for `--decision`."""
+    before = len(problems)
+    unknown = sorted(set(record) - SUGGESTION_KEYS)
+    if unknown:
+        problems.append(f"{where}: unknown key(s) {', '.join(unknown)}")
+    item = _generic_item(
+        where,
+        {
+            "id": record.get("suggestion_id"),
+            **{k: record.get(k) for k in ("source", "document_id", "span", "category")},
+            **{k: record[k] for k in ("paired_span", "question") if record.get(k) is not None},
+        },
+        problems,
+    )
+    decisions = record.get("decisions")
+    if not isinstance(decisions, list) or not all(isinstance(d, dict) for d in decisions):
+        problems.append(f"{where}: decisions: must be a list of objects")
+        return None
+    if item is None or len(problems) > before:
+        return None
+    item.decisions = tuple(
+        str(d.get("decision")) for d in decisions if d.get("withdrawn_at") is None
+    )
+    return item
+
+
 def _generic_item(where: str, record: Any, problems: list[str]) -> ItemInput | None:
     if not isinstance(record, dict):
         problems.append(f"{where}: must be a JSON object")
         return None
+    if "suggestion_id" in record and "decisions" in record:
+        return _suggestion_item(where, record, problems)
     before = len(problems)
     is_export = "annotator_id" in record and "session_id" in record
     allowed = GENERIC_KEYS | EXPORT_KEYS if is_export else GENERIC_KEYS

@@ -145,11 +145,14 @@ def create_round(
     seed: int | None = None,
     skip_rejected: bool = False,
     include_unsubmitted: bool = False,
+    decision: str = "all",
 ) -> RoundSummary:
     """Build and store a round from item files; raise RoundError and write nothing on failure.
 
     Annotations of sessions that were not submitted (still open or abandoned) are left out
-    unless `include_unsubmitted`: their workers may still change or remove them.
+    unless `include_unsubmitted`: their workers may still change or remove them. From the
+    suggestions export, `decision` keeps the suggestions some worker accepted, edited or
+    rejected (a standing decision), any decided one, or all.
     """
     _check_arguments(name, judgments_per_item, sample)
     items: list[ItemInput] = []
@@ -163,6 +166,7 @@ def create_round(
     if not include_unsubmitted:
         kept = [item for item in items if item.submitted is not False]
         left_out, items = len(items) - len(kept), kept
+    items = [item for item in items if item.has_decision(decision)]
     docs, doc_problems = _documents(items)
     resolved, ambiguous = [], []
     seen: set[str] = set()

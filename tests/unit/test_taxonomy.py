@@ -340,7 +340,8 @@ def test_settings_sections_are_checked(tmp_path):
         "12: comment.max_length: must be a whole number from 1 to 10000, got 0",
         "13: study.abandon: unknown key; expected one of annotators_per_document, "
         "completion_url, completion, attention_checks, abandon_after_minutes, claim_minutes, "
-        "attention_check_share, anonymous, min_words_per_minute, language",
+        "attention_check_share, anonymous, min_words_per_minute, suggestions, suggestion_arms, "
+        "language",
         "13: study.completion_url: must be an http(s) URL ({code} is replaced by the "
         "session's own code), with no braces other than {code}, "
         "got 'https://x.org/done?cc={code}&s={study}'",
@@ -459,3 +460,16 @@ def test_flask_commands_report_a_broken_app_taxonomy_without_a_traceback(tmp_pat
     assert result.stderr.startswith(f"Error: {path}:3: colour: unknown key")
     assert len(result.stderr.splitlines()) == 14
     assert "Traceback" not in result.output
+
+
+def test_suggestion_settings(tmp_path):
+    content = GOOD + "study: {suggestion_arms: {show: 0.5, none: 0.5}}\n"
+    taxonomy = load_taxonomy(write(tmp_path, content))
+    assert taxonomy.study.suggestion_arms == (("show", 0.5), ("none", 0.5))
+    assert taxonomy.study.suggestions == "none"
+    content = GOOD + "study: {suggestions: always, suggestion_arms: {show: 0, maybe: 1}}\n"
+    assert problems_of(write(tmp_path, content)) == [
+        "12: study.suggestions: must be one of show, none, got 'always'",
+        "12: study.suggestion_arms.maybe: unknown key; expected one of show, none",
+        "12: study.suggestion_arms.show: must be a number from 0.001 to 1000.0, got 0",
+    ]

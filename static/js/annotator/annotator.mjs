@@ -26,6 +26,7 @@ import { readSelection } from './selection.mjs';
 import { isProblem, storeStatusText } from './status.mjs';
 import { Steps } from './steps.mjs';
 import { AnnotationStore } from './store.mjs';
+import { Suggestions } from './suggestions.mjs';
 import { AnnotationTable } from './table.mjs';
 import { DocumentView } from './view.mjs';
 import { t } from '../lib/i18n.mjs';
@@ -76,6 +77,7 @@ export default class Annotator {
       $contextEmpty: $('.js-context-empty'),
       $current: $('.js-current-body'),
       categories: this.categories,
+      extraHighlights: (id) => this.suggestions?.highlights(id) ?? [],
     });
     this.view.addParagraphs(boot.document.paragraphs);
     this.table = new AnnotationTable({
@@ -112,6 +114,18 @@ export default class Annotator {
     });
     this.annotations = this.store.annotations;
     this.position = Math.min(this.store.queuedPosition ?? boot.position ?? 0, this.furthest);
+    this.suggestions = new Suggestions({
+      $root,
+      $panel: $('.js-suggestions'),
+      suggestions: boot.suggestions ?? [],
+      store: this.store,
+      url: this.api.suggestions ?? null,
+      csrfToken: boot.csrf_token,
+      categories: this.categories,
+      writable: !this.readOnly,
+      onChange: (ids) => this.view.renderHighlights(this.annotations.values(), ids),
+      onEdit: (suggestion) => this.editSuggestion(suggestion),
+    });
     this.activity = new ActivityTimer();
     this.instructions = new InstructionsPanel({
       $root,
@@ -123,6 +137,7 @@ export default class Annotator {
     this.view.renderHighlights(this.annotations.values());
     this.table.renderAll([...this.annotations.values()]);
     this.view.show(this.position);
+    this.suggestions.show(this.position);
     this.steps.setReadOnly(this.readOnly);
     this.table.setReadOnly(this.readOnly);
     this.restoreDraft();
@@ -177,12 +192,29 @@ export default class Annotator {
       this.steps.showError(problem);
       return;
     }
-    const annotation = this.store.add(this.steps.value());
+    // An Add after Edit of a suggestion names it (the server then records an edit).
+    const annotation = this.store.add({ ...this.steps.value(), ...this.suggestions.takeEditing() });
     if (!annotation) return;
     this.statusText = '';
     this.redraw(annotation);
     this.table.add(annotation);
     this.steps.clear();
+    this.suggestions.added(annotation);
+  }
+
+  /**
+   * Edit of a suggestion: its span, category and comment go into the steps, to adjust.
+   * @param {import('./wire.mjs').Suggestion} suggestion
+   */
+  editSuggestion(suggestion) {
+    this.steps.restore({
+      span: suggestion.span,
+      paired: suggestion.paired_span,
+      category: suggestion.category,
+      comment: suggestion.comment,
+    });
+    // Step 1 again: the span is adjusted in the Current Paragraph (mouse, or keys there).
+    /** @type {HTMLElement} */ (this.$root.querySelector('.js-current-body')).focus();
   }
 
   /** @param {string} id */
@@ -192,6 +224,7 @@ export default class Annotator {
     if (!annotation) return;
     this.statusText = '';
     this.redraw(annotation);
+    this.suggestions.render(); // a suggestion it was made from is undecided again
     const $next = $row?.nextElementSibling ?? $row?.previousElementSibling;
     this.table.remove(id);
     // Keep keyboard users in the table: the neighbouring Remove, else the heading.
@@ -275,6 +308,7 @@ export default class Annotator {
     const canReveal = !this.readOnly && Boolean(this.api.position);
     const kind = moveKind(target, { ...this.place(), canReveal });
     if (!kind || this.hasUnfinishedAnnotation()) return;
+    if (this.suggestions.blocksMove(this.position, target, (message) => this.hint.show(message))) return;
     if (kind === 'reveal') {
       if (!(await this.reveal(target))) return;
     } else if (!this.readOnly) {
@@ -285,6 +319,7 @@ export default class Annotator {
     this.hint.show('');
     this.coref.clear();
     this.view.show(target);
+    this.suggestions.show(target);
     this.steps.drawPending();
     this.renderNavigation();
     // The button pressed was disabled while the paragraph loaded, which drops the focus:
@@ -314,6 +349,7 @@ export default class Annotator {
       const revealed = (result.paragraphs ?? []).map((p) => p.paragraph_id);
       this.view.renderHighlights(this.annotations.values(), revealed);
       this.furthest = Math.max(this.furthest, result.furthest ?? target);
+      this.suggestions.refresh(); // the suggestions of the paragraph just reached
       this.busy = false;
       this.setStatus('');
       return true;
@@ -328,6 +364,7 @@ export default class Annotator {
   /** Submit asks first, in the page: it cannot be undone. */
   askToSubmit() {
     if (!this.canSubmit() || this.hasUnfinishedAnnotation()) return;
+    if (this.suggestions.blocksMove(this.position, this.total, (message) => this.hint.show(message))) return;
     this.question.ask();
   }
 
@@ -406,5 +443,6 @@ export default class Annotator {
     this.activity.destroy();
     this.coref.destroy();
     this.steps.destroy();
+    this.suggestions.destroy();
   }
 }

@@ -127,7 +127,10 @@ function handleKey(page, event) {
     page.addAnnotation();
   } else if (asked.action === 'cancel-remove') page.table.cancelConfirm(asked.row);
   else if (asked.action === 'cancel-submit') page.question.close({ focus: true });
-  else if (asked.action === 'clear') page.steps.clear();
+  else if (asked.action === 'clear') {
+    page.steps.clear();
+    page.suggestions.cancelEdit();
+  }
   else if (asked.action === 'choose' && page.steps.choose(asked.category)) event.preventDefault();
 }
 

@@ -21,9 +21,12 @@ const FALLBACK_COLOR = '#d0d0d0'; // a category no longer in the taxonomy: grey,
 export class DocumentView {
   /**
    * @param {{$context: HTMLElement, $contextEmpty: HTMLElement, $current: HTMLElement,
-   *   categories: Map<string, Category>}} options
+   *   categories: Map<string, Category>,
+   *   extraHighlights?: (paragraphId: number) => import('../lib/highlight.mjs').Highlight[]}} options
+   *   extraHighlights: more highlights of a paragraph, drawn with the annotations (suggestions)
    */
-  constructor({ $context, $contextEmpty, $current, categories }) {
+  constructor({ $context, $contextEmpty, $current, categories, extraHighlights }) {
+    this.extraHighlights = extraHighlights ?? (() => []);
     this.$context = $context;
     this.$contextEmpty = $contextEmpty;
     this.$current = $current;
@@ -137,6 +140,7 @@ export class DocumentView {
       }
     }
     for (const [id, highlights] of byParagraph) {
+      highlights.push(...this.extraHighlights(id));
       const $p = this.elements.get(id);
       const text = this.texts.get(id);
       if ($p && text !== undefined) renderParagraph($p, text, highlights);

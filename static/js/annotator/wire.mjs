@@ -20,6 +20,14 @@
 
 /** @typedef {{key: string, name: string, color: string, type: string}} Category */
 
+/**
+ * A model suggestion (GET /api/sessions/<token>/suggestions and the bootstrap's list):
+ * `decision` and `annotation_id` are the session's, as the server last knew them.
+ * @typedef {{id: string, category: string, labels: string[], span: WireSpan,
+ *   paired_span: WireSpan | null, question: string | null, comment: string | null,
+ *   decision?: string | null, annotation_id?: string | null}} Suggestion
+ */
+
 /** @typedef {{paragraph_id: number, text: string}} WireParagraph */
 
 /**
@@ -40,7 +48,7 @@
  * @property {string | null} token
  * @property {string} csrf_token
  * @property {{annotations?: string | null, position?: string | null, submit?: string | null,
- *   heartbeat?: string | null}} api
+ *   heartbeat?: string | null, suggestions?: string | null}} api
  * @property {{total_paragraphs: number, paragraphs: WireParagraph[]}} document
  * @property {{categories: any[], comment?: {required?: boolean, label?: string} | null}} taxonomy
  * @property {Annotation[]} annotations
@@ -54,12 +62,15 @@
  * @property {Completion | null} [completion]
  * @property {MturkTarget | null} [mturk]
  * @property {any[]} [entities]
+ * @property {Suggestion[]} [suggestions]
  */
 
 /** Operation kinds of the annotator's queue (lib/sync-queue keeps them as given). */
 export const ADD = 'add';
 export const REMOVE = 'remove';
 export const POSITION = 'position';
+export const REJECT = 'reject';
+export const UNREJECT = 'unreject';
 
 /**
  * The queued write that saves an annotation (its client id makes the save idempotent).
@@ -96,4 +107,25 @@ export function positionBody(paragraphId, activeSeconds) {
  */
 export function positionOperation(url, body) {
   return { kind: POSITION, coalesce: POSITION, method: 'PUT', url, body };
+}
+
+/**
+ * The queued write that rejects a suggestion (its client id makes it idempotent).
+ * @param {string} url the session's suggestions URL
+ * @param {string} suggestionId
+ * @param {string} id a client UUID
+ */
+export function rejectOperation(url, suggestionId, id) {
+  const target = `${url}/${encodeURIComponent(suggestionId)}/rejection`;
+  return { kind: REJECT, id, suggestion: suggestionId, method: 'POST', url: target, body: { id } };
+}
+
+/**
+ * The queued write that undoes a suggestion's rejection.
+ * @param {string} url the session's suggestions URL
+ * @param {string} suggestionId
+ */
+export function unrejectOperation(url, suggestionId) {
+  const target = `${url}/${encodeURIComponent(suggestionId)}/rejection`;
+  return { kind: UNREJECT, suggestion: suggestionId, method: 'DELETE', url: target };
 }

@@ -1,0 +1,63 @@
+"""`flask import-suggestions PATH --source NAME`: model annotations as suggestions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from flask.cli import with_appcontext
+
+from app.imports.cli import read_taxonomy_map
+from app.suggestions.importer import FORMATS, SuggestionImportError, prepare_suggestions
+
+
+@click.command("import-suggestions")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--source", required=True, help="Who made them (e.g. gpt-4): exports and figures group by it."
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
+@click.option(
+    "--taxonomy-map",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="YAML map {label: category-key}; else a label is its lower-cased, hyphenated key.",
+)
+@click.option(
+    "--skip-rejected", is_flag=True, help="Leave out suggestions with problems (reported)."
+)
+@with_appcontext
+def import_suggestions_command(
+    path: Path, source: str, fmt: str, taxonomy_map: Path | None, skip_rejected: bool
+) -> None:
+    """Attach model annotations to imported documents as suggestions for workers.
+
+    Formats: BooookScore's GPT-4 model files (each whole sentence with its types and
+    questions; import the summaries first) or the generic items JSONL of `validation
+    create-round`. Types map to category keys (--taxonomy-map); sentences are located in
+    the stored text as `create-round` locates spans. Workers see them when the taxonomy's
+    study says `suggestions: show` (or puts them in the show arm of `suggestion_arms`).
+    All or nothing: every problem is listed as FILE:LINE: field: message.
+    """
+    mapping = read_taxonomy_map(taxonomy_map)
+    try:
+        plan = prepare_suggestions(path, source, fmt, mapping, skip_rejected)
+    except SuggestionImportError as exc:
+        click.echo(f"{path}: {len(exc.problems)} problem(s); nothing imported:", err=True)
+        for line in exc.problems:
+            click.echo(f"  {line}", err=True)
+        raise SystemExit(1) from None
+    with click.progressbar(length=len(plan.rows), label="Storing suggestions") as bar:
+        stored = plan.store(bar.update)
+    click.echo(
+        f"Imported {stored} suggestion(s) from {source!r}; "
+        f"{plan.unchanged} already stored unchanged."
+    )
+    for line in plan.warnings:
+        click.echo(f"  warning: {line}")
+    click.echo(f"Ambiguous spans (first occurrence used): {len(plan.ambiguous)}")
+    for line in plan.ambiguous:
+        click.echo(f"  {line}")
+    if plan.rejected:
+        click.echo(f"Rejected (left out): {len(plan.rejected)}")
+        for line in plan.rejected:
+            click.echo(f"  {line}")
