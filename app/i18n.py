@@ -3,15 +3,15 @@
 Which language: the taxonomy's `study: language:`, else the first of the browser's
 Accept-Language tags that we ship, else English. Templates and Python use Flask-Babel's
 gettext (catalogue `translations/<locale>/LC_MESSAGES/messages.po`, compiled to `.mo`);
-the ES modules get the page's messages from `js.po` of the same folder as a JSON block
-that static/js/lib/i18n.mjs reads. The researcher console stays English.
+the ES modules get the page's messages from `js.po` of the same folder as JSON in
+`<html data-i18n>`, which static/js/lib/i18n.mjs reads. The researcher console stays English.
 """
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from babel import Locale
 from babel.messages.pofile import read_po
@@ -82,13 +82,12 @@ def js_catalogue(locale: str) -> dict[str, str]:
     return {m.id: m.string for m in catalog if m.id and m.string and not m.fuzzy}
 
 
-def _template_context() -> dict[str, str]:
+def _template_context() -> dict[str, Any]:
     locale = str(get_locale() or DEFAULT_LANGUAGE)
     return {
         "html_lang": html_lang(locale),
         "html_dir": text_direction(locale),
-        # A JSON string, put into a <script type="application/json"> block by base.html.
-        "js_messages": json.dumps(js_catalogue(locale), ensure_ascii=False).replace("</", "<\\/"),
+        "js_messages": js_catalogue(locale),  # base.html: <html data-i18n='...|tojson'>
     }
 
 

@@ -4,6 +4,7 @@ console stays English."""
 
 from __future__ import annotations
 
+import html as html_module
 import json
 import re
 
@@ -26,15 +27,15 @@ def open_task(app, accept_language: str | None = None) -> str:
 
 
 def html_attributes(html: str) -> tuple[str, str]:
-    match = re.search(r'<html lang="([^"]+)" dir="([^"]+)">', html)
+    match = re.search(r'<html lang="([^"]+)" dir="([^"]+)"', html)
     assert match, html[:200]
     return match.group(1), match.group(2)
 
 
 def js_messages(html: str) -> dict[str, str]:
-    match = re.search(r'<script type="application/json" id="i18n-messages">(.*?)</script>', html)
+    match = re.search(r"<html [^>]*data-i18n='([^']*)'>", html)
     assert match
-    return json.loads(match.group(1))
+    return json.loads(html_module.unescape(match.group(1)))
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@
  * The interface's words in the page's language (docs/i18n.md).
  *
  * base.html puts the page's catalogue, `{English: translation}` from
- * `translations/<locale>/LC_MESSAGES/js.po`, in `<script type="application/json"
- * id="i18n-messages">`; English pages have an empty one. `t()` is also the keyword
+ * `translations/<locale>/LC_MESSAGES/js.po`, as JSON in `<html data-i18n>`; English pages
+ * have an empty one. `t()` is also the keyword
  * `make i18n-extract` looks for, so its first argument must be a plain string literal.
  *
  * @module lib/i18n
@@ -14,10 +14,10 @@ const MESSAGES = readMessages();
 
 /** @returns {Record<string, string>} */
 function readMessages() {
-  const $block = typeof document === 'undefined' ? null : document.getElementById('i18n-messages');
-  if (!$block) return {};
+  const json = typeof document === 'undefined' ? undefined : document.documentElement.dataset.i18n;
+  if (!json) return {};
   try {
-    const messages = JSON.parse($block.textContent || '{}');
+    const messages = JSON.parse(json);
     return messages && typeof messages === 'object' ? messages : {};
   } catch {
     return {};
