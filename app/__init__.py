@@ -63,19 +63,27 @@ def register_blueprints(app: Flask) -> None:
     from app.extensions import csrf
     from app.main import bp as main_bp
     from app.research import bp as research_bp
+    from app.surveys.routes import bp as surveys_bp
+    from app.training import api_bp as training_api_bp
+    from app.training import bp as training_bp
     from app.validation import bp as validation_bp
 
     app.register_blueprint(main_bp)
     app.register_blueprint(annotate_bp)
     app.register_blueprint(annotate_api_bp)
     app.register_blueprint(assignment_bp)
+    app.register_blueprint(training_bp)
+    app.register_blueprint(training_api_bp)
+    app.register_blueprint(surveys_bp)
     app.register_blueprint(validation_bp)
     app.register_blueprint(research_bp, url_prefix="/research")
     app.register_blueprint(adjudication_bp, url_prefix="/research")
     # Worker and validator APIs check a CSRF token derived from their capability token
     # (app.security), because a crowd platform's iframe may block the session cookie.
     csrf.exempt(annotate_api_bp)
+    csrf.exempt(training_api_bp)
     csrf.exempt(validation_bp)
+    csrf.exempt(surveys_bp)  # its forms carry the capability-derived token (app.surveys)
 
 
 def register_cli(app: Flask) -> None:

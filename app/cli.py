@@ -128,6 +128,7 @@ def list_documents_command(base_url: str, annotator: str | None) -> None:
 
     from app.extensions import db
     from app.models import Document
+    from app.taxonomy import current_taxonomy
 
     base = base_url.rstrip("/")
     documents = db.session.scalars(db.select(Document).order_by(Document.external_id)).all()
@@ -136,7 +137,11 @@ def list_documents_command(base_url: str, annotator: str | None) -> None:
         return
     who = f" for annotator {annotator!r}" if annotator else ""
     click.echo(f"{len(documents)} document(s). Annotator links{who}:")
+    practice = set(current_taxonomy().training.documents)
     for doc in documents:
+        if doc.external_id in practice:  # a practice text is no task (app.training)
+            click.echo(f"  {doc.external_id:<24} {doc.paragraph_count:>4} paragraphs  (practice)")
+            continue
         link = f"{base}/annotate/{quote(doc.external_id, safe='')}"
         if annotator:
             link = signed_link(link, doc.external_id, annotator)

@@ -42,7 +42,9 @@ from app.export_record import (
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.paragraph_times import PARAGRAPH_COLUMNS, count_paragraph_rows, iter_paragraph_records
+from app.surveys.store import SURVEY_COLUMNS, count_survey_rows, iter_survey_records
 from app.taxonomy import Taxonomy, current_taxonomy
+from app.training.export import TRAINING_COLUMNS, count_training_rows, iter_training_records
 
 # Imported from here by the CLI, the downloads, app.adjudication.gold and app.research.
 __all__ = [
@@ -196,8 +198,8 @@ def _chunked(lines: Iterable[str]) -> Iterator[str]:
 def export_chunks(
     fmt: str, what: str, flt: ExportFilter, progress: Callable[[int], None] | None = None
 ) -> Iterator[str] | Iterator[bytes]:
-    """The whole export as chunks: fmt jsonl|csv, what annotations|sessions|paragraphs
-    (any format) or suggestions (JSONL only).
+    """The whole export as chunks: fmt jsonl|csv, what annotations|sessions|paragraphs|
+    training|surveys (any format) or suggestions (JSONL only).
 
     Text, but for JSONL annotations on PostgreSQL without progress: bytes, from COPY.
     """
@@ -209,6 +211,12 @@ def export_chunks(
     if what == "paragraphs":
         rows: Iterable[dict[str, Any]] = iter_paragraph_records(flt.document, flt.submitted_only)
         columns = PARAGRAPH_COLUMNS
+    elif what == "training":
+        rows = iter_training_records(as_text=fmt == "csv")
+        columns = TRAINING_COLUMNS
+    elif what == "surveys":
+        rows = iter_survey_records(current_taxonomy().survey, flt.document)
+        columns = SURVEY_COLUMNS
     elif what == "sessions":
         rows = iter_session_records(flt.document)
         columns = SESSION_COLUMNS
@@ -246,6 +254,10 @@ def count_rows(what: str, flt: ExportFilter) -> int:
         return count_annotations(flt)
     if what == "paragraphs":
         return count_paragraph_rows(flt.document, flt.submitted_only)
+    if what == "training":
+        return count_training_rows()
+    if what == "surveys":
+        return count_survey_rows(flt.document)
     if what == "suggestions":
         from app.suggestions.records import count_suggestions
 
@@ -291,12 +303,16 @@ def write_export(
 )
 @click.option(
     "--what",
-    type=click.Choice(["annotations", "sessions", "paragraphs", "suggestions"]),
+    type=click.Choice(
+        ["annotations", "sessions", "paragraphs", "training", "surveys", "suggestions"]
+    ),
     default="annotations",
     show_default=True,
     help="One row per annotation, per session (status and counts), per session and "
-    "paragraph reached (seconds visible, active seconds, annotations, words), or per model "
-    "suggestion with the workers' decisions on it (JSONL only).",
+    "paragraph reached (seconds visible, active seconds, annotations, words), per "
+    "training attempt (docs/training.md), per session and survey question answered "
+    "(surveys), or per model suggestion with the workers' decisions on it (suggestions, "
+    "JSONL only).",
 )
 @with_appcontext
 def export_annotations_command(

@@ -412,6 +412,82 @@ class AdjudicationDecision(db.Model):
     decided_by: Mapped[Researcher] = relationship()
 
 
+class TrainingAttempt(db.Model):
+    """One "Check my answers" on a practice document (app.training, docs/training.md).
+
+    Practice annotations never become `annotations` rows: the spans a worker had marked
+    and the feedback they got are kept here, one row per attempt. `study_key` names the
+    study (a hash of the taxonomy title and the platform study id), so a worker who passed
+    is not trained again in the same study, whichever document they are given."""
+
+    __tablename__ = "training_attempts"
+    __table_args__ = (
+        UniqueConstraint("session_id", "document_id", "attempt"),
+        CheckConstraint("attempt >= 1", name="attempt_positive"),
+        Index("ix_training_attempts_annotator_study", "annotator_id", "study_key"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("annotation_sessions.id"), index=True)
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
+    study_key: Mapped[str] = mapped_column(String(64))
+    study_id: Mapped[str | None] = mapped_column(String(200))  # the platform's, if any
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
+    attempt: Mapped[int] = mapped_column(Integer)
+    # [{"category", "span": {...}, "paired_span": {...} | null, "comment"}] as checked.
+    spans: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # [{"kind": found|missed|wrong_category|extra, ...}] as the worker saw it.
+    feedback: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    recall: Mapped[float | None] = mapped_column(Float)
+    precision: Mapped[float | None] = mapped_column(Float)
+    passed: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    document: Mapped[Document] = relationship()
+
+
+class ConsentDecision(db.Model):
+    """A worker's answer on the consent page (app.steps): one per session, never changed.
+
+    `consent_version` identifies the consent text the worker was shown (a hash of it), so
+    a decision stays tied to the exact wording after the taxonomy is edited."""
+
+    __tablename__ = "consent_decisions"
+
+    session_id: Mapped[int] = mapped_column(ForeignKey("annotation_sessions.id"), primary_key=True)
+    agreed: Mapped[bool] = mapped_column(Boolean)
+    consent_version: Mapped[str] = mapped_column(String(16))
+    decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+SURVEYS = ("before", "after")
+
+
+class SurveyAnswer(db.Model):
+    """One answer of a session's survey (before or after the task), never changed.
+
+    A survey's answers are stored together in one transaction, one row per question
+    (`answer` null for an optional question left blank), so any row means the survey is
+    done: a second Finish of the same survey finds them and stores nothing (app.surveys).
+    `answer` is the option text (choice), a list of option texts (multi), an integer
+    (likert) or the text written (text)."""
+
+    __tablename__ = "survey_answers"
+    __table_args__ = (
+        CheckConstraint("survey IN ('before', 'after')", name="survey_known"),
+        CheckConstraint(
+            "question_type IN ('choice', 'multi', 'likert', 'text')", name="question_type_known"
+        ),
+    )
+
+    session_id: Mapped[int] = mapped_column(ForeignKey("annotation_sessions.id"), primary_key=True)
+    survey: Mapped[str] = mapped_column(String(8), primary_key=True)
+    question_key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    question_type: Mapped[str] = mapped_column(String(8))
+    answer: Mapped[Any] = mapped_column(JSON(none_as_null=True), nullable=True)
+    answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class Suggestion(db.Model):
     """A model's annotation offered to workers to Accept, Reject or Edit (issue 18).
 

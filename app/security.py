@@ -40,7 +40,7 @@ class CookielessApiSessionInterface(SecureCookieSessionInterface):
 # The pages crowd platforms show in an iframe (MTurk's ExternalQuestion): the worker's
 # and the validator's. Every other page (the researcher console above all, where a
 # framing site could trick a click) may not be framed at all.
-FRAMEABLE_BLUEPRINTS = frozenset({"annotate", "assignment", "validation"})
+FRAMEABLE_BLUEPRINTS = frozenset({"annotate", "assignment", "surveys", "training", "validation"})
 
 
 def _frame_ancestors(config) -> str:

@@ -28,6 +28,7 @@ from app.outcomes import (
     completion_targets,
     completion_url,
 )
+from app.surveys.config import Survey, markdown_html, parse_consent, parse_survey
 from app.yaml_checker import (
     REQUIRED,
     Checker,
@@ -73,6 +74,8 @@ PALETTE += ("#99ddff", "#bbcc33", "#aaaa00")
 TOP_KEYS = (
     "title",
     *("instructions", "comment", "categories", "entities", "study", "validation", "checks"),
+    "training",
+    *("consent", "survey"),
 )
 # `checks:` maps each kind that `flask plant-checks` plants to a category of this type.
 CHECK_TYPES = {"repetition": "paired", "inconsistency": "paired", "new-entity": "singleton"}
@@ -148,6 +151,30 @@ class ValidationSettings:
 
 
 SECTIONS = {CommentSettings: "comment", StudySettings: "study", ValidationSettings: "validation"}
+TRAINING_KEYS = ("documents", "pass", "attempts")
+PASS_KEYS = ("recall", "precision")
+DOCUMENT_ID_MAX_LENGTH = 200  # documents.external_id is String(200)
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    """Practice before the task (docs/training.md): imported documents with gold spans.
+
+    A worker annotates each practice document in turn and passes it when recall and
+    precision against its gold spans (the attention-check matching rule,
+    app.metrics.gold_recall) reach `min_recall` and `min_precision`; a document
+    not passed within `attempts` checks ends the study with `failed_training`.
+    """
+
+    documents: tuple[str, ...] = ()  # external ids of imported documents, in order
+    min_recall: float = 0.5
+    min_precision: float = 0.5
+    attempts: int = 2
+
+    @property
+    def enabled(self) -> bool:
+        """True when the taxonomy asks for training."""
+        return bool(self.documents)
 
 
 @dataclass(frozen=True)
@@ -165,6 +192,11 @@ class Taxonomy:
     validation: ValidationSettings = field(default_factory=ValidationSettings)
     # (kind, category key) for planted checks, kinds as in CHECK_TYPES; () when not set.
     checks: tuple[tuple[str, str], ...] = ()
+    training: TrainingSettings = field(default_factory=TrainingSettings)
+    # Study steps around the task (app.steps): consent Markdown (None: no consent step)
+    # and the surveys before and after it (app.surveys.config).
+    consent: str | None = None
+    survey: Survey = field(default_factory=Survey)
 
     def category(self, key: str) -> Category | None:
         """Return the category with this key, or None."""
@@ -179,6 +211,11 @@ class Taxonomy:
     def instructions_html(self) -> str:
         """The Markdown instructions as HTML; raw HTML is escaped, unsafe links dropped."""
         return MarkdownIt("commonmark", {"html": False}).render(self.instructions)
+
+    @cached_property
+    def consent_html(self) -> str:
+        """The consent Markdown as HTML, rendered as safely as the instructions."""
+        return markdown_html(self.consent or "")
 
     def to_public_dict(self) -> dict[str, Any]:
         """What the annotator page needs, JSON-able; no study or validation internals."""
@@ -331,7 +368,59 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             ),
         ),
         checks=_checks(check, top.get("checks"), categories),
+        training=_training(check, top.get("training")),
+        **_study_steps(check, top),
     )
+
+
+def _training(check: Checker, value: Any) -> TrainingSettings:
+    """training: {documents: [ids], pass: {recall, precision}, attempts}; absent: none."""
+    if value is None:
+        return TrainingSettings()
+    data = check.mapping(value, ("training",), TRAINING_KEYS)
+    if not data:
+        if isinstance(value, dict):
+            check.problem(("training",), "must name its practice documents under documents")
+        return TrainingSettings()
+    documents = check.get(data, ("training", "documents"), REQUIRED, lambda v: v)
+    rule = check.mapping(data.get("pass"), ("training", "pass"), PASS_KEYS)
+    share = number(0.0, 1.0)
+    return TrainingSettings(
+        documents=_training_documents(check, documents),
+        min_recall=check.get(rule, ("training", "pass", "recall"), 0.5, share),
+        min_precision=check.get(rule, ("training", "pass", "precision"), 0.5, share),
+        attempts=check.get(data, ("training", "attempts"), 2, integer(1, 20)),
+    )
+
+
+def _training_documents(check: Checker, value: Any) -> tuple[str, ...]:
+    """training.documents: a non-empty list of distinct imported document ids."""
+    path: KeyPath = ("training", "documents")
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        check.problem(path, "must be a non-empty list of imported document ids")
+        return ()
+    ids: list[str] = []
+    for index, item in enumerate(value):
+        if isinstance(item, int) and not isinstance(item, bool):
+            item = str(item)  # `- 12` means the document "12"
+        if not isinstance(item, str) or not item.strip() or len(item) > DOCUMENT_ID_MAX_LENGTH:
+            message = f"must be a document id (text, at most {DOCUMENT_ID_MAX_LENGTH} characters)"
+            check.problem((*path, index), f"{message}, got {item!r}")
+        elif item in ids:
+            check.problem((*path, index), f"duplicate document {item!r}")
+        else:
+            ids.append(item)
+    return tuple(ids)
+
+
+def _study_steps(check: Checker, top: dict) -> dict[str, Any]:
+    """consent: and survey: (app.surveys.config validates them at their lines)."""
+    return {
+        "consent": parse_consent(check, top.get("consent")),
+        "survey": parse_survey(check, top.get("survey")),
+    }
 
 
 def _checks(check: Checker, value: Any, categories: tuple[Category, ...]) -> tuple:
@@ -459,14 +548,41 @@ def summarise(taxonomy: Taxonomy) -> str:
         ),
         "planted checks: "
         + (", ".join(f"{kind} -> {key}" for kind, key in taxonomy.checks) or "(none)"),
+        training_summary(taxonomy.training),
         f"validation: partial agreement counts as "
         f"{'valid' if validation.partial_counts_as_valid else 'invalid'}; reasons "
         "(items with a question):",
         *(f"  {reason}" for reason in validation.reasons),
         "category reasons (items with a category and no question):",
         *(f"  {reason}" for reason in validation.category_reasons),
+        *_study_steps_summary(taxonomy),
     ]
     return "\n".join(lines)
+
+
+def training_summary(training: TrainingSettings) -> str:
+    """One line saying what training the taxonomy asks for."""
+    if not training.enabled:
+        return "training: none"
+    return (
+        f"training: {', '.join(training.documents)}; pass with recall >= "
+        f"{training.min_recall:.0%} and precision >= {training.min_precision:.0%} "
+        f"in at most {training.attempts} attempt(s) per document"
+    )
+
+
+def _study_steps_summary(taxonomy: Taxonomy) -> list[str]:
+    """check-taxonomy's lines for the consent step and the surveys."""
+    consent = taxonomy.consent
+    lines = [f"consent: {f'{len(consent)} characters of Markdown' if consent else '(none)'}"]
+    for which, when in (("before", "before the task"), ("after", "after Submit")):
+        questions = taxonomy.survey.questions(which)
+        lines.append(f"survey {when}: {len(questions) or 'no'} question(s)")
+        lines.extend(
+            f"  {q.key:<24} {q.type:<7} {'required' if q.required else 'optional'}  {q.text}"
+            for q in questions
+        )
+    return lines
 
 
 def default_taxonomy_path() -> str:

@@ -51,6 +51,8 @@ class Config:
                 max_overflow=int(env.get("DB_MAX_OVERFLOW", "5")),
             )
         self.TAXONOMY_PATH = env.get("TAXONOMY_PATH") or str(DEFAULT_TAXONOMY)
+        # Computed gamma values (app.adjudication.gamma_cache); None: instance/gamma-cache.
+        self.GAMMA_CACHE_DIR = env.get("GAMMA_CACHE_DIR") or None
         self.MAX_CONTENT_LENGTH = int(env.get("MAX_CONTENT_LENGTH", str(64 * 1024)))
         self.MAX_COMMENT_LENGTH = 2000
         # Rate limits (app.rate_limits): on, counted in memory per process unless

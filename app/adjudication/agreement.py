@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import sys
 from collections import defaultdict
-from itertools import combinations
 from statistics import fmean
 from typing import Any
 
@@ -20,7 +19,8 @@ import click
 from flask.cli import with_appcontext
 from sqlalchemy import select
 
-from app.adjudication.gamma import Dissimilarity, Unit, bootstrap_ci, gamma, linked_pair_f1
+from app.adjudication.gamma import Unit, bootstrap_ci, mean_linked_pair_f1
+from app.adjudication.gamma_cache import cache_dir, compute, continuum, defined
 from app.adjudication.service import load_marks, paragraph_texts
 from app.extensions import db
 from app.models import AnnotationSession, Annotator, Document
@@ -50,10 +50,7 @@ def document_units(document_id: int) -> tuple[list[Unit], dict[str, list[tuple]]
     """(gamma units, linked pairs per annotator, annotators) of one document's
     submitted sessions."""
     texts = paragraph_texts(document_id)
-    offsets, total = {}, 0
-    for position in sorted(texts):
-        offsets[position] = total
-        total += len(texts[position]) + 1
+    lengths = [len(texts[position]) for position in sorted(texts)]
     # Every submitted annotator counts, also one who marked nothing (load_marks has only
     # those with marks).
     annotators = [
@@ -67,12 +64,20 @@ def document_units(document_id: int) -> tuple[list[Unit], dict[str, list[tuple]]
             )
         )
     ]
-    units: list[Unit] = []
+    marks = load_marks(document_id)
+    units = continuum(
+        lengths,
+        (
+            (
+                mark.annotator,
+                [(mark.span.paragraph_id, mark.span.start, mark.span.end, mark.category)],
+            )
+            for mark in marks
+        ),
+    )
     linked: dict[str, list[tuple]] = defaultdict(list)
-    for mark in load_marks(document_id):
+    for mark in marks:
         span, paired = mark.span, mark.paired_span
-        base = offsets.get(span.paragraph_id, 0)
-        units.append(Unit(mark.annotator, base + span.start, base + span.end, mark.category))
         if paired is not None:
             linked[mark.annotator].append(
                 (
@@ -84,17 +89,12 @@ def document_units(document_id: int) -> tuple[list[Unit], dict[str, list[tuple]]
     return units, linked, sorted(annotators)
 
 
-def _pair_f1(linked: dict[str, list[tuple]], annotators: list[str]) -> float | None:
-    scores = [linked_pair_f1(linked[a], linked[b]) for a, b in combinations(annotators, 2)]
-    scores = [s for s in scores if s is not None]
-    return fmean(scores) if scores else None
-
-
 def agreement_report(
     document: str | None = None, samples: int = 30, seed: int = 0, progress=None
 ) -> dict[str, Any]:
     """Per-document gamma and linked-pair F1, pooled with bootstrap intervals."""
     rows = []
+    directory = cache_dir()
     for document_id, external_id in _documents(document):
         units, linked, annotators = document_units(document_id)
         row: dict[str, Any] = {
@@ -105,14 +105,14 @@ def agreement_report(
             "expected_disorder": None,
             "linked_pair_f1": None,
         }
-        if len(annotators) >= 2 and units:
-            result = gamma(units, Dissimilarity(), samples=samples, seed=seed)
+        if defined(units, annotators):
+            result = compute(units, annotators, directory, samples, seed)
             row |= {
-                "gamma": result.gamma,
-                "observed_disorder": result.observed,
-                "expected_disorder": result.expected,
+                "gamma": result["gamma"],
+                "observed_disorder": result["observed"],
+                "expected_disorder": result["expected"],
             }
-            row["linked_pair_f1"] = _pair_f1(linked, annotators)
+            row["linked_pair_f1"] = mean_linked_pair_f1(linked, annotators)
         rows.append(row)
         if progress is not None:
             progress(1)

@@ -28,7 +28,7 @@ integer linear program for the same minimum).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import combinations, pairwise
@@ -259,13 +259,15 @@ def gamma(
     dissimilarity: Dissimilarity | None = None,
     samples: int = 30,
     seed: int = 0,
+    annotators: Iterable[str] = (),
 ) -> GammaResult:
     """Gamma of one continuum (all annotators' units), chance from `samples` random
-    continua drawn with `seed`."""
+    continua drawn with `seed`. `annotators` adds those who marked nothing (they count:
+    each of the others' units is then unmatched in their lane)."""
     d = dissimilarity or Dissimilarity()
     units = list(units)
-    names = sorted({u.annotator for u in units})
-    observed, count = best_alignment(units, d)
+    names = sorted({u.annotator for u in units} | set(annotators))
+    observed, count = best_alignment(units, d, names)
     lanes = _by_annotator(units, names)
     stats = _statistics(lanes, names)
     rng = random.Random(seed)
@@ -296,15 +298,24 @@ def linked_pair_f1(first: Iterable[tuple], second: Iterable[tuple]) -> float | N
     return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
 
 
+def mean_linked_pair_f1(
+    linked: Mapping[str, Sequence[tuple]], annotators: Iterable[str]
+) -> float | None:
+    """One document's linked-pair F1: the mean of `linked_pair_f1` over pairs of
+    annotators (pairs where neither has a linked pair are left out; None if all are)."""
+    names = sorted(set(annotators))
+    scores = [
+        linked_pair_f1(linked.get(a, ()), linked.get(b, ())) for a, b in combinations(names, 2)
+    ]
+    kept = [score for score in scores if score is not None]
+    return fmean(kept) if kept else None
+
+
 def bootstrap_ci(
-    values: Sequence[float], resamples: int = 1000, seed: int = 0, level: float = 0.95
+    values: Sequence[float], resamples: int = 1000, seed: int = 0
 ) -> tuple[float, float] | None:
     """Percentile bootstrap interval of the mean, resampling whole documents (one value
-    per document), seeded. None with fewer than two documents."""
-    if len(values) < 2:
-        return None
-    rng = random.Random(seed)
-    means = sorted(fmean(rng.choices(values, k=len(values))) for _ in range(resamples))
-    low = means[int((1 - level) / 2 * resamples)]
-    high = means[min(resamples - 1, int((1 + level) / 2 * resamples))]
-    return low, high
+    per document), seeded (app.research.intervals). None with fewer than two documents."""
+    from app.research.intervals import bootstrap_mean_ci
+
+    return bootstrap_mean_ci(values, resamples, seed)

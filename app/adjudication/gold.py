@@ -2,7 +2,7 @@
 promotion of a document's gold set to attention-check gold.
 
 A gold record is an annotation export record (app.export.annotation_record, the one
-place the record's fields are declared) whose annotator is `gold` on platform
+place the record's fields are declared) whose annotator is `adjudication:gold` on platform
 `adjudication`, plus `"provenance": {"annotators", "merged", "decided_by"}` (DESIGN.md,
 second wave): who marked the candidate, whether the span was merged, and who decided.
 """
@@ -33,8 +33,10 @@ from app.extensions import db
 from app.models import Document
 from app.taxonomy import Taxonomy, current_taxonomy
 
-GOLD_ANNOTATOR = "gold"
 GOLD_PLATFORM = "adjudication"
+# "platform:id" as every export record's annotator_id, so that import-annotations takes a
+# gold export back as one submitted session per document of annotator adjudication:gold.
+GOLD_ANNOTATOR = f"{GOLD_PLATFORM}:gold"
 GOLD_CSV_COLUMNS = (
     *ANNOTATION_CSV_COLUMNS,
     "provenance_annotators",
@@ -59,6 +61,9 @@ def gold_record(gold: GoldSpan, taxonomy: Taxonomy) -> dict[str, Any]:
         submitted=True,
         created_at=row.decided_at,
         taxonomy_version=taxonomy.version,
+        # A person's span, never an accepted suggestion: what import-annotations reads
+        # back, so that a gold export round-trips.
+        origin="worker",
     )
     record["provenance"] = {
         "annotators": list(row.annotators),
@@ -128,7 +133,7 @@ def _document_or_fail(external_id: str) -> Document:
 def export_gold_command(fmt: str, output: Path | None, document: str | None) -> None:
     """Export the adjudicated gold set: export records plus provenance.
 
-    Each record is an annotation export record (annotator `gold`, platform
+    Each record is an annotation export record (annotator `adjudication:gold`, platform
     `adjudication`) with "provenance": {"annotators", "merged", "decided_by"}. CSV adds
     the columns provenance_annotators (;-separated), provenance_merged and
     provenance_decided_by.

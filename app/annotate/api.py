@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from flask import jsonify
 
+from app import steps
 from app.annotate import api_bp, reads, writes
 from app.annotate import sessions as domain
 from app.annotate.schemas import (
@@ -56,10 +57,28 @@ def _checked(token: str, schema: type[Body] | None = None, *, optional: bool = F
         raise
 
 
+def _require_task_step(token: str) -> None:
+    """409 while the study has not reached this session's task (consent, a survey or
+    training still to do) or ended before it (no_consent, failed_training): the task's
+    text and Submit stay closed to a worker the pages would not show them to. No query
+    when the taxonomy has no step besides the task (app.steps)."""
+    found = steps.step_of_token(token)
+    if found is None or found[1] in (steps.TASK, steps.AFTER_SURVEY, steps.DONE):
+        return
+    if found[1] == steps.ENDED:
+        raise ApiError(409, "study_ended", "The study has ended for this task; reload the page.")
+    raise ApiError(
+        409,
+        "step_pending",
+        "This task opens after the earlier steps of the study; reload the page.",
+    )
+
+
 @api_bp.get("/api/sessions/<token>")
 @retry_on_disconnect
 def get_session(token: str):
     """The session's state: paragraphs reached, taxonomy, progress, live annotations."""
+    _require_task_step(token)
     session = reads.read_session(token)
     if session is None:
         raise ApiError.not_found(domain.NO_SESSION)
@@ -106,6 +125,7 @@ def position(token: str):
 def submit(token: str):
     """Submit the session; idempotent. Answers the completion code and next address."""
     _checked(token, SubmitIn, optional=True)
+    _require_task_step(token)
     _guard_suggestions(token, PAST_THE_END)
     return jsonify(writes.submit(token).to_dict())
 

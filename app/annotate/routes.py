@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import make_response, redirect, render_template, request, url_for
 from flask_babel import gettext
 
+from app import steps
 from app.annotate import bp, opening, reads
 from app.annotate import sessions as domain
 from app.annotate.serializers import page_bootstrap, preview_bootstrap
@@ -46,8 +47,8 @@ def start(document_id: str):
     A worker's first session on a document is one statement on PostgreSQL
     (opening.open_session); resuming needs proof of being that worker (app.identity)."""
     key = opening.find_document_key(document_id)
-    if key is None:
-        return _no_document(document_id)
+    if key is None or document_id in current_taxonomy().training.documents:
+        return _no_document(document_id)  # a practice text is no task (app.training)
     if is_mturk_preview(request.args):
         return _preview(key.id, document_id)
     identity, anonymous = request_identity(target=document_id)
@@ -90,7 +91,10 @@ def _session_or_404_page(token: str) -> AnnotationSession | None:
 @bp.get("/s/<token>")
 @retry_on_disconnect
 def session_page(token: str):
-    """The annotator page of one session."""
+    """The annotator page of one session (or the study step the worker is at)."""
+    elsewhere = _step_elsewhere(token, steps.TASK)
+    if elsewhere is not None:
+        return redirect(elsewhere, code=303)
     session = reads.read_session(token)
     if session is None:
         return _not_found_page()
@@ -110,25 +114,43 @@ def session_page(token: str):
 @retry_on_disconnect
 def complete(token: str):
     """The completion page: the code to copy, and for MTurk the form posting the HIT."""
+    elsewhere = _step_elsewhere(token, steps.DONE)
+    if elsewhere is not None:  # not done yet (the after-survey), or ended before the task
+        return redirect(elsewhere, code=303)
     session = _session_or_404_page(token)
     if session is None:
         return _not_found_page()
     if not domain.is_submitted(session):
         return redirect(url_for("annotate.session_page", token=token))
-    completion = domain.completion_for(session)
+    exit_url = domain.exit_url(session)
     prolific_url = None
-    if completion.redirect_url != url_for("annotate.complete", token=token):
-        prolific_url = completion.redirect_url
+    if exit_url != url_for("annotate.complete", token=token):
+        prolific_url = exit_url
     domain.db.session.commit()
     return render_template(
         "annotate/complete.html",
         session=session,
         document=session.document,
-        completion_code=completion.completion_code,
+        completion_code=session.completion_code,
         prolific_url=prolific_url,
+        # Straight after the last step (the after-survey's Finish): go back to the study.
+        follow=request.args.get("follow") == "1",
         mturk=mturk_target(session.platform, session.platform_params or {}),
         csrf_token_value=capability_csrf_token("annotate", token),
     )
+
+
+def _step_elsewhere(token: str, here: str) -> str | None:
+    """The page of the step the session is at when it is not `here` (app.steps); None
+    when it is, or when there is no such session (the page answers that itself). The
+    task page also shows a submitted session (read-only) once every step is done."""
+    found = steps.step_of_token(token)
+    if found is None:
+        return None
+    step = found[1]
+    if step == here or (here == steps.TASK and step == steps.DONE):
+        return None
+    return steps.step_url(token, step)
 
 
 def _not_found_page():

@@ -28,6 +28,7 @@ from app.models import Annotation, AnnotationSession, Document, Paragraph, utcno
 from app.outcomes import session_outcome
 from app.persistence import get_or_create
 from app.statuses import SessionStatus
+from app.steps import after_task_url
 from app.study import EffectiveStudySettings, as_utc, study_settings
 from app.taxonomy import current_taxonomy
 
@@ -171,16 +172,24 @@ def document_texts(document_id: int, content_hash: str) -> tuple[str, ...]:
 def completion_for(session: AnnotationSession | Any) -> Completion:
     """The completion code, the address to go to after Submit and the outcome (of anything
     with the session's token, platform, completion_code and outcome: a session, a row, a
-    view). A Prolific worker goes to the outcome's completion URL; everyone else, and a
-    Prolific worker when the study names none, to the app's completion page."""
+    view). Next is the after-survey when the taxonomy has one (app.steps), else the end of
+    the study (exit_url)."""
     # Sessions submitted by something other than Submit (imports) may carry no outcome.
     outcome = session.outcome or "completed"
+    # The after-survey comes between Submit and the end of the study (app.steps).
+    redirect_url = after_task_url(session.token, outcome) or exit_url(session)
+    return Completion(session.completion_code, redirect_url, outcome)
+
+
+def exit_url(session: AnnotationSession | Any) -> str:
+    """Where the study ends for this session: a Prolific worker goes to the outcome's
+    completion URL; everyone else, and a Prolific worker when the study names none, to
+    the app's completion page."""
     redirect_url = None
     if session.platform == "prolific":
+        outcome = session.outcome or "completed"
         redirect_url = study_settings().completion_address(outcome, session.completion_code)
-    if redirect_url is None:
-        redirect_url = url_for("annotate.complete", token=session.token)
-    return Completion(session.completion_code, redirect_url, outcome)
+    return redirect_url or url_for("annotate.complete", token=session.token)
 
 
 def submit_outcome(

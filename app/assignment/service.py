@@ -96,6 +96,8 @@ _SNAPSHOT = (
         _WORKER,
     )
     .select_from(DOCUMENTS.outerjoin(SESSIONS, SESSIONS.c.document_id == DOCUMENTS.c.id))
+    # Practice documents (the taxonomy's `training:`) are never handed out (app.training).
+    .where(DOCUMENTS.c.external_id.not_in(bindparam("training_ids", expanding=True)))
     .group_by(DOCUMENTS.c.id)
 )
 _OCCUPIED = (
@@ -215,7 +217,12 @@ def snapshot(
         (connection or db.session)
         .execute(
             _SNAPSHOT,
-            {"platform": identity.platform, "external_id": identity.external_id, **rule.params()},
+            {
+                "platform": identity.platform,
+                "external_id": identity.external_id,
+                "training_ids": list(current_taxonomy().training.documents),
+                **rule.params(),
+            },
         )
         .all()
     )

@@ -23,6 +23,8 @@ from functools import cached_property
 from sqlalchemy import String, cast, func
 
 from app import metrics
+from app.adjudication.gamma import Unit, mean_linked_pair_f1
+from app.adjudication.gamma_cache import content_key, continuum, defined
 from app.assignment.claims import ClaimRule
 from app.extensions import db
 from app.metrics import GoldRecall, Sentence
@@ -30,8 +32,10 @@ from app.models import Annotation, AnnotationSession, Annotator, Document, Parag
 from app.outcomes import OUTCOMES
 from app.paragraph_times import iter_paragraph_records
 from app.research import pacing
+from app.research.intervals import AlphaParts, alpha_parts
 from app.statuses import SessionStatus
 from app.study import EffectiveStudySettings, as_utc
+from app.taxonomy import current_taxonomy
 
 SENTENCE_CACHE_SIZE = 50_000
 _SENTENCE_CACHE: dict[tuple[int, str, int], list[Sentence]] = {}
@@ -93,6 +97,15 @@ class DocumentRow:
     scored_sentences: float | None = None  # sentences as footnote 12 merges them, mean
     alpha: float | None = None
     f1: float | None = None
+    paragraph_lengths: list[int] = field(default_factory=list)
+    figures: DocumentFigures | None = None  # agreement inputs (app.research.agreement)
+    gamma: float | None = None  # from the gamma cache; None while pending or undefined
+    gamma_pending: bool = False
+
+    @property
+    def pair_f1(self) -> float | None:
+        """Mean F1 of linked span pairs over annotator pairs (paired categories)."""
+        return self.figures.pair_f1 if self.figures else None
 
     @cached_property
     def statuses(self) -> Counter[str]:
@@ -210,8 +223,14 @@ def load_study(
     now = now or datetime.now(UTC)
     documents = _documents(document_id)
     sessions = _sessions(settings, now, document_id)
-    if id_prefix:
-        documents = {k: d for k, d in documents.items() if d.external_id.startswith(id_prefix)}
+    # Practice documents (app.training) are no part of the study: no figure, no row.
+    practice = set(current_taxonomy().training.documents)
+    if id_prefix or practice:
+        documents = {
+            k: d
+            for k, d in documents.items()
+            if d.external_id.startswith(id_prefix or "") and d.external_id not in practice
+        }
         sessions = [session for session in sessions if session.document_id in documents]
     by_session = {session.id: session for session in sessions}
     _add_annotations(by_session, document_id)
@@ -247,6 +266,7 @@ def _documents(document_id: int | None) -> dict[int, DocumentRow]:
         paragraphs[doc_id].append(text)
     for doc_id, row in rows.items():
         row.sentences = _sentences(doc_id, hashes[doc_id], paragraphs.get(doc_id, []))
+        row.paragraph_lengths = [len(text) for text in paragraphs.get(doc_id, [])]
     return rows
 
 
@@ -369,7 +389,7 @@ def _compute(
     submitted_sentences = 0
     for document in documents:
         submitted = [s for s in document.sessions if s.status == SessionStatus.SUBMITTED]
-        figures = _document_figures(document, submitted)
+        figures = document.figures = _document_figures(document, submitted)
         document.coherence, document.alpha, document.f1 = (
             figures.coherence,
             figures.alpha,
@@ -406,6 +426,11 @@ class DocumentFigures:
     value_counts: list[tuple[int, int]]
     alpha: float | None
     f1: float | None
+    alpha_parts: AlphaParts = (0.0, 0, 0)
+    pair_f1: float | None = None
+    gamma_units: list[Unit] = field(default_factory=list)  # the continuum, for gamma
+    gamma_annotators: list[str] = field(default_factory=list)
+    gamma_key: str | None = None  # content_key of the continuum; None: gamma undefined
 
 
 def _document_figures(document: DocumentRow, submitted: list[SessionRow]) -> DocumentFigures:
@@ -433,11 +458,32 @@ def _document_figures(document: DocumentRow, submitted: list[SessionRow]) -> Doc
         value_counts=counts,
         alpha=metrics.krippendorff_alpha(counts),
         f1=metrics.mean_pairwise_f1(readings),
+        alpha_parts=alpha_parts(counts),
+        **_boundary_inputs(document, submitted),
     )
     if len(_FIGURES_CACHE) >= FIGURES_CACHE_SIZE:
         _FIGURES_CACHE.clear()
     _FIGURES_CACHE[key] = figures
     return figures
+
+
+def _boundary_inputs(document: DocumentRow, submitted: list[SessionRow]) -> dict:
+    """Linked-pair F1 and the gamma continuum (with its cache key) of one document."""
+    annotators = sorted({session.annotator for session in submitted})
+    linked: dict[str, list[tuple]] = defaultdict(list)
+    for session in submitted:
+        for (p, start, end, category), pair in zip(session.spans, session.pairs, strict=True):
+            if pair is not None:
+                linked[session.annotator].append(((p, start, end), pair, category))
+    units = continuum(
+        document.paragraph_lengths, ((session.annotator, session.spans) for session in submitted)
+    )
+    return {
+        "pair_f1": mean_linked_pair_f1(linked, annotators) if len(annotators) >= 2 else None,
+        "gamma_units": units,
+        "gamma_annotators": annotators,
+        "gamma_key": content_key(units, annotators) if defined(units, annotators) else None,
+    }
 
 
 def _total(counters: Iterable[Counter[str]]) -> Counter[str]:

@@ -78,3 +78,17 @@ def export_suggestions_jsonl() -> Response:
 def export_paragraphs_csv() -> Response:
     """One row per session and paragraph reached: seconds visible, active, annotations, words."""
     return _download("csv", "paragraphs", "paragraphs.csv")
+
+
+@bp.get("/export/training.csv")
+@login_required
+def export_training_csv() -> Response:
+    """One row per training attempt: recall, precision, passed, the spans and feedback."""
+    return _download("csv", "training", "training.csv")
+
+
+@bp.get("/export/surveys.csv")
+@login_required
+def export_surveys_csv() -> Response:
+    """One row per session and survey question answered (consent and surveys, issue 17)."""
+    return _download("csv", "surveys", "surveys.csv")

@@ -4,23 +4,53 @@ the blueprint's guard, app.research.auth.require_researcher)."""
 from __future__ import annotations
 
 import json
+import sys
+from collections import defaultdict
 
 import click
 from flask import Response
 from flask.cli import with_appcontext
 
+from app.adjudication.gold import attention_gold, iter_gold_records
 from app.cli import echo_report, report_format_option
 from app.research import bp
-from app.research.dashboard import load_study
+from app.research.agreement import agreement_figures, resolve_gamma
+from app.research.dashboard import Study, load_study
 from app.research.study_report import build_report, format_csv, format_table
 from app.study import study_settings
 from app.taxonomy import current_taxonomy
 
 
-def study_report(id_prefix: str | None = None) -> dict:
-    """The study-report JSON of the running app's study (documents whose id starts so)."""
+def study_report(id_prefix: str | None = None, compute_gamma: bool = False) -> dict:
+    """The study-report JSON of the running app's study (documents whose id starts so).
+    Gamma: computed where missing with `compute_gamma` (the command), else the cached
+    values (the downloads: a page request never waits for it)."""
     study = load_study(study_settings(), id_prefix=id_prefix)
-    return build_report(study, [category.key for category in current_taxonomy().categories])
+    if compute_gamma:
+        total = sum(
+            not d.is_check and bool(d.figures and d.figures.gamma_key) for d in study.documents
+        )
+        with click.progressbar(length=total, label="Computing gamma", file=sys.stderr) as bar:
+            resolve_gamma(study, compute=True, progress=bar.update)
+    else:
+        resolve_gamma(study)
+    return build_report(
+        study,
+        [category.key for category in current_taxonomy().categories],
+        agreement_figures(study),
+        adjudicated_gold(study),
+    )
+
+
+def adjudicated_gold(study: Study) -> dict[int, list[dict]]:
+    """The adjudicated gold set of each regular document that has one, as attention-check
+    answers (app.adjudication.gold), by document database id."""
+    wanted = {d.external_id: d.id for d in study.documents if not d.is_check}
+    by_document: dict[str, list[dict]] = defaultdict(list)
+    for record in iter_gold_records():
+        if record["document_id"] in wanted:
+            by_document[record["document_id"]].append(record)
+    return {wanted[key]: attention_gold(records) for key, records in by_document.items()}
 
 
 @click.command("study-report")
@@ -29,9 +59,12 @@ def study_report(id_prefix: str | None = None) -> dict:
 @with_appcontext
 def study_report_command(fmt: str, id_prefix: str | None) -> None:
     """Print the study's figures: BooookScore per document and overall (0-100), errors per
-    sentence by category (BooookScore Table 1), agreement, attention checks; attention-check
-    documents are listed as excluded and counted in no figure."""
-    echo_report(study_report(id_prefix), fmt, format_csv, format_table)
+    sentence by category (BooookScore Table 1), agreement (alpha, span F1, gamma,
+    linked-pair F1, each with a bootstrap 95% interval over documents), precision and
+    recall against gold (attention checks and adjudicated gold sets); attention-check
+    documents are listed as excluded and counted in no figure. Computes the gamma of
+    documents not yet in the gamma cache (progress on standard error)."""
+    echo_report(study_report(id_prefix, compute_gamma=True), fmt, format_csv, format_table)
 
 
 @bp.get("/export/study-report.json")

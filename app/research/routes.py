@@ -6,6 +6,7 @@ Login is required for all of them (app.research.auth.require_researcher).
 from __future__ import annotations
 
 from flask import abort, current_app, render_template, request, url_for
+from markupsafe import Markup
 
 from app.errors import ApiError
 from app.extensions import db
@@ -13,12 +14,17 @@ from app.identity import clean_annotator_name, signed_link
 from app.models import AnnotationSession, Document, ValidationRound
 from app.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.research import bp
+from app.research.agreement import agreement_figures, resolve_gamma
 from app.research.charts import dashboard_charts, document_charts, formatters, pacing_charts
 from app.research.dashboard import load_pacing, load_study
 from app.research.viewer import session_annotations, viewer_bootstrap
 from app.study import check_taxonomy_file, instructions_markup, study_settings
 from app.suggestions.records import counts_table, source_counts
+from app.surveys import store as survey_store
+from app.surveys.summary import summarise_answers
 from app.taxonomy import current_taxonomy
+from app.training.service import document_problems as training_document_problems
+from app.training.summary import load_practice_figures
 
 
 @bp.context_processor
@@ -32,17 +38,35 @@ def dashboard():
     settings = study_settings()
     taxonomy = current_taxonomy()
     study = load_study(settings)
+    resolve_gamma(study)  # cached values only: what is missing is computed in the background
     pace = load_pacing(study, taxonomy.study.min_words_per_minute)
     return render_template(
         "research/dashboard.html",
         study=study,
+        agreement=agreement_figures(study),
         settings=settings,
         taxonomy=taxonomy,
         charts=dashboard_charts(study, taxonomy),
         pacing=pace,
         pacing_charts=pacing_charts(pace),
+        surveys=_survey_summary(taxonomy),
+        practice=_practice_figures(taxonomy),
         suggestions=counts_table(source_counts({d.id for d in study.documents if not d.is_check})),
     )
+
+
+def _practice_figures(taxonomy) -> list | None:
+    """The training figures (app.training.summary); None when the taxonomy has no training."""
+    if not taxonomy.training.enabled:
+        return None
+    return load_practice_figures(taxonomy.training.attempts)
+
+
+def _survey_summary(taxonomy) -> list | None:
+    """The surveys' figures (app.surveys.summary); None when the taxonomy has no survey."""
+    if not taxonomy.survey:
+        return None
+    return summarise_answers(taxonomy.survey, survey_store.all_answers())
 
 
 @bp.get("/documents/<document_id>")
@@ -55,6 +79,7 @@ def document(document_id: str):
     if pk is None:
         abort(404, description="No document has this id.")
     study = load_study(settings, document_id=pk)
+    resolve_gamma(study)  # cached value only, as on the dashboard
     row = study.documents[0]
     return render_template(
         "research/document.html",
@@ -141,5 +166,8 @@ def taxonomy_preview():
         "research/taxonomy.html",
         taxonomy=taxonomy,
         instructions=instructions_markup(taxonomy),
+        # Safe to mark: rendered like the instructions, raw HTML escaped (app.surveys.config).
+        consent=Markup(taxonomy.consent_html) if taxonomy.consent else None,  # noqa: S704
         file_check=check_taxonomy_file(current_app.config["TAXONOMY_PATH"]),
+        training_problems=training_document_problems(taxonomy),
     )

@@ -5,8 +5,11 @@ in app.metrics), in DESIGN.md's second-wave JSON shape. Every score is on a
 0-100 scale: a document's ``booookscore`` (BooookScore, Chang et al. 2024, eq. 1 with
 footnote 12), the study's ``booookscore`` (the mean over documents with a submitted
 session), ``errors_per_sentence`` (Table 1: occurrences / sentences x 100), the span F1
-and the attention-check precision and recall under ``gold``. Krippendorff's alpha stays a
-coefficient (-1 to 1). Per document, ``sentences`` is its number of sentences (what
+and linked-pair F1 under ``agreement`` (app.research.agreement: each with its unit, rule
+and bootstrap 95% interval over documents), and each annotator's precision and recall
+under ``gold`` (attention checks, and the adjudicated gold set of other documents, at the
+attention-check matching rule). Krippendorff's alpha and gamma stay coefficients.
+Per document, ``sentences`` is its number of sentences (what
 Table 1 divides by); ``footnote12_sentences`` the sentences once footnote 12 has merged
 the ones an annotation covers, and ``error_sentences`` those holding an error, each the
 mean over the document's submitted sessions (whole numbers with one annotator), so that
@@ -22,10 +25,13 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app import metrics
 from app.csv_safety import safe_cell
+from app.metrics import GoldRecall
+from app.research.agreement import Figure
 from app.research.dashboard import Study
 from app.statuses import SessionStatus
 from app.suggestions.records import suggestion_figures
@@ -35,8 +41,32 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else 100 * value
 
 
-def build_report(study: Study, category_keys: list[str]) -> dict[str, Any]:
-    """The study-report JSON of a loaded study (see the module docstring)."""
+def gold_scores(
+    study: Study, gold_sets: Mapping[int, list[dict]] | None = None
+) -> dict[str, GoldRecall]:
+    """Each annotator's score against gold: attention checks' gold (as the dashboard
+    scores it) plus, on other documents, their adjudicated gold set (`gold_sets`, by
+    document database id), at the attention-check matching rule (metrics.gold_recall)."""
+    scores = {row.label: row.gold for row in study.annotators}
+    for document in study.documents:
+        gold = (gold_sets or {}).get(document.id)
+        if document.is_check or not gold:
+            continue
+        for session in document.sessions:
+            if session.status == SessionStatus.SUBMITTED:
+                earlier = scores.get(session.annotator, metrics.NO_GOLD)
+                scores[session.annotator] = earlier + metrics.gold_recall(gold, session.spans)
+    return {label: score for label, score in sorted(scores.items()) if score.total}
+
+
+def build_report(
+    study: Study,
+    category_keys: list[str],
+    figures: Sequence[Figure] = (),
+    gold_sets: Mapping[int, list[dict]] | None = None,
+) -> dict[str, Any]:
+    """The study-report JSON of a loaded study (see the module docstring); `figures`
+    from app.research.agreement, `gold_sets` the adjudicated gold of regular documents."""
     regular = [document for document in study.documents if not document.is_check]
     rates = study.errors_per_sentence
     keys = [*category_keys, *sorted(set(rates) - set(category_keys))]
@@ -55,31 +85,23 @@ def build_report(study: Study, category_keys: list[str]) -> dict[str, Any]:
                 "error_sentences": document.error_sentences,
                 "booookscore": _percent(document.coherence),
                 "mqm_per_100_words": None,
+                # Per-document agreement (app.research.agreement's rules; null: fewer than
+                # two annotators, no linked pairs, or gamma not computed yet).
+                "gamma": document.gamma,
+                "linked_pair_f1": _percent(document.pair_f1),
             }
             for document in regular
         ],
         "booookscore": _percent(study.mean_coherence),
         "errors_per_sentence": {key: 100 * rates.get(key, 0.0) for key in keys},
-        "agreement": {
-            "krippendorff_alpha_sentences": {
-                "value": study.pooled_alpha,
-                "ci95": None,
-                "unit": "alpha (-1 to 1), nominal, error / no error per sentence, pooled",
-            },
-            "mean_pairwise_span_f1": {
-                "value": _percent(study.mean_f1),
-                "ci95": None,
-                "unit": "percent, span-overlap F1 averaged over annotator pairs and documents",
-            },
-        },
+        "agreement": {figure.name: figure.as_report() for figure in figures},
         "suggestions": suggestion_figures({document.id for document in regular}),
         "gold": {
-            row.label: {
-                "precision": _percent(row.gold.precision),
-                "recall": _percent(row.gold.recall_category),
+            label: {
+                "precision": _percent(score.precision),
+                "recall": _percent(score.recall_category),
             }
-            for row in study.annotators
-            if row.gold.total
+            for label, score in gold_scores(study, gold_sets).items()
         },
         "excluded": study.excluded,
         "annotators": len(annotators),
@@ -97,24 +119,28 @@ def format_table(report: Mapping[str, Any]) -> str:
         f"Annotators: {report['annotators']}",
         "",
         f"{'document':<40} {'sentences':>9} {'footnote 12':>11} {'with error':>10} "
-        f"{'BooookScore':>11}",
+        f"{'BooookScore':>11} {'gamma':>6} {'pair F1':>7}",
     ]
     for document in report["documents"]:
         name = document["document_id"]
         lines.append(
             f"{name if len(name) <= 40 else name[:39] + '…':<40} {document['sentences']:>9} "
             f"{_number(document['footnote12_sentences']):>11} "
-            f"{_number(document['error_sentences']):>10} {_number(document['booookscore']):>11}"
+            f"{_number(document['error_sentences']):>10} {_number(document['booookscore']):>11} "
+            f"{_number(document.get('gamma'), 3):>6} {_number(document.get('linked_pair_f1')):>7}"
         )
     lines += ["", "Errors per sentence (% , BooookScore Table 1):"]
     lines += [f"  {key:<30} {value:6.2f}" for key, value in report["errors_per_sentence"].items()]
     lines += ["", "Agreement:"]
     lines += [
-        f"  {name}: {_number(figure['value'], 3)} ({figure['unit']})"
+        f"  {name}: {_number(figure['value'], 3)}{_interval(figure['ci95'])} ({figure['unit']})"
         for name, figure in report["agreement"].items()
     ]
     if report["gold"]:
-        lines += ["", "Attention checks (precision / recall, %):"]
+        lines += [
+            "",
+            "Against gold: attention checks and adjudicated sets (precision / recall, %):",
+        ]
         lines += [
             f"  {name}: {_number(g['precision'], 1)} / {_number(g['recall'], 1)}"
             for name, g in report["gold"].items()
@@ -129,6 +155,10 @@ def format_table(report: Mapping[str, Any]) -> str:
     excluded = report["excluded"]
     lines += ["", f"Excluded (attention checks): {', '.join(excluded) if excluded else 'none'}"]
     return "\n".join(lines) + "\n"
+
+
+def _interval(ci95: list[float] | None) -> str:
+    return "" if ci95 is None else f" [95% CI {ci95[0]:.3f}, {ci95[1]:.3f}]"
 
 
 def _cell(value: Any) -> Any:
@@ -154,12 +184,22 @@ def format_csv(report: Mapping[str, Any]) -> str:
                 _cell(document["booookscore"]),
             )
         )
+    for document in report["documents"]:
+        for name in ("gamma", "linked_pair_f1"):
+            if document.get(name) is not None:
+                writer.writerow(
+                    (f"document_{name}", _cell(document["document_id"]), "", "", "", document[name])
+                )
     writer.writerow(("study", "booookscore", "", "", "", _cell(report["booookscore"])))
     writer.writerow(("study", "annotators", "", "", "", report["annotators"]))
     for key, value in report["errors_per_sentence"].items():
         writer.writerow(("errors_per_sentence", _cell(key), "", "", "", value))
     for name, figure in report["agreement"].items():
+        low, high = figure["ci95"] or (None, None)
         writer.writerow(("agreement", name, "", "", "", _cell(figure["value"])))
+        writer.writerow(("agreement_ci95_low", name, "", "", "", _cell(low)))
+        writer.writerow(("agreement_ci95_high", name, "", "", "", _cell(high)))
+        writer.writerow(("agreement_unit", name, "", "", "", _cell(figure["unit"])))
     for name, gold in report["gold"].items():
         writer.writerow(("gold_precision", _cell(name), "", "", "", _cell(gold["precision"])))
         writer.writerow(("gold_recall", _cell(name), "", "", "", _cell(gold["recall"])))

@@ -3,7 +3,8 @@
 Formats (`--format`, or `auto`: told apart by content):
 
 - ``jsonl``: one item a line, DESIGN.md's generic item, or a record of our own export as
-  it is (it has ``annotator_id``: source "human", the annotator kept as origin).
+  it is (it has ``annotator_id``: source "human", the annotator kept as origin); a record
+  of the gold export (`flask export-gold`, it has ``provenance``) has source "gold".
 - ``booookscore-human``: ``{book: {"summary", "singles", "relations"}}``; a relation
   becomes one item whose second span is the paired span.
 - ``booookscore-model``: ``{book: {sentence: {"questions", "types"}}}``; the span is the
@@ -281,6 +282,11 @@ def _read_jsonl(name: str, text: str, data: Any, problems: list[str]) -> list[It
     return items
 
 
+def _export_source(record: dict[str, Any]) -> str:
+    # A gold export's record (app.adjudication.gold) carries its provenance.
+    return "gold" if "provenance" in record else "human"
+
+
 def _suggestion_item(where: str, record: dict, problems: list[str]) -> ItemInput | None:
     """A record of the suggestions export: the suggestion is the item (id, source,
     category, question), its standing decisions kept for `--decision`."""
@@ -345,7 +351,7 @@ def _generic_item(where: str, record: Any, problems: list[str]) -> ItemInput | N
     return ItemInput(
         where=where,
         external_id=str(item_id).strip() if item_id is not None else None,
-        source=source.strip() if source else ("human" if is_export else None),
+        source=source.strip() if source else _export_source(record) if is_export else None,
         document_id=document_id,
         span=span,
         paired_span=paired_span,

@@ -206,7 +206,7 @@ def test_gold_export_equals_the_decisions_with_provenance(seeded, researcher_cli
         "end": 12,
         "text": "Anna met Bob",
     }
-    assert repetition["annotator_id"] == "gold" and repetition["submitted"] is True
+    assert repetition["annotator_id"] == "adjudication:gold" and repetition["submitted"] is True
     assert records[1]["comment"] == "my own"
     for record in records:  # the export record's keys, plus provenance
         assert set(record) >= {"document_id", "category_name", "category_type", "created_at"}
@@ -291,7 +291,8 @@ def test_gold_export_is_accepted_as_validation_items(seeded, researcher_client, 
     assert created.exit_code == 0, created.output
     items = db.session.scalars(db.select(ValidationItem).order_by(ValidationItem.id)).all()
     assert sorted(i.span_text for i in items) == ["Anna met Bob again", "Then", "met Bob at"]
-    assert {i.origin_annotator for i in items} == {"gold"}
+    assert {i.origin_annotator for i in items} == {"adjudication:gold"}
+    assert {i.source for i in items} == {"gold"}
 
 
 def test_replay_after_the_candidate_changed_still_answers_200(seeded, researcher_client):

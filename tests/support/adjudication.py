@@ -40,33 +40,48 @@ MARKS = [
 
 def seed_adjudication_document() -> Document:
     """Import the document and the three submitted sessions; returns the document."""
+    return seed_document(DOC_ID, PARAGRAPHS, MARKS)
+
+
+def seed_document(
+    external_id: str,
+    paragraphs: list[str],
+    marks: list[tuple],
+    annotators: tuple[str, ...] = ANNOTATORS,
+) -> Document:
+    """A document with one submitted session per annotator (made on first use) holding
+    `marks` (annotator, category, span, paired span, comment); returns the document."""
     document = Document(
-        external_id=DOC_ID,
+        external_id=external_id,
         title="Adjudication sample",
-        content_hash="adj".ljust(64, "0"),
-        paragraph_count=len(PARAGRAPHS),
+        content_hash=external_id.ljust(64, "0")[:64],
+        paragraph_count=len(paragraphs),
     )
-    document.paragraphs = [Paragraph(position=i, text=t) for i, t in enumerate(PARAGRAPHS)]
+    document.paragraphs = [Paragraph(position=i, text=t) for i, t in enumerate(paragraphs)]
     db.session.add(document)
     db.session.flush()
     sessions = {}
-    for name in ANNOTATORS:
-        annotator = Annotator(platform="direct", external_id=name)
-        db.session.add(annotator)
-        db.session.flush()
+    for name in annotators:
+        annotator = db.session.scalar(
+            db.select(Annotator).filter_by(platform="direct", external_id=name)
+        )
+        if annotator is None:
+            annotator = Annotator(platform="direct", external_id=name)
+            db.session.add(annotator)
+            db.session.flush()
         session = AnnotationSession(
             document_id=document.id,
             annotator_id=annotator.id,
             status="submitted",
-            position=len(PARAGRAPHS) - 1,
-            furthest=len(PARAGRAPHS) - 1,
+            position=len(paragraphs) - 1,
+            furthest=len(paragraphs) - 1,
             taxonomy_version="test",
             platform="direct",
         )
         db.session.add(session)
         db.session.flush()
         sessions[name] = session
-    for index, (name, category, span, paired, comment) in enumerate(MARKS):
+    for index, (name, category, span, paired, comment) in enumerate(marks):
         paragraph, start, end = span
         values = {}
         if paired is not None:
@@ -75,7 +90,7 @@ def seed_adjudication_document() -> Document:
                 "paired_paragraph_id": p_par,
                 "paired_start": p_start,
                 "paired_end": p_end,
-                "paired_text": PARAGRAPHS[p_par][p_start:p_end],
+                "paired_text": paragraphs[p_par][p_start:p_end],
             }
         db.session.add(
             Annotation(
@@ -84,7 +99,7 @@ def seed_adjudication_document() -> Document:
                 paragraph_id=paragraph,
                 span_start=start,
                 span_end=end,
-                span_text=PARAGRAPHS[paragraph][start:end],
+                span_text=paragraphs[paragraph][start:end],
                 category=category,
                 comment=comment,
                 **values,

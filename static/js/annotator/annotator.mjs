@@ -22,6 +22,7 @@ import { bindEvents } from './events.mjs';
 import { KeyboardSelection } from './keyboard.mjs';
 import { moveKind, navigationState, revealMessage, revealParagraph } from './navigation.mjs';
 import { Hint, InstructionsPanel, SubmitQuestion, isTouchOnly } from './panels.mjs';
+import { Practice, PracticeStore } from './practice.mjs';
 import { readSelection } from './selection.mjs';
 import { isProblem, storeStatusText } from './status.mjs';
 import { Steps } from './steps.mjs';
@@ -96,7 +97,9 @@ export default class Annotator {
       range: (span) => this.view.range(span),
       onChange: () => this.saveDraft(),
     });
-    this.draft = new DraftStore({ token: this.readOnly ? null : boot.token });
+    // Practice (templates/training/practice.html) keeps its draft apart from the task's.
+    const draftKey = boot.practice ? `${boot.token}:practice` : boot.token;
+    this.draft = new DraftStore({ token: this.readOnly ? null : draftKey });
     this.keyboard = new KeyboardSelection({
       $host: $('.js-current-body'),
       shown: () => this.view.shown(),
@@ -105,13 +108,15 @@ export default class Annotator {
       enabled: () => !this.readOnly,
     });
     this.coref = new CorefCues({ $scope: $root, entities: boot.entities ?? [], paragraphs: () => this.view.shown() });
-    this.store = new AnnotationStore({
-      annotations: boot.annotations,
-      api: this.api,
-      token: boot.token,
-      csrfToken: boot.csrf_token,
-      writable: !this.readOnly,
-    });
+    this.store = boot.practice
+      ? new PracticeStore({ key: `falte:practice:${boot.token}:${boot.practice.document_id}` })
+      : new AnnotationStore({
+          annotations: boot.annotations,
+          api: this.api,
+          token: boot.token,
+          csrfToken: boot.csrf_token,
+          writable: !this.readOnly,
+        });
     this.annotations = this.store.annotations;
     this.position = Math.min(this.store.queuedPosition ?? boot.position ?? 0, this.furthest);
     this.suggestions = new Suggestions({
@@ -133,6 +138,9 @@ export default class Annotator {
       $toggle: $('.js-toggle-instructions'),
     });
     bindEvents(this, this.listeners.signal);
+    this.practice = boot.practice
+      ? new Practice({ annotator: this, options: boot.practice, signal: this.listeners.signal })
+      : null;
 
     this.view.renderHighlights(this.annotations.values());
     this.table.renderAll([...this.annotations.values()]);
@@ -388,12 +396,16 @@ export default class Annotator {
     this.renderNavigation();
   }
 
-  /** The session can no longer change (submitted): the page only shows it. */
-  setReadOnly() {
-    this.readOnly = true;
-    this.$root.classList.add('annotator--read-only');
-    this.steps.setReadOnly(true);
-    this.table.setReadOnly(true);
+  /**
+   * The session can no longer change (submitted): the page only shows it; practice's
+   * Check my answers freezes it too, and Try again opens it again (readOnly false).
+   * @param {boolean} [readOnly]
+   */
+  setReadOnly(readOnly = true) {
+    this.readOnly = readOnly;
+    this.$root.classList.toggle('annotator--read-only', readOnly);
+    this.steps.setReadOnly(readOnly);
+    this.table.setReadOnly(readOnly);
   }
 
   /**
@@ -418,6 +430,7 @@ export default class Annotator {
     this.$next.disabled = !open.next;
     this.$submit.disabled = !open.submit;
     if (!open.submit && !this.busy) this.question.close();
+    this.practice?.render();
   }
 
   /** @param {string} text a navigation message, or '' to show the save state again */

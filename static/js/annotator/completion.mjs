@@ -12,6 +12,11 @@ import { t } from '../lib/i18n.mjs';
 /** How long the "Thank you" panel shows before a Prolific worker is sent back. */
 export const FOLLOW_DELAY_MS = 1500;
 
+/** Worker-visible text. */
+const TEXT = {
+  nextStep: 'Continue to the last questions',
+};
+
 /**
  * Submit the session (POST /api/sessions/<token>/submit); resolves with its completion.
  * @param {string} url
@@ -38,7 +43,15 @@ export function completionContent($panel, completion, mturk, { follow = false } 
   const $next = /** @type {HTMLElement} */ ($panel.querySelector('.js-completion-next'));
   $code.textContent = completion.completion_code;
   $next.replaceChildren();
-  if (isMturkAssignment(mturk)) {
+  if (completion.redirect_url && isOwnStepPage(completion.redirect_url)) {
+    // A study step comes before the end (the after-survey): it sends the worker on.
+    const $link = document.createElement('a');
+    $link.className = 'button button--primary';
+    $link.href = completion.redirect_url;
+    $link.textContent = TEXT.nextStep;
+    $next.append($link);
+    if (follow) return window.setTimeout(() => $link.click(), FOLLOW_DELAY_MS);
+  } else if (isMturkAssignment(mturk)) {
     $next.append(mturkForm(mturk, completion.completion_code, completion.outcome ?? 'completed'));
   } else if (completion.redirect_url && isPlatformUrl(completion.redirect_url)) {
     const $link = document.createElement('a');
@@ -94,6 +107,18 @@ function isHttpUrl(url) {
   } catch {
     return false;
   }
+}
+
+/**
+ * A page of the app's study steps for this session (`/s/<token>/survey/after`): the
+ * study goes on there before it ends.
+ * @param {string} url
+ * @returns {boolean}
+ */
+function isOwnStepPage(url) {
+  if (!isHttpUrl(url)) return false;
+  const parsed = new URL(url, window.location.href);
+  return parsed.origin === window.location.origin && /^\/s\/[^/]+\/survey\//.test(parsed.pathname);
 }
 
 /**

@@ -62,6 +62,7 @@
  * @property {Completion | null} [completion]
  * @property {MturkTarget | null} [mturk]
  * @property {any[]} [entities]
+ * @property {import('./practice.mjs').PracticeOptions} [practice] practice mode (app/training)
  * @property {Suggestion[]} [suggestions]
  */
 

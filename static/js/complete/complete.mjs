@@ -7,6 +7,7 @@
  * @module complete
  */
 
+import { followReturnLink } from '../lib/follow.mjs';
 import { submitRenderedForm } from '../lib/mturk.mjs';
 import { t } from '../lib/i18n.mjs';
 
@@ -18,7 +19,9 @@ export default class Complete {
     this.$status = /** @type {HTMLElement | null} */ ($root.querySelector('.js-copy-status'));
     this.listeners = new AbortController();
     $root.addEventListener('click', (event) => this.onClick(event), { signal: this.listeners.signal });
-    submitRenderedForm($root);
+    // MTurk's form goes at once; else, straight after the after-survey's Finish, the
+    // Return to the study link is followed (lib/follow).
+    this.timer = submitRenderedForm($root) ? null : followReturnLink($root);
   }
 
   /** @param {MouseEvent} event */
@@ -54,6 +57,7 @@ export default class Complete {
   }
 
   destroy() {
+    if (this.timer !== null) window.clearTimeout(this.timer);
     this.listeners.abort();
   }
 }

@@ -1,0 +1,156 @@
+"""The study's agreement figures, each with its unit, rule and bootstrap 95% interval.
+
+Figures (documents with two or more submitted sessions; attention checks left out):
+
+- ``krippendorff_alpha_sentences``: Krippendorff's alpha (nominal, error / no error per
+  sentence), pooled over documents (app.metrics).
+- ``mean_pairwise_span_f1``: span-overlap F1 per annotator pair, mean per document, mean
+  over documents (app.metrics.span_f1).
+- ``gamma``: gamma (Mathet, Widlöcher & Métivier 2015) per document, mean over documents
+  (app.adjudication.gamma; a Monte-Carlo estimate read from app.adjudication.gamma_cache).
+- ``linked_pair_f1``: F1 of linked span pairs (paired categories: both spans overlap, same
+  category) per annotator pair, mean per document, mean over documents.
+
+Intervals: app.research.intervals (percentile bootstrap, whole documents resampled, 1000
+resamples, seed 0). Gamma's interval counts only the documents whose gamma is computed;
+``pending`` says how many are not yet (pages never compute gamma themselves).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.adjudication import gamma_cache
+from app.research.dashboard import DocumentRow, Study
+from app.research.intervals import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    bootstrap_alpha_ci,
+    bootstrap_mean_ci,
+)
+
+INTERVAL_RULE = (
+    f"95% CI: percentile bootstrap (Efron) over documents, {BOOTSTRAP_RESAMPLES} resamples, "
+    f"seed {BOOTSTRAP_SEED}"
+)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One agreement figure: value and interval on the figure's own scale (a coefficient,
+    or a share 0-1 when `percent`), what it measures (`unit`; reports add the interval's
+    rule) and how many documents it pools."""
+
+    name: str
+    label: str
+    value: float | None
+    ci95: tuple[float, float] | None
+    unit: str
+    documents: int
+    percent: bool = False
+    pending: int = 0
+
+    def as_report(self) -> dict:
+        """The study-report shape: {"value", "ci95", "unit", "documents"} (F1 as 0-100)."""
+        scale = 100 if self.percent else 1
+        report = {
+            "value": None if self.value is None else scale * self.value,
+            "ci95": None if self.ci95 is None else [scale * self.ci95[0], scale * self.ci95[1]],
+            "unit": f"{self.unit}; {INTERVAL_RULE}",
+            "documents": self.documents,
+        }
+        if self.name == "gamma":
+            report["pending"] = self.pending
+        return report
+
+
+def resolve_gamma(
+    study: Study,
+    compute: bool = False,
+    directory: Path | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> None:
+    """Fill each document's gamma from the cache; what is missing is computed here
+    (`compute`, for commands) or handed to the background process and marked pending."""
+    directory = directory or gamma_cache.cache_dir()
+    missing = []
+    for document in _agreeing(study):
+        figures = document.figures
+        if figures is None or figures.gamma_key is None:
+            continue
+        found = gamma_cache.lookup(figures.gamma_key, directory)
+        if found is None and compute:
+            found = gamma_cache.compute(figures.gamma_units, figures.gamma_annotators, directory)
+        if found is None:
+            missing.append((figures.gamma_units, figures.gamma_annotators))
+            document.gamma_pending = True
+        else:
+            document.gamma = found["gamma"]
+        if progress is not None:
+            progress(1)
+    gamma_cache.in_background(missing, directory)
+
+
+def _agreeing(study: Study) -> list[DocumentRow]:
+    return [document for document in study.documents if not document.is_check]
+
+
+def agreement_figures(study: Study) -> list[Figure]:
+    """The four figures with intervals (call resolve_gamma first for gamma)."""
+    documents = _agreeing(study)
+    parts = [
+        d.figures.alpha_parts
+        for d in documents
+        if d.figures and d.figures.alpha_parts[1] + d.figures.alpha_parts[2]
+    ]
+    f1 = [d.f1 for d in documents if d.f1 is not None]
+    gamma = [d.gamma for d in documents if d.gamma is not None]
+    pairs = [d.pair_f1 for d in documents if d.pair_f1 is not None]
+    pending = sum(d.gamma_pending for d in documents)
+    return [
+        Figure(
+            "krippendorff_alpha_sentences",
+            "Krippendorff's α (sentences, pooled)",
+            study.pooled_alpha,
+            bootstrap_alpha_ci(parts),
+            "alpha (-1 to 1), nominal, error / no error per sentence, pooled over documents",
+            len(parts),
+        ),
+        Figure(
+            "mean_pairwise_span_f1",
+            "mean pairwise span F1",
+            _mean(f1),
+            bootstrap_mean_ci(f1),
+            "percent, span-overlap F1 averaged over annotator pairs and documents",
+            len(f1),
+            percent=True,
+        ),
+        Figure(
+            "gamma",
+            "γ (Mathet et al. 2015)",
+            _mean(gamma),
+            bootstrap_mean_ci(gamma),
+            "gamma (Mathet et al. 2015; at most 1, 0 = chance), per document over its units "
+            "(combined dissimilarity alpha=1 beta=1, paragraphs end to end), chance from "
+            f"{gamma_cache.GAMMA_SAMPLES} random continua seeded {gamma_cache.GAMMA_SEED}; "
+            "mean over documents",
+            len(gamma),
+            pending=pending,
+        ),
+        Figure(
+            "linked_pair_f1",
+            "linked-pair F1",
+            _mean(pairs),
+            bootstrap_mean_ci(pairs),
+            "percent, F1 of linked span pairs (both spans overlap, same category) averaged "
+            "over annotator pairs and documents",
+            len(pairs),
+            percent=True,
+        ),
+    ]
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None

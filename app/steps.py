@@ -1,0 +1,163 @@
+"""The steps of a worker's study, in order, and the step a session is at.
+
+consent -> before_survey -> training -> task -> after_survey (DESIGN "Second wave").
+A step is *pending* when the taxonomy has it and the session has not got through it; the
+session is at its first pending step. Steps the taxonomy does not have are skipped, so a
+study without consent, surveys or training is the task alone, as before.
+
+Two ends besides the steps: ENDED, the study ended before the task (the worker declined
+consent: outcome `no_consent`; or failed training: `failed_training`), and DONE, every
+step passed (the completion page). Every worker page (app.annotate.routes, app.surveys)
+asks `current_step` and sends the worker to `step_url` of where they are, so reloading,
+the back button or an old link always lands on the right page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from flask import url_for
+from sqlalchemy import select
+
+from app.extensions import db
+from app.models import AnnotationSession, ConsentDecision, SurveyAnswer
+from app.statuses import SessionStatus
+from app.taxonomy import Taxonomy, current_taxonomy
+
+CONSENT = "consent"
+BEFORE_SURVEY = "before_survey"
+TRAINING = "training"
+TASK = "task"
+AFTER_SURVEY = "after_survey"
+STEPS = (CONSENT, BEFORE_SURVEY, TRAINING, TASK, AFTER_SURVEY)
+ENDED = "ended"  # the study ended before the task (no_consent, failed_training)
+DONE = "done"  # every step passed: the completion page
+# Outcomes that end the study before the task: the worker never sees it.
+ENDED_EARLY = ("no_consent", "failed_training")
+
+
+@dataclass(frozen=True)
+class StepFacts:
+    """What decides a session's step: the taxonomy's steps and what the session did."""
+
+    has_consent: bool = False
+    consent: bool | None = None  # the worker's decision; None: not asked yet
+    has_before: bool = False
+    before_done: bool = False
+    training_pending: bool = False
+    submitted: bool = False
+    outcome: str | None = None
+    has_after: bool = False
+    after_done: bool = False
+
+
+def step_of(facts: StepFacts) -> str:
+    """The step a session with these facts is at (one of STEPS, ENDED or DONE)."""
+    if facts.outcome in ENDED_EARLY or facts.consent is False:
+        return ENDED
+    if facts.submitted:
+        # Steps before the task are not asked after it (a session submitted before the
+        # taxonomy gained them, or an imported one): only the after-survey remains.
+        return AFTER_SURVEY if facts.has_after and not facts.after_done else DONE
+    if facts.has_consent and facts.consent is None:
+        return CONSENT
+    if facts.has_before and not facts.before_done:
+        return BEFORE_SURVEY
+    if facts.training_pending:
+        return TRAINING
+    return TASK
+
+
+def has_steps_around_task(taxonomy: Taxonomy) -> bool:
+    """Whether the taxonomy has any step besides the task (else no query is needed)."""
+    return bool(taxonomy.consent or taxonomy.survey or taxonomy.training.enabled)
+
+
+def _training_pending(session: Any) -> bool:
+    """Whether the session must still pass training before the task (app.training: its
+    worker has not passed it in this study; one who failed it is pending too, and the
+    practice page ends their session)."""
+    # Imported here: app.training's routes import the annotate package, which imports this.
+    from app.training.service import training_pending
+
+    return training_pending(session)
+
+
+def current_step(session: Any) -> str:
+    """The step this session (anything with id, status, outcome, annotator_id and
+    platform_params) is at."""
+    taxonomy = current_taxonomy()
+    submitted = session.status == SessionStatus.SUBMITTED
+    facts = StepFacts(
+        submitted=submitted,
+        outcome=session.outcome,
+        training_pending=not submitted and _training_pending(session),
+    )
+    if not has_steps_around_task(taxonomy):
+        return step_of(facts)
+    consent = db.session.scalar(
+        select(ConsentDecision.agreed).where(ConsentDecision.session_id == session.id)
+    )
+    surveys = set(
+        db.session.scalars(
+            select(SurveyAnswer.survey).where(SurveyAnswer.session_id == session.id).distinct()
+        )
+    )
+    return step_of(
+        StepFacts(
+            has_consent=bool(taxonomy.consent),
+            consent=consent,
+            has_before=bool(taxonomy.survey.before),
+            before_done="before" in surveys,
+            training_pending=facts.training_pending,
+            submitted=submitted,
+            outcome=session.outcome,
+            has_after=bool(taxonomy.survey.after),
+            after_done="after" in surveys,
+        )
+    )
+
+
+def step_of_token(token: str) -> tuple[int, str] | None:
+    """(session id, step) of the session with this capability token; None when there is
+    none. One small query, and none when the taxonomy has no step besides the task."""
+    if not has_steps_around_task(current_taxonomy()):
+        return None
+    row = db.session.execute(
+        select(
+            AnnotationSession.id,
+            AnnotationSession.status,
+            AnnotationSession.outcome,
+            AnnotationSession.annotator_id,  # training belongs to the worker and the study
+            AnnotationSession.platform_params,
+        ).where(AnnotationSession.token == token)
+    ).first()
+    if row is None:
+        return None
+    return row.id, current_step(row)
+
+
+def step_url(token: str, step: str) -> str:
+    """The page of a step for the session with this token."""
+    if step == CONSENT:
+        return url_for("surveys.consent", token=token)
+    if step == BEFORE_SURVEY:
+        return url_for("surveys.before_survey", token=token)
+    if step == AFTER_SURVEY:
+        return url_for("surveys.after_survey", token=token)
+    if step == ENDED:
+        return url_for("surveys.ended", token=token)
+    if step == DONE:
+        return url_for("annotate.complete", token=token)
+    if step == TRAINING:
+        return url_for("training.practice_page", token=token)
+    return url_for("annotate.session_page", token=token)
+
+
+def after_task_url(token: str, outcome: str | None) -> str | None:
+    """Where Submit sends the worker before the end: the after-survey when the taxonomy
+    has one and the outcome is one reached by doing the task; else None."""
+    if outcome in ENDED_EARLY or not current_taxonomy().survey.after:
+        return None
+    return url_for("surveys.after_survey", token=token)
