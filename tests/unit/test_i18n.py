@@ -36,8 +36,11 @@ DOMAINS = {
     "js": (("static/js", [("**.mjs", "javascript")], {}, {"t": None}),),
 }
 # Worker and validator templates; the researcher console (templates/research) stays English.
+# Not yet: surveys/survey.html and training/practice.html (docs/i18n.md).
 WORKER_TEMPLATES = [
     "base.html",
+    "surveys/consent.html",
+    "surveys/end.html",
     *(
         f"{folder}/{name.name}"
         for folder in ("annotate", "assignment", "errors", "validation")
