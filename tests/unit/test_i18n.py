@@ -25,8 +25,9 @@ from app.taxonomy import TaxonomyError, load_taxonomy
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGUAGES = [name for name in INTERFACE_LANGUAGES if name != "en"]
-# Strings that may read the same as English: names and numbers. Keyed by (language, msgid).
-SAME_AS_ENGLISH: set[tuple[str, str]] = set()
+# Strings that may read the same as English: names, numbers, and words the language spells
+# the same. Keyed by (language, msgid).
+SAME_AS_ENGLISH = {("de", "(optional)"), ("es", "Error:")}
 # The same extraction as `make i18n-extract` (babel.cfg, babel-js.cfg), run on the source.
 DOMAINS = {
     "messages": (
@@ -41,6 +42,7 @@ WORKER_TEMPLATES = [
     "base.html",
     "surveys/consent.html",
     "surveys/end.html",
+    "surveys/survey.html",
     *(
         f"{folder}/{name.name}"
         for folder in ("annotate", "assignment", "errors", "validation")
