@@ -204,6 +204,7 @@ FIELDS: tuple[Field, ...] = (
         },
     ),
     Field("comment", Annotation.comment),
+    Field("severity", Annotation.severity),  # null when the taxonomy has no severities
     Field("annotator_id", ANNOTATOR_ID),
     Field("platform", AnnotationSession.platform),
     Field("session_id", cast(AnnotationSession.id, String)),

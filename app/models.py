@@ -223,6 +223,8 @@ class Annotation(db.Model):
     # says which: worker | suggestion-accepted | suggestion-edited.
     suggestion_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("suggestions.id"))
     origin: Mapped[str] = mapped_column(String(20), default="worker", server_default="worker")
+    # A key of the taxonomy's `severities:` (checked on save); None when it has none.
+    severity: Mapped[str | None] = mapped_column(String(64))
 
     session: Mapped[AnnotationSession] = relationship(back_populates="annotations")
 

@@ -6,6 +6,7 @@ line, and raises them together, so one run of `flask check-taxonomy` shows them 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -76,10 +77,16 @@ TOP_KEYS = (
     *("instructions", "comment", "categories", "entities", "study", "validation", "checks"),
     "training",
     *("consent", "survey"),
+    "severities",
 )
 # `checks:` maps each kind that `flask plant-checks` plants to a category of this type.
 CHECK_TYPES = {"repetition": "paired", "inconsistency": "paired", "new-entity": "singleton"}
 CATEGORY_KEYS = ("key", "name", "type", "description", "shortcut", "color", "paired_prompt")
+# Read from categories[] on top of CATEGORY_KEYS; only in the page's data when the
+# taxonomy has severities (a taxonomy without them looks exactly as before).
+CATEGORY_SEVERITY_KEY = "severities"
+SEVERITY_KEYS = ("key", "name", "weight", "description", "shortcut")
+SEVERITY_WEIGHT_MAX = 1000.0
 
 
 @dataclass(frozen=True)
@@ -93,11 +100,24 @@ class Category:
     shortcut: str | None
     color: str
     paired_prompt: str | None
+    # Severity keys a worker may choose for this category; () = every severity.
+    severities: tuple[str, ...] = ()
 
     @property
     def is_paired(self) -> bool:
         """True when an annotation of this category needs a second span."""
         return self.type == "paired"
+
+
+@dataclass(frozen=True)
+class Severity:
+    """An MQM-style severity (e.g. minor, weight 1; major, weight 5) for an annotation."""
+
+    key: str
+    name: str
+    weight: float
+    description: str | None
+    shortcut: str | None
 
 
 @dataclass(frozen=True)
@@ -197,10 +217,24 @@ class Taxonomy:
     # and the surveys before and after it (app.surveys.config).
     consent: str | None = None
     survey: Survey = field(default_factory=Survey)
+    # MQM-style severities, in file order; () = no severity step (docs/severities.md).
+    severities: tuple[Severity, ...] = ()
 
     def category(self, key: str) -> Category | None:
         """Return the category with this key, or None."""
         return next((c for c in self.categories if c.key == key), None)
+
+    def severities_for(self, key: str) -> tuple[Severity, ...]:
+        """The severities offered for the category `key` (all when it names no subset)."""
+        category = self.category(key)
+        if category is None or not category.severities:
+            return self.severities
+        return tuple(s for s in self.severities if s.key in category.severities)
+
+    @cached_property
+    def severity_weights(self) -> dict[str, float]:
+        """Severity key -> weight (MQM scoring, app/research/mqm.py)."""
+        return {severity.key: severity.weight for severity in self.severities}
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -219,7 +253,7 @@ class Taxonomy:
 
     def to_public_dict(self) -> dict[str, Any]:
         """What the annotator page needs, JSON-able; no study or validation internals."""
-        return {
+        public = {
             "version": self.version,
             "title": self.title,
             "instructions_html": self.instructions_html,
@@ -233,6 +267,23 @@ class Taxonomy:
             ],
             "entities": self.entities,
         }
+        if self.severities:
+            public.update(_public_severities(self))
+        return public
+
+
+def _public_severities(taxonomy: Taxonomy) -> dict[str, Any]:
+    """The severities and, per category, the keys it offers (all when it names none)."""
+    keys = [severity.key for severity in taxonomy.severities]
+    return {
+        "severities": [
+            {name: getattr(severity, name) for name in SEVERITY_KEYS}
+            for severity in taxonomy.severities
+        ],
+        "category_severities": {
+            category.key: list(category.severities or keys) for category in taxonomy.categories
+        },
+    }
 
 
 class TaxonomyError(ProblemsError, click.ClickException):
@@ -321,7 +372,9 @@ def load_taxonomy(path: str | os.PathLike) -> Taxonomy:
 
 def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
     top = check.mapping(data, (), TOP_KEYS)
-    categories = _categories(check, top.get("categories"))
+    categories = _categories(check, top.get("categories"), top.get("severities") is not None)
+    severities = _severities(check, top.get("severities"), categories)
+    categories = _category_severities(check, top.get("categories"), categories, severities)
     return Taxonomy(
         path=file,
         version=version,
@@ -370,6 +423,7 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
         checks=_checks(check, top.get("checks"), categories),
         training=_training(check, top.get("training")),
         **_study_steps(check, top),
+        severities=severities,
     )
 
 
@@ -465,7 +519,7 @@ def _reasons(check: Checker, value: Any, key: str) -> tuple[str, ...]:
     return tuple(reasons)
 
 
-def _categories(check: Checker, value: Any) -> tuple[Category, ...]:
+def _categories(check: Checker, value: Any, with_severities: bool) -> tuple[Category, ...]:
     if not isinstance(value, list) or not value:
         check.problem(("categories",), "must be a non-empty list of categories")
         return ()
@@ -476,7 +530,10 @@ def _categories(check: Checker, value: Any) -> tuple[Category, ...]:
         if not isinstance(item, dict):
             check.problem(path, "must be a mapping with key, name, type and description")
             continue
-        data = check.mapping(item, path, CATEGORY_KEYS)
+        # `severities` is checked by _category_severities; named among the keys a category
+        # may have only in a taxonomy with severities (else the messages read as before).
+        keys = (*CATEGORY_KEYS, CATEGORY_SEVERITY_KEY) if with_severities else CATEGORY_KEYS
+        data = check.mapping(without_severities(item), path, keys)
         key = check.get(data, (*path, "key"), REQUIRED, _key)
         kind = check.get(data, (*path, "type"), REQUIRED, one_of(*TYPES))
         shortcut = check.get(data, (*path, "shortcut"), None, _shortcut)
@@ -503,6 +560,93 @@ def _categories(check: Checker, value: Any) -> tuple[Category, ...]:
             )
         )
     return tuple(categories)
+
+
+def without_severities(item: dict) -> dict:
+    """A category's mapping without its `severities` (read apart, by _category_severities)."""
+    return {key: value for key, value in item.items() if key != CATEGORY_SEVERITY_KEY}
+
+
+def _severities(
+    check: Checker, value: Any, categories: tuple[Category, ...]
+) -> tuple[Severity, ...]:
+    """severities: [{key, name, weight, description?, shortcut?}]; absent = none."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        check.problem(("severities",), "must be a non-empty list of severities (or left out)")
+        return ()
+    # Severity keys share the page's keyboard with the category shortcuts.
+    taken = {c.shortcut: f"category {c.key!r}" for c in categories if c.shortcut}
+    seen: dict[str, int] = {}
+    severities: list[Severity] = []
+    for index, item in enumerate(value):
+        path: KeyPath = ("severities", index)
+        if not isinstance(item, dict):
+            check.problem(path, "must be a mapping with key, name and weight")
+            continue
+        data = check.mapping(item, path, SEVERITY_KEYS)
+        key = check.get(data, (*path, "key"), REQUIRED, _key)
+        if key is not None and key in seen:
+            check.problem((*path, "key"), f"duplicate key {key!r} (first at line {seen[key]})")
+            key = None
+        elif key is not None:
+            seen[key] = check.lines[(*path, "key")]
+        shortcut = check.get(data, (*path, "shortcut"), None, _shortcut)
+        if shortcut is not None and shortcut in taken:
+            check.problem(
+                (*path, "shortcut"), f"{shortcut!r} is already the key of {taken[shortcut]}"
+            )
+            shortcut = None
+        elif shortcut is not None:
+            taken[shortcut] = f"severity {key!r}"
+        weight = check.get(data, (*path, "weight"), REQUIRED, number(0.0, SEVERITY_WEIGHT_MAX))
+        name = check.get(data, (*path, "name"), REQUIRED, text)
+        if key is None or weight is None or name is None:
+            continue
+        description = check.get(data, (*path, "description"), None, text)
+        severities.append(Severity(key, name, weight, description, shortcut))
+    return tuple(severities)
+
+
+def _category_severities(
+    check: Checker, value: Any, categories: tuple[Category, ...], severities: tuple[Severity, ...]
+) -> tuple[Category, ...]:
+    """categories[].severities: a subset of the severity keys, set on each category."""
+    if not isinstance(value, list):
+        return categories
+    known = [severity.key for severity in severities]
+    by_key = {category.key: category for category in categories}
+    for index, item in enumerate(value):
+        if not isinstance(item, dict) or item.get(CATEGORY_SEVERITY_KEY) is None:
+            continue
+        path: KeyPath = ("categories", index, CATEGORY_SEVERITY_KEY)
+        subset = _severity_subset(check, path, item[CATEGORY_SEVERITY_KEY], known)
+        category = by_key.get(item.get("key"))  # type: ignore[arg-type]
+        if category is not None:
+            by_key[category.key] = dataclasses.replace(category, severities=subset)
+    out = [by_key.get(category.key, category) for category in categories]
+    return tuple(out)
+
+
+def _severity_subset(check: Checker, path: KeyPath, value: Any, known: list[str]) -> tuple:
+    if not known:
+        check.problem(path, "needs a top-level severities: list to choose from")
+        return ()
+    if not isinstance(value, list) or not value:
+        check.problem(path, f"must be a non-empty list of severity keys ({', '.join(known)})")
+        return ()
+    subset: list[str] = []
+    for position, key in enumerate(value):
+        if key not in known:
+            message = f"no severity {key!r} (severities: {', '.join(known)})"
+            check.problem((*path, position), message)
+        elif key in subset:
+            check.problem((*path, position), f"duplicate severity {key!r}")
+        else:
+            subset.append(key)
+    # File order of the top-level list: the buttons keep one order everywhere.
+    return tuple(key for key in known if key in subset)
 
 
 def init_app(app: Flask) -> None:
@@ -556,8 +700,26 @@ def summarise(taxonomy: Taxonomy) -> str:
         "category reasons (items with a category and no question):",
         *(f"  {reason}" for reason in validation.category_reasons),
         *_study_steps_summary(taxonomy),
+        *_severity_summary(taxonomy),
     ]
     return "\n".join(lines)
+
+
+def _severity_summary(taxonomy: Taxonomy) -> list[str]:
+    """check-taxonomy's lines on severities (none when the taxonomy has none)."""
+    if not taxonomy.severities:
+        return []
+    lines = [f"severities ({len(taxonomy.severities)}, MQM weights):"]
+    lines += [
+        f"  {s.key:<24} [{s.shortcut or ' '}] weight {s.weight:g}  {s.name}"
+        for s in taxonomy.severities
+    ]
+    lines += [
+        f"  {c.key:<24} offers {', '.join(c.severities)}"
+        for c in taxonomy.categories
+        if c.severities
+    ]
+    return lines
 
 
 def training_summary(training: TrainingSettings) -> str:

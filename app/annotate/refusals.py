@@ -18,6 +18,7 @@ from sqlalchemy import Row, bindparam, select
 
 from app.annotate.schemas import AnnotationIn, SpanIn, canonical_uuid
 from app.annotate.sessions import NO_SESSION, document_texts, max_comment_length, submitted_error
+from app.annotate.severity import check_severity
 from app.errors import ApiError
 from app.models import Annotation, AnnotationSession, Document
 from app.persistence import autocommit_connection, end_orm_transaction
@@ -176,12 +177,12 @@ def _stored_key(annotation: Row) -> tuple[Any, ...]:
     span = (annotation.paragraph_id, annotation.span_start, annotation.span_end)
     made_from = stored_suggestion_id(annotation.suggestion_id)  # issue 18: Accept / Edit
     text = (annotation.category, (*span, annotation.span_text), paired, annotation.comment)
-    return (*text, made_from)
+    return (*text, made_from, annotation.severity)
 
 
 def _sent_key(data: AnnotationIn) -> tuple[Any, ...]:
     spans = (_span_key(data.span), _span_key(data.paired_span))
-    return (data.category, *spans, data.comment, data.suggestion_id)
+    return (data.category, *spans, data.comment, data.suggestion_id, data.severity)
 
 
 def spans_of(data: AnnotationIn) -> list[SpanIn]:
@@ -214,6 +215,7 @@ def _check(data: AnnotationIn, texts: Mapping[int, Any], furthest: int) -> None:
             texts=texts,
             furthest=furthest,
         )
+        check_severity(taxonomy, data.category, data.severity)
     except SpanError as error:
         raise ApiError.unprocessable(error.message, code=error.code, field=error.field) from None
 

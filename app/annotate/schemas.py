@@ -58,6 +58,8 @@ class AnnotationIn(_Strict):
     span: SpanIn
     paired_span: SpanIn | None = None
     comment: str | None = None
+    # Required when the taxonomy has severities, refused when it has none (writes._check).
+    severity: str | None = None
     # The model suggestion this Add accepts or edits (app.suggestions.decisions).
     suggestion_id: str | None = Field(default=None, min_length=1, max_length=200)
 

@@ -58,6 +58,7 @@ def annotation_dict(annotation: Annotation | Row) -> dict[str, Any]:
         },
         "paired_span": paired,
         "comment": annotation.comment,
+        "severity": annotation.severity,
         "created_at": iso_utc(annotation.created_at),
         **_made_from(annotation),
     }

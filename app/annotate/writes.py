@@ -154,6 +154,7 @@ def _values(data: AnnotationIn) -> dict[str, Any]:
         "paired_text": paired.text if paired else None,
         "comment": data.comment,
         "created_at": utcnow(),
+        "severity": data.severity,
         "suggestion_id": None,  # an Accept or Edit: set by save (app.suggestions.decisions)
         "origin": "worker",
     }

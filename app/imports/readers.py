@@ -52,6 +52,7 @@ class AnnotationIn:
     comment: str | None = None
     removed_at: str | None = None
     order_pair: bool = False  # BooookScore relation: the later span becomes the primary
+    severity: str | None = None  # our export's `severity` (taxonomies with severities)
 
 
 @dataclass
@@ -159,6 +160,9 @@ def _export_record(where: str, record: dict, prefix: str, parsed: ParsedFile) ->
     comment = record.get("comment")
     if comment is not None and not isinstance(comment, str):
         problems.append(f"{where}: comment: must be a string or null")
+    severity = record.get("severity")
+    if severity is not None and not isinstance(severity, str):
+        problems.append(f"{where}: severity: must be a string or null")
     if len(problems) > before or span is None:
         return
     annotator_platform, external_id = annotator.split(":", 1)
@@ -178,6 +182,7 @@ def _export_record(where: str, record: dict, prefix: str, parsed: ParsedFile) ->
             paired_span,
             comment,
             removed if isinstance(removed, str) else None,
+            severity=severity,
         )
     )
 

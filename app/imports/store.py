@@ -223,6 +223,10 @@ def _place(
             f"category: {annotation.label!r} is no category of the taxonomy "
             f"({', '.join(sorted(keys))}); map it with --taxonomy-map"
         )
+    severities = current_taxonomy().severity_weights
+    if annotation.severity is not None and annotation.severity not in severities:
+        known = ", ".join(severities) or "none"
+        return f"severity: {annotation.severity!r} is no severity of the taxonomy ({known})"
     paragraphs = texts[session.document_id]
     span = _locate(annotation.span, paragraphs, session.document_id)
     if isinstance(span, str):
@@ -336,6 +340,7 @@ def _store_session(
                 paired_end=paired.end if paired else None,
                 paired_text=paired.text if paired else None,
                 comment=item.source.comment,
+                severity=item.source.severity,
                 deleted_at=_moment(item.source.removed_at),
             )
         )

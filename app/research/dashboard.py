@@ -31,7 +31,7 @@ from app.metrics import GoldRecall, Sentence
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph
 from app.outcomes import OUTCOMES
 from app.paragraph_times import iter_paragraph_records
-from app.research import pacing
+from app.research import mqm, pacing
 from app.research.intervals import AlphaParts, alpha_parts
 from app.statuses import SessionStatus
 from app.study import EffectiveStudySettings, as_utc
@@ -60,8 +60,8 @@ class SessionRow:
     outcome: str | None = None  # completed | failed_training | failed_checks | no_consent
     annotations: int = 0
     categories: Counter[str] = field(default_factory=Counter)
-    # live spans "p:start:end:category:pp:ps:pe;..." (pp:ps:pe: the paired span, or
-    # empty), kept for submitted sessions
+    # live spans "p:start:end:category:severity:pp:ps:pe;..." (severity, pp:ps:pe: the
+    # severity key and the paired span, or empty), kept for submitted sessions
     packed: str = ""
 
     @cached_property
@@ -77,6 +77,11 @@ class SessionRow:
     def pairs(self) -> list[tuple[int, int, int] | None]:
         """The paired span of each of `spans` (paragraph_id, start, end), or None."""
         return [(int(p), int(a), int(b)) if p else None for *_, p, a, b in self._items]
+
+    @cached_property
+    def severities(self) -> list[str | None]:
+        """The severity key of each of `spans` (None: none recorded)."""
+        return [item[4] or None for item in self._items]
 
 
 @dataclass
@@ -106,6 +111,11 @@ class DocumentRow:
     def pair_f1(self) -> float | None:
         """Mean F1 of linked span pairs over annotator pairs (paired categories)."""
         return self.figures.pair_f1 if self.figures else None
+
+    words: int = 0
+    # MQM-style severity-weighted errors per 100 words (app/research/mqm.py); None when the
+    # taxonomy has no severities or no session is submitted.
+    mqm: float | None = None
 
     @cached_property
     def statuses(self) -> Counter[str]:
@@ -236,7 +246,8 @@ def load_study(
     _add_annotations(by_session, document_id)
     for session in sessions:
         documents[session.document_id].sessions.append(session)
-    return _compute(list(documents.values()), sessions, settings)
+    weights = current_taxonomy().severity_weights
+    return _compute(list(documents.values()), sessions, settings, weights)
 
 
 def _documents(document_id: int | None) -> dict[int, DocumentRow]:
@@ -266,6 +277,7 @@ def _documents(document_id: int | None) -> dict[int, DocumentRow]:
         paragraphs[doc_id].append(text)
     for doc_id, row in rows.items():
         row.sentences = _sentences(doc_id, hashes[doc_id], paragraphs.get(doc_id, []))
+        row.words = mqm.word_count(paragraphs.get(doc_id, []))
         row.paragraph_lengths = [len(text) for text in paragraphs.get(doc_id, [])]
     return rows
 
@@ -355,6 +367,8 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
         + ":"
         + Annotation.category
         + ":"
+        + func.coalesce(Annotation.severity, "")
+        + ":"
         + func.coalesce(cast(Annotation.paired_paragraph_id, String), "")
         + ":"
         + func.coalesce(cast(Annotation.paired_start, String), "")
@@ -380,7 +394,10 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
 
 
 def _compute(
-    documents: list[DocumentRow], sessions: list[SessionRow], settings: EffectiveStudySettings
+    documents: list[DocumentRow],
+    sessions: list[SessionRow],
+    settings: EffectiveStudySettings,
+    weights: dict[str, float],
 ) -> Study:
     # Attention checks (documents with gold spans) measure the workers, not the texts: every
     # study figure leaves them out; their rows still show their own figures.
@@ -397,6 +414,8 @@ def _compute(
         )
         document.error_sentences = figures.error_sentences
         document.scored_sentences = figures.scored_sentences
+        readings = [session.severities for session in submitted]
+        document.mqm = mqm.document_mqm(readings, weights, document.words)
         if document.is_check:
             continue
         value_counts.extend(figures.value_counts)

@@ -17,8 +17,10 @@ with one annotator booookscore = 100 * (1 - error_sentences / footnote12_sentenc
 Attention-check documents are listed under ``excluded`` and counted in no figure.
 ``suggestions`` gives, per source of model suggestions, the shares accepted, edited and
 rejected by workers and the workers' own additions (app.suggestions.records, where the
-rule is written). Fields this version cannot fill are present and empty:
-``mqm_per_100_words`` (null: the taxonomy has no severities).
+rule is written). A document's ``mqm_per_100_words`` is its MQM-style score
+(app.research.mqm: the sum of the severity weights of a session's errors per 100 words,
+mean over submitted sessions; MQM, Lommel et al. 2014, as scored by Freitag et al. 2021),
+null when the taxonomy has no severities.
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ def build_report(
                 "footnote12_sentences": document.scored_sentences,
                 "error_sentences": document.error_sentences,
                 "booookscore": _percent(document.coherence),
-                "mqm_per_100_words": None,
+                "mqm_per_100_words": document.mqm,
                 # Per-document agreement (app.research.agreement's rules; null: fewer than
                 # two annotators, no linked pairs, or gamma not computed yet).
                 "gamma": document.gamma,
@@ -114,12 +116,15 @@ def _number(value: float | None, digits: int = 2) -> str:
 
 def format_table(report: Mapping[str, Any]) -> str:
     """The report as plain text for the terminal."""
+    # The MQM column only where the taxonomy has severities (else every value is null).
+    with_mqm = any(d["mqm_per_100_words"] is not None for d in report["documents"])
     lines = [
         f"BooookScore (mean over documents, 0-100): {_number(report['booookscore'])}",
         f"Annotators: {report['annotators']}",
         "",
         f"{'document':<40} {'sentences':>9} {'footnote 12':>11} {'with error':>10} "
-        f"{'BooookScore':>11} {'gamma':>6} {'pair F1':>7}",
+        f"{'BooookScore':>11} {'gamma':>6} {'pair F1':>7}"
+        + (f" {'MQM/100 words':>13}" if with_mqm else ""),
     ]
     for document in report["documents"]:
         name = document["document_id"]
@@ -128,6 +133,7 @@ def format_table(report: Mapping[str, Any]) -> str:
             f"{_number(document['footnote12_sentences']):>11} "
             f"{_number(document['error_sentences']):>10} {_number(document['booookscore']):>11} "
             f"{_number(document.get('gamma'), 3):>6} {_number(document.get('linked_pair_f1')):>7}"
+            + (f" {_number(document['mqm_per_100_words']):>13}" if with_mqm else "")
         )
     lines += ["", "Errors per sentence (% , BooookScore Table 1):"]
     lines += [f"  {key:<30} {value:6.2f}" for key, value in report["errors_per_sentence"].items()]
@@ -184,6 +190,10 @@ def format_csv(report: Mapping[str, Any]) -> str:
                 _cell(document["booookscore"]),
             )
         )
+        if document["mqm_per_100_words"] is not None:
+            key = _cell(document["document_id"])
+            value = document["mqm_per_100_words"]
+            writer.writerow(("mqm_per_100_words", key, "", "", "", value))
     for document in report["documents"]:
         for name in ("gamma", "linked_pair_f1"):
             if document.get(name) is not None:

@@ -54,6 +54,7 @@ EXPORT_KEYS = {
     "created_at",
     "taxonomy_version",
     "removed_at",
+    "severity",  # taxonomies with severities (docs/severities.md); not judged
     "origin",  # issue 18: worker | suggestion-accepted | suggestion-edited
     "suggestion_id",
     "provenance",  # gold exports (app.adjudication.gold): export records plus provenance

@@ -382,7 +382,7 @@ def test_exports_figures_and_rounds(app, client, runner, imported, researcher_cl
     )
     assert csv_refused.exit_code == 2
 
-    report = json.loads(runner.invoke(args=["study-report", "--format", "json"]).output)
+    report = json.loads(runner.invoke(args=["study-report", "--format", "json"]).stdout)
     decided = len(suggestions)
     assert report["suggestions"] == {
         "gpt-4": {

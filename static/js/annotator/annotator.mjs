@@ -25,6 +25,7 @@ import { Hint, InstructionsPanel, SubmitQuestion, isTouchOnly } from './panels.m
 import { Practice, PracticeStore } from './practice.mjs';
 import { readSelection } from './selection.mjs';
 import { isProblem, storeStatusText } from './status.mjs';
+import { SeverityStep } from './severity.mjs';
 import { Steps } from './steps.mjs';
 import { AnnotationStore } from './store.mjs';
 import { Suggestions } from './suggestions.mjs';
@@ -81,14 +82,17 @@ export default class Annotator {
       extraHighlights: (id) => this.suggestions?.highlights(id) ?? [],
     });
     this.view.addParagraphs(boot.document.paragraphs);
+    const severity = SeverityStep.fromForm($('.js-form'), boot.taxonomy);
     this.table = new AnnotationTable({
       $body: $('.js-annotations'),
       $empty: $('.js-annotations-empty'),
       categories: this.categories,
       paragraphText: (id) => this.view.text(id),
       paragraphName: (id) => this.paragraphName(id),
+      severityName: severity ? (key) => severity.name(key) : null,
     });
     this.steps = new Steps({
+      severity,
       $form: /** @type {HTMLFormElement} */ ($('.js-form')),
       categories: this.categories,
       commentRequired: Boolean(boot.taxonomy.comment?.required),
@@ -130,6 +134,8 @@ export default class Annotator {
       writable: !this.readOnly,
       onChange: (ids) => this.view.renderHighlights(this.annotations.values(), ids),
       onEdit: (suggestion) => this.editSuggestion(suggestion),
+      severity,
+      onAdded: (annotation) => this.table.add(annotation),
     });
     this.activity = new ActivityTimer();
     this.instructions = new InstructionsPanel({

@@ -14,6 +14,7 @@
  * @property {WireSpan | null} paired
  * @property {string | null} category
  * @property {string} comment
+ * @property {string | null} [severity] only with a taxonomy that has severities
  */
 
 export class DraftStore {
@@ -37,6 +38,7 @@ export class DraftStore {
         paired: isSpan(draft.paired) ? draft.paired : null,
         category: typeof draft.category === 'string' ? draft.category : null,
         comment: typeof draft.comment === 'string' ? draft.comment : '',
+        ...(typeof draft.severity === 'string' ? { severity: draft.severity } : {}),
       };
     } catch {
       return null;
@@ -50,7 +52,7 @@ export class DraftStore {
   save(draft) {
     if (!this.key) return;
     try {
-      if (draft.span || draft.paired || draft.category || draft.comment) {
+      if (draft.span || draft.paired || draft.category || draft.comment || draft.severity) {
         window.localStorage.setItem(this.key, JSON.stringify(draft));
       } else {
         window.localStorage.removeItem(this.key);

@@ -21,6 +21,7 @@ import { DocumentView } from './view.mjs';
  */
 export const BUTTONS = [
   ['.js-category', (page, $button) => page.steps.choose($button.dataset.category ?? '')],
+  ['.js-severity', (page, $button) => page.steps.chooseSeverity($button.dataset.severity ?? '')],
   ['.js-clear', (page) => page.steps.clear()],
   ['.js-previous', (page) => page.goTo(page.position - 1)],
   ['.js-next', (page) => page.goTo(page.position + 1)],
@@ -121,7 +122,15 @@ function handleKey(page, event) {
     complete: page.steps.isComplete(),
     asking: page.question.open,
   });
-  if (!asked) return;
+  if (!asked) {
+    // Not a key of the page's rules: maybe a severity's (taxonomies with severities).
+    // An Accept waiting for a severity takes it first, else the form's severity step.
+    const severity = page.steps.severity?.keyFor(event);
+    if (severity && (page.suggestions.chooseAskedSeverity(severity) || page.steps.chooseSeverity(severity))) {
+      event.preventDefault();
+    }
+    return;
+  }
   if (asked.action === 'add') {
     event.preventDefault();
     page.addAnnotation();

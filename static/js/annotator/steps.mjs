@@ -1,6 +1,7 @@
 /**
  * Steps 1-5 of one annotation (FALTE, Figure 3): the error span, the category, the paired
- * span (paired categories only), the comment, and Add.
+ * span (paired categories only), the comment, and Add; with a taxonomy that has
+ * severities, a severity after the category (severity.mjs, through `this.severity`).
  *
  * The chosen spans stay visible in the text after the browser's selection is gone, drawn
  * with the CSS Custom Highlight API (`::highlight(pending-span)`), so nothing is inserted
@@ -25,10 +26,11 @@ export class Steps {
   /**
    * @param {{$form: HTMLFormElement, categories: Map<string, FullCategory>, commentRequired: boolean,
    *   commentLabel?: string, maxCommentLength?: number | null, range: (span: WireSpan) => Range | null,
-   *   onChange?: () => void}} options
-   *   onChange: called after every change of the form (to keep the draft)
+   *   onChange?: () => void, severity?: import('./severity.mjs').SeverityStep | null}} options
+   *   onChange: called after every change of the form (to keep the draft);
+   *   severity: the severity step, when the taxonomy has severities
    */
-  constructor({ $form, categories, commentRequired, commentLabel, maxCommentLength, range, onChange }) {
+  constructor({ $form, categories, commentRequired, commentLabel, maxCommentLength, range, onChange, severity }) {
     this.$form = $form;
     this.categories = categories;
     this.commentRequired = commentRequired;
@@ -36,6 +38,7 @@ export class Steps {
     this.maxCommentLength = maxCommentLength ?? Infinity;
     this.range = range;
     this.onChange = onChange;
+    this.severity = severity ?? null;
     this.$span = /** @type {HTMLInputElement} */ ($form.querySelector('.js-span'));
     this.$paired = /** @type {HTMLInputElement} */ ($form.querySelector('.js-paired-span'));
     this.$pairedStep = /** @type {HTMLElement} */ ($form.querySelector('.js-step-paired'));
@@ -104,6 +107,7 @@ export class Steps {
     if (this.readOnly || !this.categories.has(key)) return false;
     this.showError('');
     this.category = key;
+    this.severity?.offerFor(key);
     if (this.needsPaired) {
       if (this.span) this.target = 'paired';
     } else {
@@ -114,10 +118,23 @@ export class Steps {
     return true;
   }
 
+  /**
+   * Choose a severity (the step after the category, when the taxonomy has severities).
+   * @param {string} key
+   * @returns {boolean} false when there is no such severity for the category
+   */
+  chooseSeverity(key) {
+    if (this.readOnly || !this.severity?.choose(key)) return false;
+    this.showError('');
+    this.render();
+    return true;
+  }
+
   /** True when Add would record a complete annotation. */
   isComplete() {
     if (this.readOnly || !this.span || !this.category) return false;
     if (this.needsPaired && !this.paired) return false;
+    if (this.severity?.isMissing()) return false;
     if (this.commentRequired && !this.$comment.value.trim()) return false;
     return true;
   }
@@ -146,7 +163,7 @@ export class Steps {
     return problem?.message ?? null;
   }
 
-  /** The annotation fields of the form (without id). */
+  /** The annotation fields of the form (without id); `severity` only with severities. */
   value() {
     const comment = this.$comment.value.trim();
     return {
@@ -154,15 +171,19 @@ export class Steps {
       span: /** @type {WireSpan} */ (this.span),
       paired_span: this.needsPaired ? this.paired : null,
       comment: comment || null,
+      ...(this.severity ? { severity: this.severity.value } : {}),
     };
   }
 
   /**
    * Put an annotation back into the form (a saved draft, or an Add the server refused).
-   * @param {{span: WireSpan | null, paired: WireSpan | null, category: string | null, comment: string | null}} fields
+   * @param {{span: WireSpan | null, paired: WireSpan | null, category: string | null, comment: string | null,
+   *   severity?: string | null}} fields
    */
-  restore({ span, paired, category, comment }) {
+  restore({ span, paired, category, comment, severity }) {
     this.category = category && this.categories.has(category) ? category : null;
+    this.severity?.offerFor(this.category);
+    this.severity?.restore(severity);
     this.span = span;
     this.paired = this.needsPaired ? paired : null;
     this.$comment.value = comment ?? '';
@@ -185,6 +206,7 @@ export class Steps {
         paired: annotation.paired_span,
         category: annotation.category,
         comment: annotation.comment,
+        severity: annotation.severity,
       });
       this.showError(error.message);
     } else {
@@ -194,12 +216,13 @@ export class Steps {
 
   /** The form as a draft to keep. */
   draft() {
-    return { span: this.span, paired: this.paired, category: this.category, comment: this.$comment.value };
+    const draft = { span: this.span, paired: this.paired, category: this.category, comment: this.$comment.value };
+    return this.severity ? { ...draft, severity: this.severity.value } : draft;
   }
 
   /** True when nothing is chosen or typed. */
   isEmpty() {
-    return !(this.span || this.paired || this.category || this.$comment.value);
+    return !(this.span || this.paired || this.category || this.$comment.value || this.severity?.value);
   }
 
   /**
@@ -222,6 +245,7 @@ export class Steps {
     this.span = null;
     this.paired = null;
     this.category = null;
+    this.severity?.reset();
     this.target = 'span';
     this.$comment.value = '';
     this.render();
@@ -231,6 +255,7 @@ export class Steps {
   setReadOnly(readOnly) {
     this.readOnly = readOnly;
     for (const $button of this.$categories) $button.disabled = readOnly;
+    this.severity?.setReadOnly(readOnly);
     this.$comment.disabled = readOnly;
     if (readOnly) this.clear();
     else this.render();
@@ -245,6 +270,7 @@ export class Steps {
     for (const $button of this.$categories) {
       $button.setAttribute('aria-pressed', String($button.dataset.category === this.category));
     }
+    this.severity?.render();
     this.$pairedStep.hidden = !this.needsPaired;
     this.$pairedPrompt.textContent = this.chosen?.paired_prompt || DEFAULT_PAIRED_PROMPT;
     this.$span.closest('.step')?.classList.toggle('is-active', !this.readOnly && this.target === 'span');

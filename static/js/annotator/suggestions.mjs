@@ -52,11 +52,14 @@ export class Suggestions {
    * @param {{$root: HTMLElement, $panel: HTMLElement, suggestions: Suggestion[],
    *   store: import('./store.mjs').AnnotationStore, url: string | null, csrfToken: string | null,
    *   categories: Map<string, {name: string, color: string}>, writable: boolean,
-   *   onChange: (paragraphIds: number[]) => void, onEdit: (suggestion: Suggestion) => void}} options
+   *   onChange: (paragraphIds: number[]) => void, onEdit: (suggestion: Suggestion) => void,
+   *   severity?: import('./severity.mjs').SeverityStep | null, onAdded?: (annotation: Annotation) => void}} options
    *   onChange: the decisions of these paragraphs changed (redraw their outlines)
    *   onEdit: put the suggestion into the steps form
+   *   severity: the taxonomy's severities, when it has some: Accept then asks for one
+   *   onAdded: an Accept added this annotation (the page lists it at once)
    */
-  constructor({ $root, $panel, suggestions, store, url, csrfToken, categories, writable, onChange, onEdit }) {
+  constructor({ $root, $panel, suggestions, store, url, csrfToken, categories, writable, onChange, onEdit, severity, onAdded }) {
     this.$root = $root;
     this.$panel = $panel;
     this.$list = /** @type {HTMLElement} */ ($panel.querySelector('.js-suggestion-list'));
@@ -73,6 +76,10 @@ export class Suggestions {
     this.rejected = new Map();
     /** @type {string | null} the suggestion being edited in the steps form */
     this.editing = null;
+    this.severity = severity ?? null;
+    this.onAdded = onAdded;
+    /** @type {string | null} the suggestion whose Accept waits for a severity */
+    this.asking = null;
     this.position = 0;
     this.merge(suggestions);
     this.replayQueued();
@@ -211,6 +218,7 @@ export class Suggestions {
     const before = this.position;
     this.position = position;
     this.editing = null;
+    this.asking = null;
     this.render();
     this.onChange([before, position]);
   }
@@ -256,7 +264,9 @@ export class Suggestions {
       $item.append(element('p', 'suggestion__editing', TEXT.editing));
     }
     const $actions = element('div', 'suggestion__actions');
-    if (!decision) {
+    if (!decision && this.severity && this.asking === suggestion.id) {
+      $actions.append(this.severity.choiceFor(suggestion.category, textId));
+    } else if (!decision) {
       $actions.append(
         button(TEXT.accept, 'accept', 'button--primary js-suggestion-accept', textId),
         button(TEXT.reject, 'reject', 'button--secondary', textId),
@@ -285,12 +295,64 @@ export class Suggestions {
     else if (action === 'reject') this.reject(suggestion);
     else if (action === 'edit') this.edit(suggestion);
     else if (action === 'undo') this.undo(suggestion);
+    else if (action === 'severity') this.acceptWithSeverity(suggestion, $button.dataset.severity ?? '');
+    else if (action === 'cancel-severity') this.cancelAsking(suggestion);
   }
 
   /** @param {Suggestion} suggestion */
   accept(suggestion) {
     if (this.decision(suggestion) !== null) return;
+    if (this.severity) {
+      // The taxonomy has severities: the Accept asks for one first (severity.mjs).
+      this.asking = suggestion.id;
+      this.render();
+      this.focusIn(suggestion, '[data-action="severity"]');
+      return;
+    }
     this.addAccepted(suggestion, acceptFields(suggestion));
+  }
+
+  /**
+   * The severity asked by an Accept was chosen: add the suggestion with it.
+   * @param {Suggestion} suggestion
+   * @param {string} key
+   * @returns {boolean} false when the key is not one the suggestion's category offers
+   */
+  acceptWithSeverity(suggestion, key) {
+    if (this.asking !== suggestion.id || !this.severity?.offeredFor(suggestion.category).some((s) => s.key === key)) {
+      return false;
+    }
+    this.asking = null;
+    this.addAccepted(suggestion, { ...acceptFields(suggestion), severity: key });
+    return true;
+  }
+
+  /**
+   * A severity's key pressed while an Accept asks for one.
+   * @param {string} key
+   * @returns {boolean} whether it answered the question
+   */
+  chooseAskedSeverity(key) {
+    const suggestion = this.asking ? this.byId.get(this.asking) : undefined;
+    return suggestion ? this.acceptWithSeverity(suggestion, key) : false;
+  }
+
+  /** @param {Suggestion} suggestion */
+  cancelAsking(suggestion) {
+    this.asking = null;
+    this.render();
+    this.focusIn(suggestion, '.js-suggestion-accept');
+  }
+
+  /**
+   * Focus a control of a suggestion's card.
+   * @param {Suggestion} suggestion
+   * @param {string} selector
+   */
+  focusIn(suggestion, selector) {
+    /** @type {HTMLElement | null} */ (this.$list.querySelector(
+      `.js-suggestion[data-suggestion="${CSS.escape(suggestion.id)}"] ${selector}`,
+    ))?.focus();
   }
 
   /**
@@ -303,6 +365,7 @@ export class Suggestions {
   addAccepted(suggestion, fields) {
     const annotation = this.store.add(/** @type {any} */ (fields));
     if (!annotation) return;
+    this.onAdded?.(annotation);
     this.decided(suggestion, annotation);
   }
 

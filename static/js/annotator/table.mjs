@@ -32,14 +32,18 @@ export function byPosition(a, b) {
   );
 }
 
+const SEVERITY_LABEL = 'Severity:';
+
 export class AnnotationTable {
   /**
    * @param {{$body: HTMLElement, $empty: HTMLElement, categories: Map<string, Category>,
    *   paragraphText: (id: number) => string | undefined,
-   *   paragraphName?: (id: number) => string}} options
+   *   paragraphName?: (id: number) => string, severityName?: ((key: string | null | undefined) => string | null) | null}} options
+   *   severityName: a severity's name, shown under the category (taxonomies with severities)
    */
-  constructor({ $body, $empty, categories, paragraphText, paragraphName = (id) => String(id + 1) }) {
+  constructor({ $body, $empty, categories, paragraphText, paragraphName = (id) => String(id + 1), severityName = null }) {
     this.$body = $body;
+    this.severityName = severityName;
     this.$empty = $empty;
     this.categories = categories;
     this.paragraphText = paragraphText;
@@ -119,6 +123,13 @@ export class AnnotationTable {
     swatch.setAttribute('aria-hidden', 'true');
     swatch.style.setProperty('--cat-color', category?.color ?? '#ccc');
     categoryCell.append(swatch, document.createTextNode(category?.name ?? annotation.category));
+    const severity = this.severityName?.(annotation.severity);
+    if (severity) {
+      const $severity = document.createElement('span');
+      $severity.className = 'cell-sub previous__severity';
+      $severity.textContent = `${SEVERITY_LABEL} ${severity}`;
+      categoryCell.append($severity);
+    }
 
     const spanCell = cell('previous__span');
     spanCell.append(this.snippet(annotation.span));

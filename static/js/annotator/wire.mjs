@@ -15,7 +15,7 @@
 /**
  * An annotation (POST /api/sessions/<token>/annotations and the bootstrap's list).
  * @typedef {{id: string, category: string, span: WireSpan, paired_span: WireSpan | null,
- *   comment: string | null, created_at?: string}} Annotation
+ *   comment: string | null, severity?: string | null, created_at?: string}} Annotation
  */
 
 /** @typedef {{key: string, name: string, color: string, type: string}} Category */
@@ -50,7 +50,8 @@
  * @property {{annotations?: string | null, position?: string | null, submit?: string | null,
  *   heartbeat?: string | null, suggestions?: string | null}} api
  * @property {{total_paragraphs: number, paragraphs: WireParagraph[]}} document
- * @property {{categories: any[], comment?: {required?: boolean, label?: string} | null}} taxonomy
+ * @property {{categories: any[], comment?: {required?: boolean, label?: string} | null,
+ *   severities?: import('./severity.mjs').Severity[], category_severities?: Record<string, string[]>}} taxonomy
  * @property {Annotation[]} annotations
  * @property {number} [position]
  * @property {number} [furthest]
