@@ -6,11 +6,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from flask import Flask, jsonify, render_template, request
+from flask_babel import gettext
 from sqlalchemy.exc import DisconnectionError, OperationalError
 from werkzeug.exceptions import HTTPException
 
 from app.extensions import db
 from app.gunicorn_logging import redact_tokens
+from app.i18n import N_
 
 
 class ProblemsError(Exception):
@@ -113,7 +115,9 @@ def register(app: Flask) -> None:
             return response, status
         if exc.code == 429:
             seconds = _retry_after(exc)
-            message = f"Too many attempts; try again in {seconds} seconds."
+            message = gettext(
+                "Too many attempts; try again in %(seconds)s seconds.", seconds=seconds
+            )
             page, status = _page(429, message)
             return page, status, {"Retry-After": seconds}
         return _page(exc.code or 500, exc.description or exc.name)
@@ -125,7 +129,7 @@ def register(app: Flask) -> None:
         # retry queue will send the same (idempotent) request again.
         db.session.rollback()
         app.logger.warning("Database unavailable on %s %s: %s", request.method, _logged_path(), exc)
-        message = "The database is briefly unavailable; your change will be retried."
+        message = N_("The database is briefly unavailable; your change will be retried.")
         if wants_json():
             response, status = envelope(503, "database_unavailable", message)
         else:
@@ -137,7 +141,7 @@ def register(app: Flask) -> None:
     @app.errorhandler(Exception)
     def handle_unexpected(exc: Exception):
         app.logger.exception("Unhandled error on %s %s", request.method, _logged_path())
-        message = "Something went wrong on our side. Your saved work is safe; try again."
+        message = N_("Something went wrong on our side. Your saved work is safe; try again.")
         if wants_json():
             return envelope(500, "internal_error", message)
         return _page(500, message)
@@ -151,7 +155,9 @@ def _retry_after(exc: HTTPException) -> str:
 
 
 def _page(status: int, message: str):
-    return render_template("errors/error.html", status=status, message=message), status
+    # In the page's language when the message is in the catalogue (app.i18n), else as it is.
+    page = render_template("errors/error.html", status=status, message=gettext(message))
+    return page, status
 
 
 def _logged_path() -> str:

@@ -20,6 +20,7 @@ from flask import Flask, current_app
 from markdown_it import MarkdownIt
 
 from app.errors import ProblemsError
+from app.i18n import INTERFACE_LANGUAGES, html_lang, interface_locale
 from app.outcomes import (
     ATTENTION_CHECK_MODES,
     OUTCOMES,
@@ -150,6 +151,9 @@ class StudySettings:
     # for experiments on anchoring, ((arm, weight), ...) with arms "show" and "none".
     suggestions: str = "none"
     suggestion_arms: tuple[tuple[str, float], ...] = ()
+    # The worker pages' interface language (a Babel locale name from app.i18n), None: the
+    # browser's Accept-Language among the shipped languages, else English.
+    language: str | None = None
 
     @property
     def completion_targets(self) -> tuple[CompletionTarget, ...]:
@@ -342,6 +346,14 @@ def _color(value: Any) -> str:
     return value.lower()
 
 
+def _language(value: Any) -> str:
+    locale = interface_locale(value) if isinstance(value, str) else None
+    if locale is None:
+        shipped = ", ".join(html_lang(name) for name in INTERFACE_LANGUAGES)
+        raise ValueError(f"must be an interface language shipped here ({shipped}), got {value!r}")
+    return locale
+
+
 def load_taxonomy(path: str | os.PathLike) -> Taxonomy:
     """Read and validate a taxonomy file; raise TaxonomyError listing every problem."""
     try:
@@ -395,6 +407,7 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             min_words_per_minute=(None, number(1.0, 100_000.0)),
             suggestions=("none", one_of(*SUGGESTION_ARMS)),
             suggestion_arms=((), lambda value: _suggestion_arms(check, value)),
+            language=(None, _language),
         ),
         validation=_section(
             check,

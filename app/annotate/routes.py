@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import make_response, redirect, render_template, request, url_for
+from flask_babel import gettext
 
 from app import steps
 from app.annotate import bp, opening, reads
@@ -153,6 +154,8 @@ def _step_elsewhere(token: str, here: str) -> str | None:
 
 
 def _not_found_page():
-    message = "This annotation link does not lead to a task. Check that you copied all of it."
+    message = gettext(
+        "This annotation link does not lead to a task. Check that you copied all of it."
+    )
     response = make_response(render_template("errors/error.html", status=404, message=message), 404)
     return response

@@ -340,7 +340,8 @@ def test_settings_sections_are_checked(tmp_path):
         "12: comment.max_length: must be a whole number from 1 to 10000, got 0",
         "13: study.abandon: unknown key; expected one of annotators_per_document, "
         "completion_url, completion, attention_checks, abandon_after_minutes, claim_minutes, "
-        "attention_check_share, anonymous, min_words_per_minute, suggestions, suggestion_arms",
+        "attention_check_share, anonymous, min_words_per_minute, suggestions, suggestion_arms, "
+        "language",
         "13: study.completion_url: must be an http(s) URL ({code} is replaced by the "
         "session's own code), with no braces other than {code}, "
         "got 'https://x.org/done?cc={code}&s={study}'",

@@ -31,15 +31,16 @@ import { AnnotationStore } from './store.mjs';
 import { Suggestions } from './suggestions.mjs';
 import { AnnotationTable } from './table.mjs';
 import { DocumentView } from './view.mjs';
+import { t } from '../lib/i18n.mjs';
 
 /** @typedef {import('./wire.mjs').Annotation} Annotation */
 /** @typedef {import('./wire.mjs').WireSpan} WireSpan */
 /** @typedef {import('./wire.mjs').Bootstrap} Bootstrap */
 
 const MESSAGES = {
-  submitting: 'Submitting…',
-  submitted: 'Submitted',
-  unfinished: 'Finish the annotation you started (Add) or Clear it before moving on.',
+  submitting: t('Submitting…'),
+  submitted: t('Submitted'),
+  unfinished: t('Finish the annotation you started (Add) or Clear it before moving on.'),
 };
 
 export default class Annotator {
@@ -282,7 +283,7 @@ export default class Annotator {
     if (!annotation) return;
     const paragraph = annotation.span.paragraph_id;
     if (paragraph > this.position) {
-      this.hint.show(`This annotation is in paragraph ${this.paragraphName(paragraph)}: go forward to see it.`);
+      this.hint.show(t('This annotation is in paragraph {n}: go forward to see it.', { n: this.paragraphName(paragraph) }));
       return;
     }
     this.view.reveal(id, paragraph);
@@ -396,7 +397,7 @@ export default class Annotator {
       showCompletion(this.$completion, completion, this.boot.mturk, true);
     } catch (error) {
       this.busy = false;
-      this.setStatus(`Could not submit: ${error instanceof Error ? error.message : error}`);
+      this.setStatus(t('Could not submit: {error}', { error: error instanceof Error ? error.message : String(error) }));
     }
     this.renderNavigation();
   }
@@ -430,7 +431,7 @@ export default class Annotator {
 
   renderNavigation() {
     const open = navigationState(this.place());
-    this.$progress.textContent = `Paragraph ${this.paragraphName(this.position)} of ${this.total}`;
+    this.$progress.textContent = t('Paragraph {n} of {total}', { n: this.paragraphName(this.position), total: this.total });
     this.$previous.disabled = !open.previous;
     this.$next.disabled = !open.next;
     this.$submit.disabled = !open.submit;

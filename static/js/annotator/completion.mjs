@@ -7,6 +7,7 @@
 
 import { requestJson } from '../lib/http.mjs';
 import { isMturkAssignment, mturkForm } from '../lib/mturk.mjs';
+import { t } from '../lib/i18n.mjs';
 
 /** How long the "Thank you" panel shows before a Prolific worker is sent back. */
 export const FOLLOW_DELAY_MS = 1500;
@@ -57,13 +58,13 @@ export function completionContent($panel, completion, mturk, { follow = false } 
     $link.className = 'button button--primary';
     $link.href = completion.redirect_url;
     $link.target = '_top'; // leave the platform's iframe, if any
-    $link.textContent = 'Return to the study';
+    $link.textContent = t('Return to the study');
     $next.append($link);
     // A click, not location.assign: the link's target takes the whole window out of
     // the platform's iframe, as the worker's own click would.
     if (follow) return window.setTimeout(() => $link.click(), FOLLOW_DELAY_MS);
   } else {
-    $next.textContent = 'Keep this code: you may need it to be paid. You can close this page.';
+    $next.textContent = t('Keep this code: you may need it to be paid. You can close this page.');
   }
   return null;
 }

@@ -7,11 +7,12 @@
 
 import { requestJson } from '../lib/http.mjs';
 import { positionBody } from './wire.mjs';
+import { t } from '../lib/i18n.mjs';
 
 /** @typedef {import('./wire.mjs').PositionAnswer} PositionAnswer */
 
-const OFFLINE_NEXT = 'You seem to be offline. Your work is kept: click again when you are back online.';
-const LOADING_NEXT = 'Loading the next paragraph…';
+const OFFLINE_NEXT = t('You seem to be offline. Your work is kept: click again when you are back online.');
+const LOADING_NEXT = t('Loading the next paragraph…');
 
 /**
  * @typedef {object} Place
@@ -68,5 +69,5 @@ export function revealParagraph({ url, csrfToken, target, activeSeconds }) {
 export function revealMessage(error) {
   if (!error) return LOADING_NEXT;
   if ('offline' in error && error.offline) return OFFLINE_NEXT;
-  return `Could not load the next paragraph: ${error.message}`;
+  return t('Could not load the next paragraph: {error}', { error: error.message });
 }

@@ -7,6 +7,7 @@
  */
 
 import { codePointLength, sliceCodePoints } from '../lib/anchoring.mjs';
+import { t } from '../lib/i18n.mjs';
 
 /** @typedef {import('./wire.mjs').WireSpan} WireSpan */
 
@@ -60,7 +61,7 @@ function check(input) {
     throw new RuleError(
       'unknown_category',
       'category',
-      `Unknown error category ${pyRepr(input.categoryKey)}; choose one of: ${input.knownCategories.join(', ')}.`,
+      t('Unknown error category {key}; choose one of: {keys}.', { key: pyRepr(input.categoryKey), keys: input.knownCategories.join(', ') }),
     );
   }
   checkSpan(span, input, 'span');
@@ -69,19 +70,21 @@ function check(input) {
     throw new RuleError(
       'paired_span_required',
       'paired_span',
-      `“${category.name}” needs a second span: select it in Context or Current Paragraph.`,
+      t('“{name}” needs a second span: select it in Context or Current Paragraph.', { name: category.name }),
     );
   }
   if (!isPaired && paired) {
-    throw new RuleError('paired_span_forbidden', 'paired_span', `“${category.name}” takes a single span; remove the second span.`);
+    throw new RuleError('paired_span_forbidden', 'paired_span', t('“{name}” takes a single span; remove the second span.', { name: category.name }));
   }
   if (paired) {
     if (paired.paragraph_id > span.paragraph_id) {
       throw new RuleError(
         'paired_span_later',
         'paired_span.paragraph_id',
-        'The second span must be in the same paragraph or an earlier one ' +
-          `(it is in paragraph ${paired.paragraph_id}, the error in paragraph ${span.paragraph_id}).`,
+        t('The second span must be in the same paragraph or an earlier one (it is in paragraph {paired}, the error in paragraph {span}).', {
+          paired: paired.paragraph_id,
+          span: span.paragraph_id,
+        }),
       );
     }
     checkSpan(paired, input, 'paired_span');
@@ -89,7 +92,7 @@ function check(input) {
       throw new RuleError(
         'paired_span_same',
         'paired_span',
-        'The second span is the same text as the first; select the other occurrence.',
+        t(t('The second span is the same text as the first; select the other occurrence.')),
       );
     }
   }
@@ -98,11 +101,11 @@ function check(input) {
     throw new RuleError(
       'comment_too_long',
       'comment',
-      `The comment has ${codePointLength(comment)} characters; the limit is ${input.maxCommentLength}.`,
+      t('The comment has {length} characters; the limit is {limit}.', { length: codePointLength(comment), limit: input.maxCommentLength }),
     );
   }
   if (input.commentRequired && !(comment ?? '').trim()) {
-    throw new RuleError('comment_required', 'comment', `Please fill in “${input.commentLabel}”.`);
+    throw new RuleError('comment_required', 'comment', t('Please fill in “{label}”.', { label: input.commentLabel }));
   }
 }
 
@@ -116,20 +119,23 @@ function checkSpan(span, { text: textOf, furthest }, field) {
     throw new RuleError(
       'beyond_furthest',
       `${field}.paragraph_id`,
-      `Paragraph ${span.paragraph_id} has not been reached yet (furthest reached: ${furthest}).`,
+      t('Paragraph {n} has not been reached yet (furthest reached: {furthest}).', { n: span.paragraph_id, furthest }),
     );
   }
   const text = textOf(span.paragraph_id);
   if (text === undefined) {
-    throw new RuleError('no_such_paragraph', `${field}.paragraph_id`, `This document has no paragraph ${span.paragraph_id}.`);
+    throw new RuleError('no_such_paragraph', `${field}.paragraph_id`, t('This document has no paragraph {n}.', { n: span.paragraph_id }));
   }
   const length = codePointLength(text);
   if (!(span.start >= 0 && span.start < span.end && span.end <= length)) {
     throw new RuleError(
       'out_of_range',
       field,
-      `Offsets ${span.start}-${span.end} are not a span of this paragraph ` +
-        `(it has ${length} characters; start must be below end).`,
+      t('Offsets {start}-{end} are not a span of this paragraph (it has {length} characters; start must be below end).', {
+        start: span.start,
+        end: span.end,
+        length,
+      }),
     );
   }
   const stored = sliceCodePoints(text, span.start, span.end);
@@ -137,11 +143,13 @@ function checkSpan(span, { text: textOf, furthest }, field) {
     throw new RuleError(
       'quote_mismatch',
       `${field}.text`,
-      'The selected text does not match the paragraph at these offsets ' +
-        `(expected ${pyRepr(stored)}, got ${pyRepr(span.text)}). Reload the page and select again.`,
+      t('The selected text does not match the paragraph at these offsets (expected {expected}, got {got}). Reload the page and select again.', {
+        expected: pyRepr(stored),
+        got: pyRepr(span.text),
+      }),
     );
   }
-  if (!stored.trim()) throw new RuleError('blank_span', field, 'The selected span is empty or only whitespace.');
+  if (!stored.trim()) throw new RuleError('blank_span', field, t(t('The selected span is empty or only whitespace.')));
 }
 
 /**

@@ -7,14 +7,15 @@
  */
 
 import { rangeToSpan } from '../lib/anchoring.mjs';
+import { t } from '../lib/i18n.mjs';
 
 /** @typedef {import('./wire.mjs').WireSpan} WireSpan */
 
 export const REFUSALS = {
-  twoParagraphs: 'Select text within one paragraph.',
+  twoParagraphs: t('Select text within one paragraph.'),
   notCurrent:
-    'Select the error in the Current Paragraph. Earlier paragraphs are only for the second span of a paired error.',
-  pairedAhead: 'Select the paired span in the Context or the Current Paragraph.',
+    t('Select the error in the Current Paragraph. Earlier paragraphs are only for the second span of a paired error.'),
+  pairedAhead: t('Select the paired span in the Context or the Current Paragraph.'),
 };
 
 /**

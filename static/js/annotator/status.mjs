@@ -4,6 +4,8 @@
  * @module annotator/status
  */
 
+import { t } from '../lib/i18n.mjs';
+
 /**
  * @param {{message: string, failure: string | null, pending: number, offline: boolean,
  *   sending: boolean, lastError: string | null, anythingSaved: boolean}} state
@@ -13,12 +15,12 @@
  */
 export function statusText({ message, failure, pending, offline, sending, lastError, anythingSaved }) {
   if (message) return message;
-  const waiting = `${pending} ${pending === 1 ? 'change' : 'changes'} waiting`;
-  if (failure) return `Could not save: ${failure}`;
-  if (pending && offline) return `Offline — ${waiting}`;
-  if (pending && lastError && !sending) return `Could not save: ${lastError} Retrying — ${waiting}`;
-  if (pending) return 'Saving…';
-  return anythingSaved ? 'Saved' : '';
+  const waiting = pending === 1 ? t('{count} change waiting', { count: pending }) : t('{count} changes waiting', { count: pending });
+  if (failure) return t('Could not save: {error}', { error: failure });
+  if (pending && offline) return t('Offline — {waiting}', { waiting });
+  if (pending && lastError && !sending) return t('Could not save: {error} Retrying — {waiting}', { error: lastError, waiting });
+  if (pending) return t('Saving…');
+  return anythingSaved ? t('Saved') : '';
 }
 
 /**

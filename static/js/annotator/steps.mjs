@@ -18,8 +18,9 @@
  */
 
 import { checkAnnotation } from './rules.mjs';
+import { t } from '../lib/i18n.mjs';
 
-const DEFAULT_PAIRED_PROMPT = 'Highlight the other span, in the Context or the Current Paragraph.';
+const DEFAULT_PAIRED_PROMPT = t('Highlight the other span, in the Context or the Current Paragraph.');
 
 export class Steps {
   /**
@@ -209,7 +210,7 @@ export class Steps {
       });
       this.showError(error.message);
     } else {
-      this.showError(`Your annotation of “${annotation.span.text}” was not saved: ${error.message}`);
+      this.showError(t('Your annotation of “{text}” was not saved: {error}', { text: annotation.span.text, error: error.message }));
     }
   }
 

@@ -24,6 +24,7 @@
 import { requestJson } from '../lib/http.mjs';
 import { uuid } from './store.mjs';
 import { REJECT, UNREJECT, rejectOperation, unrejectOperation } from './wire.mjs';
+import { t } from '../lib/i18n.mjs';
 
 /**
  * @typedef {import('./wire.mjs').WireSpan} WireSpan
@@ -33,17 +34,17 @@ import { REJECT, UNREJECT, rejectOperation, unrejectOperation } from './wire.mjs
 
 /** Worker-visible words, in one place. */
 const TEXT = {
-  suggested: 'Suggested',
-  accept: 'Accept',
-  reject: 'Reject',
-  edit: 'Edit',
-  undo: 'Undo',
-  accepted: 'Accepted',
-  edited: 'Edited',
-  rejected: 'Rejected',
-  editing: 'Editing: adjust the span, type or comment in the steps, then Add.',
-  undecided: 'Decide on every suggestion in this paragraph first: Accept, Reject or Edit each one.',
-  outline: 'Suggested',
+  suggested: t('Suggested'),
+  accept: t('Accept'),
+  reject: t('Reject'),
+  edit: t('Edit'),
+  undo: t('Undo'),
+  accepted: t('Accepted'),
+  edited: t('Edited'),
+  rejected: t('Rejected'),
+  editing: t('Editing: adjust the span, type or comment in the steps, then Add.'),
+  undecided: t('Decide on every suggestion in this paragraph first: Accept, Reject or Edit each one.'),
+  outline: t('Suggested'),
 };
 
 export class Suggestions {

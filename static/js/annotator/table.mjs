@@ -7,6 +7,7 @@
  */
 
 import { codePointLength, sliceCodePoints } from '../lib/anchoring.mjs';
+import { t } from '../lib/i18n.mjs';
 
 /**
  * @typedef {import('./wire.mjs').WireSpan} WireSpan
@@ -137,7 +138,7 @@ export class AnnotationTable {
       paired.className = 'previous__paired';
       const label = document.createElement('span');
       label.className = 'previous__paired-label';
-      label.textContent = 'Paired with: ';
+      label.textContent = t('Paired with: ');
       paired.append(label, this.snippet(annotation.paired_span));
       spanCell.append(paired);
     }
@@ -145,7 +146,7 @@ export class AnnotationTable {
     const paragraphCell = cell('previous__paragraph');
     paragraphCell.textContent = this.paragraphName(annotation.span.paragraph_id);
     if (annotation.paired_span && annotation.paired_span.paragraph_id !== annotation.span.paragraph_id) {
-      paragraphCell.textContent += ` (and ${this.paragraphName(annotation.paired_span.paragraph_id)})`;
+      paragraphCell.textContent += t(' (and {n})', { n: this.paragraphName(annotation.paired_span.paragraph_id) });
     }
 
     const commentCell = cell('previous__comment');
@@ -159,8 +160,8 @@ export class AnnotationTable {
 
   /** @returns {HTMLButtonElement[]} "Show in text" (always usable) and Remove */
   actionButtons() {
-    const show = button_('Show in text', 'button button--small button--secondary js-show');
-    const remove = button_('Remove', 'button button--small button--secondary js-remove');
+    const show = button_(t('Show in text'), 'button button--small button--secondary js-show');
+    const remove = button_(t('Remove'), 'button button--small button--secondary js-remove');
     remove.disabled = this.readOnly;
     return [show, remove];
   }
@@ -175,9 +176,9 @@ export class AnnotationTable {
     const actions = /** @type {HTMLElement} */ (entry.row.querySelector('.previous__actions'));
     const question = document.createElement('span');
     question.className = 'previous__question';
-    question.textContent = 'Remove this annotation?';
-    const confirm = button_('Yes, remove', 'button button--small button--danger js-remove-confirm');
-    const cancel = button_('Cancel', 'button button--small button--secondary js-remove-cancel');
+    question.textContent = t('Remove this annotation?');
+    const confirm = button_(t('Yes, remove'), 'button button--small button--danger js-remove-confirm');
+    const cancel = button_(t('Cancel'), 'button button--small button--secondary js-remove-cancel');
     actions.replaceChildren(question, confirm, cancel);
     entry.row.classList.add('is-confirming');
     confirm.focus();

@@ -9,6 +9,7 @@
 
 import { followReturnLink } from '../lib/follow.mjs';
 import { submitRenderedForm } from '../lib/mturk.mjs';
+import { t } from '../lib/i18n.mjs';
 
 export default class Complete {
   /** @param {HTMLElement} $root */
@@ -34,10 +35,10 @@ export default class Complete {
     const code = this.$code?.textContent?.trim() ?? '';
     try {
       await navigator.clipboard.writeText(code);
-      this.say('Copied to the clipboard.');
+      this.say(t('Copied to the clipboard.'));
     } catch {
       this.selectCode();
-      this.say('Press Ctrl+C (or ⌘+C) to copy the selected code.');
+      this.say(t('Press Ctrl+C (or ⌘+C) to copy the selected code.'));
     }
   }
 

@@ -5,6 +5,8 @@
  * @module lib/http
  */
 
+import { t } from './i18n.mjs';
+
 /** An error answered by the API (`{"error": {"code", "message", "details"}}`) or the network. */
 export class ApiError extends Error {
   /**
@@ -83,7 +85,7 @@ export async function requestJson(url, { method = 'GET', body, csrfToken, signal
       signal,
     });
   } catch (error) {
-    throw new ApiError('You seem to be offline.', { details: String(error) });
+    throw new ApiError(t('You seem to be offline.'), { details: String(error) });
   }
   if (response.status === 204) return null;
   let payload = null;
@@ -94,7 +96,7 @@ export async function requestJson(url, { method = 'GET', body, csrfToken, signal
   }
   if (!response.ok) {
     const envelope = payload && typeof payload === 'object' ? payload.error : null;
-    throw new ApiError(envelope?.message || `The server answered ${response.status}.`, {
+    throw new ApiError(envelope?.message || t('The server answered {status}.', { status: response.status }), {
       status: response.status,
       code: envelope?.code || `http_${response.status}`,
       details: envelope?.details ?? null,

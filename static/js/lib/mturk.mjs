@@ -7,6 +7,8 @@
  * @module lib/mturk
  */
 
+import { t } from './i18n.mjs';
+
 /**
  * Whether a page's `mturk` settings name an assignment to submit to MTurk.
  * @param {{submit_to?: string, assignment_id?: string} | null | undefined} mturk
@@ -61,7 +63,7 @@ export function mturkForm(mturk, code, outcome = 'completed') {
   const $button = document.createElement('button');
   $button.type = 'submit';
   $button.className = 'button button--primary';
-  $button.textContent = 'Send your work to MTurk';
+  $button.textContent = t('Send your work to MTurk');
   $form.append($button);
   return $form;
 }

@@ -15,6 +15,7 @@ import { SyncQueue } from '../lib/sync-queue.mjs';
 import { renderParagraph } from '../lib/highlight.mjs';
 import { FOLLOW_DELAY_MS } from '../annotator/completion.mjs';
 import { isMturkAssignment, mturkForm } from '../lib/mturk.mjs';
+import { t } from '../lib/i18n.mjs';
 
 const SPAN_COLOR = '#ffe08a';
 const PAIRED_COLOR = '#bcd7f5';
@@ -93,7 +94,7 @@ export default class Validator {
 
     if (this.queue.pending) {
       // Judgments from before a reload are sent first; the next item follows.
-      this.setStatus('Saving your last judgment…');
+      this.setStatus(t('Saving your last judgment…'));
       this.busy = true;
       this.queue.flush(true);
     } else {
@@ -183,7 +184,7 @@ export default class Validator {
     const explanation = this.$explanation.value.trim();
     this.busy = true;
     this.setButtonsDisabled(true);
-    this.setStatus('Saving…');
+    this.setStatus(t('Saving…'));
     this.queue.enqueue({
       kind: 'judgment',
       id: this.item.id,
@@ -199,8 +200,8 @@ export default class Validator {
     if (this.queue.lastError) {
       this.setStatus(
         detail.offline
-          ? 'Not saved yet: you seem to be offline. It will be sent when the connection is back.'
-          : 'Not saved yet: the server did not answer. Retrying…',
+          ? t('Not saved yet: you seem to be offline. It will be sent when the connection is back.')
+          : t('Not saved yet: the server did not answer. Retrying…'),
         true,
       );
     }
@@ -209,7 +210,7 @@ export default class Validator {
   afterSaved() {
     this.judgedHere = true;
     if (this.queue.pending) return;
-    this.setStatus('Saved.');
+    this.setStatus(t('Saved.'));
     this.loadNext();
   }
 
@@ -223,7 +224,7 @@ export default class Validator {
     }
     this.busy = false;
     this.setButtonsDisabled(false);
-    this.setStatus(`Not saved: ${error.message}`, true);
+    this.setStatus(t('Not saved: {error}', { error: error.message }), true);
   }
 
   async loadNext() {
@@ -235,7 +236,7 @@ export default class Validator {
       answer = await requestJson(this.config.next_url);
     } catch (error) {
       const message = error instanceof ApiError ? error.message : String(error);
-      this.setStatus(`Could not load the next item (${message}). Retrying…`, true);
+      this.setStatus(t('Could not load the next item ({error}). Retrying…', { error: message }), true);
       this.retryTimer = window.setTimeout(() => this.loadNext(), RETRY_MS);
       return;
     }
@@ -257,8 +258,8 @@ export default class Validator {
    */
   showProgress(progress, item) {
     this.$progress.textContent = item
-      ? `Item ${progress.done + 1} of ${progress.total}`
-      : `${progress.done} of ${progress.total} done`;
+      ? t('Item {n} of {total}', { n: progress.done + 1, total: progress.total })
+      : t('{done} of {total} done', { done: progress.done, total: progress.total });
   }
 
   /** @param {Item} item */
@@ -267,7 +268,7 @@ export default class Validator {
     this.item = item;
     this.$work.hidden = false;
     this.$done.hidden = true;
-    this.$documentTitle.textContent = item.document.title || 'Document';
+    this.$documentTitle.textContent = item.document.title || t('Document');
     const $paragraphs = item.document.paragraphs.map((paragraph) => {
       const $p = document.createElement('p');
       $p.className = 'validator__paragraph';
@@ -344,7 +345,7 @@ export default class Validator {
         end: item.span.end,
         color: SPAN_COLOR,
         className: 'validator__hl validator__hl--span',
-        title: 'Highlighted span',
+        title: t('Highlighted span'),
       });
     }
     const paired = item.paired_span;
@@ -355,7 +356,7 @@ export default class Validator {
         end: paired.end,
         color: PAIRED_COLOR,
         className: 'validator__hl validator__hl--paired',
-        title: 'Related span',
+        title: t('Related span'),
       });
     }
     return highlights;
@@ -389,13 +390,13 @@ export default class Validator {
     this.setText('.js-code', answer.completion_code ?? '');
     this.setText(
       '.js-done-heading',
-      earned ? 'Thank you, there is nothing left for you to judge' : 'There is nothing for you to judge right now',
+      earned ? t('Thank you, there is nothing left for you to judge') : t('There is nothing for you to judge right now'),
     );
     this.setText(
       '.js-done-count',
       earned
-        ? `You judged ${answer.progress.done} item(s).`
-        : 'Other validators are working on the remaining items. Please come back later.',
+        ? t('You judged {count} item(s).', { count: answer.progress.done })
+        : t('Other validators are working on the remaining items. Please come back later.'),
     );
     const $next = this.find('.js-done-next');
     $next.hidden = !answer.completion_url;

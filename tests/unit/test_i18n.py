@@ -1,0 +1,174 @@
+"""The interface catalogues (docs/i18n.md): every worker-visible string is in every shipped
+language, translated (not empty, not the English again outside an allow-list), with the
+same placeholders and markup; the compiled .mo files match their .po; the templates that
+workers and validators see have no text outside gettext."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+from babel.messages.extract import extract_from_dir
+from babel.messages.mofile import read_mo
+from babel.messages.pofile import read_po
+
+from app.i18n import (
+    INTERFACE_LANGUAGES,
+    TRANSLATIONS,
+    html_lang,
+    interface_locale,
+    text_direction,
+)
+from app.taxonomy import TaxonomyError, load_taxonomy
+
+ROOT = Path(__file__).resolve().parents[2]
+LANGUAGES = [name for name in INTERFACE_LANGUAGES if name != "en"]
+# Strings that may read the same as English: names, numbers, and words the language spells
+# the same. Keyed by (language, msgid).
+SAME_AS_ENGLISH = {("de", "(optional)"), ("es", "Error:")}
+# The same extraction as `make i18n-extract` (babel.cfg, babel-js.cfg), run on the source.
+DOMAINS = {
+    "messages": (
+        ("app", [("**.py", "python")], {}, {"_": None, "gettext": None, "lazy_gettext": None}),
+        ("templates", [("**.html", "jinja2")], {"**.html": {"trimmed": "true"}}, {"_": None}),
+    ),
+    "js": (("static/js", [("**.mjs", "javascript")], {}, {"t": None}),),
+}
+# Worker and validator templates; the researcher console (templates/research) stays English.
+# Not yet: surveys/survey.html and training/practice.html (docs/i18n.md).
+WORKER_TEMPLATES = [
+    "base.html",
+    "surveys/consent.html",
+    "surveys/end.html",
+    "surveys/survey.html",
+    *(
+        f"{folder}/{name.name}"
+        for folder in ("annotate", "assignment", "errors", "validation")
+        for name in sorted((ROOT / "templates" / folder).glob("*.html"))
+    ),
+]
+PLACEHOLDER = re.compile(r"\{\w+\}|%\(\w+\)s")
+TAG = re.compile(r"</?[a-z]+")
+
+
+@cache
+def source_messages(domain: str) -> frozenset[str]:
+    """Every msgid the source code marks for translation in this domain."""
+    found = set()
+    for folder, method_map, options_map, keywords in DOMAINS[domain]:
+        for _file, _line, message, _comments, _context in extract_from_dir(
+            str(ROOT / folder), method_map, options_map, keywords
+        ):
+            found.add(message if isinstance(message, str) else message[0])
+    return frozenset(found)
+
+
+def catalogue(language: str, domain: str):
+    with (TRANSLATIONS / language / "LC_MESSAGES" / f"{domain}.po").open("rb") as file:
+        return read_po(file, locale=language)
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_source_string_is_translated(language, domain):
+    messages = {m.id: m for m in catalogue(language, domain) if m.id}
+    problems = []
+    for msgid in sorted(source_messages(domain)):
+        message = messages.get(msgid)
+        if message is None:
+            problems.append(f"missing (make i18n-update): {msgid!r}")
+        elif not message.string or message.fuzzy:
+            problems.append(f"empty or fuzzy: {msgid!r}")
+        elif message.string == msgid and (language, msgid) not in SAME_AS_ENGLISH:
+            problems.append(f"same as English: {msgid!r}")
+        elif sorted(PLACEHOLDER.findall(message.string)) != sorted(PLACEHOLDER.findall(msgid)):
+            problems.append(f"placeholders differ: {msgid!r} -> {message.string!r}")
+        elif sorted(TAG.findall(message.string)) != sorted(TAG.findall(msgid)):
+            problems.append(f"markup differs: {msgid!r} -> {message.string!r}")
+    assert not problems, f"{language} {domain}.po:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_compiled_catalogues_match_their_po(language):
+    """The committed .mo files are what `make i18n-compile` makes of the .po files."""
+    po = {m.id: m.string for m in catalogue(language, "messages") if m.id}
+    with (TRANSLATIONS / language / "LC_MESSAGES" / "messages.mo").open("rb") as file:
+        mo = {m.id: m.string for m in read_mo(file) if m.id}
+    assert mo == po, "run `make i18n-compile` and commit the .mo files"
+
+
+def test_shipped_languages_are_the_translation_folders():
+    folders = sorted(p.name for p in TRANSLATIONS.iterdir() if p.is_dir())
+    assert folders == sorted(LANGUAGES)
+
+
+def visible_text(template: str) -> list[str]:
+    """Words a template shows that do not go through gettext (tags, Jinja and `trans` gone)."""
+    text = re.sub(r"\{#.*?#\}", "", template, flags=re.S)
+    text = re.sub(r"\{%-? trans\b.*?endtrans -?%\}", "", text, flags=re.S)
+    text = re.sub(r"<script\b.*?</script>", "", text, flags=re.S)
+    text = re.sub(r"\{% block body_class %\}.*?\{% endblock %\}", "", text)  # a class name
+    attributes = re.findall(r'\b(?:aria-label|placeholder|title|alt)="([^"]*)"', text)
+    text = re.sub(r"\{\{.*?\}\}|\{%.*?%\}", " ", text, flags=re.S)
+    text = re.sub(r"<[^>]*>", " ", text)
+    words = [w for w in (*attributes, *text.split()) if "{{" not in w and re.search(r"[A-Za-z]", w)]
+    return [w for w in words if w not in {"FALTE", "&amp;sig="}]
+
+
+@pytest.mark.parametrize("name", WORKER_TEMPLATES)
+def test_worker_templates_show_no_text_outside_gettext(name):
+    template = (ROOT / "templates" / name).read_text(encoding="utf-8")
+    assert visible_text(template) == []
+
+
+@pytest.mark.parametrize(
+    ("tag", "expected"),
+    [
+        ("de", "de"),
+        ("de-AT", "de"),
+        ("ES-419", "es"),
+        ("ar-EG", "ar"),
+        ("zh", "zh_Hans"),
+        ("zh-Hans", "zh_Hans"),
+        ("zh-Hans-CN", "zh_Hans"),
+        ("zh_CN", "zh_Hans"),
+        ("zh-TW", None),
+        ("zh-Hant", None),
+        ("fr", None),
+        ("en-GB", "en"),
+    ],
+)
+def test_interface_locale_of_a_bcp47_tag(tag, expected):
+    assert interface_locale(tag) == expected
+
+
+def test_html_lang_and_direction():
+    assert html_lang("zh_Hans") == "zh-Hans"
+    assert text_direction("ar") == "rtl"
+    assert text_direction("zh_Hans") == text_direction("de") == "ltr"
+
+
+def taxonomy_with_language(tmp_path, value: str) -> Path:
+    text = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "taxonomy.yaml"
+    path.write_text(text.replace("study:\n", f"study:\n  language: {value}\n", 1), "utf-8")
+    return path
+
+
+def test_study_language_is_read_as_a_shipped_locale(tmp_path):
+    assert load_taxonomy(taxonomy_with_language(tmp_path, "zh-Hans")).study.language == "zh_Hans"
+    assert load_taxonomy(taxonomy_with_language(tmp_path, "ar")).study.language == "ar"
+    assert load_taxonomy(ROOT / "config" / "taxonomy.yaml").study.language is None
+
+
+def test_an_unshipped_study_language_is_refused_with_its_line(tmp_path):
+    path = taxonomy_with_language(tmp_path, "fr")
+    with pytest.raises(TaxonomyError) as error:
+        load_taxonomy(path)
+    line = path.read_text(encoding="utf-8").splitlines().index("  language: fr") + 1
+    assert [str(p) for p in error.value.problems] == [
+        f"{path}:{line}: study.language: must be an interface language shipped here "
+        "(en, de, es, ar, zh-Hans), got 'fr'"
+    ]
