@@ -33,8 +33,7 @@ from app.imports.readers import AnnotationIn, ParsedFile, SessionIn, read_annota
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
 from app.statuses import SessionStatus
 from app.taxonomy import current_taxonomy
-from app.validation.importers import SpanInput
-from app.validation.locate import Located, locate, overlap, place_pair
+from app.validation.locate import Located, locate_pair
 
 Progress = Callable[[int], None]
 
@@ -228,22 +227,12 @@ def _place(
         known = ", ".join(severities) or "none"
         return f"severity: {annotation.severity!r} is no severity of the taxonomy ({known})"
     paragraphs = texts[session.document_id]
-    span = _locate(annotation.span, paragraphs, session.document_id)
-    if isinstance(span, str):
-        return f"span: {span}"
-    paired = None
-    if annotation.paired is not None:
-        paired = _locate(annotation.paired, paragraphs, session.document_id)
-        if isinstance(paired, str):
-            return f"paired_span: {paired}"
-        if overlap(span, paired) and not annotation.span.has_offsets:
-            span, paired = place_pair(
-                paragraphs,
-                (annotation.span.text, annotation.span.paragraph_id),
-                (annotation.paired.text, annotation.paired.paragraph_id),
-            ) or (span, paired)
-        if annotation.order_pair and _key(paired) > _key(span):
-            span, paired = paired, span
+    placed = locate_pair(annotation.span, annotation.paired, paragraphs, session.document_id)
+    if isinstance(placed, str):
+        return placed
+    span, paired = placed
+    if paired is not None and annotation.order_pair and _key(paired) > _key(span):
+        span, paired = paired, span
     for label, located in (("span", span), ("paired_span", paired)):
         if located is not None and located.ambiguous:
             summary.ambiguous.append(
@@ -256,19 +245,6 @@ def _place(
 
 def _key(located: Located) -> tuple[int, int]:
     return (located.paragraph_id, located.start)
-
-
-def _locate(span: SpanInput, paragraphs: tuple[str, ...], document_id: str) -> Located | str:
-    pid = span.paragraph_id
-    if pid is not None and pid >= len(paragraphs):
-        return f"no paragraph {pid} in {document_id} ({len(paragraphs)} in all)"
-    if span.has_offsets and paragraphs[pid][span.start : span.end] == span.text:
-        return Located(pid, span.start, span.end, span.text, 1)
-    found = locate(paragraphs, span.text, pid)
-    if found is None:
-        where = f"paragraph {pid} of " if pid is not None else ""
-        return f"text {span.text[:60]!r} not found in {where}document {document_id}"
-    return found
 
 
 def _store_documents(

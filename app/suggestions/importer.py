@@ -29,8 +29,8 @@ from app.imports.store import category_key
 from app.models import Document, Paragraph, Suggestion, utcnow
 from app.spans import Span, SpanError, check_annotation
 from app.taxonomy import Taxonomy, current_taxonomy
-from app.validation.importers import ItemInput, SpanInput, detect_format, read_items
-from app.validation.locate import Located, locate, overlap, place_pair
+from app.validation.importers import ItemInput, detect_format, read_items
+from app.validation.locate import Located, locate_pair
 
 FORMATS = ("auto", "jsonl", "booookscore-model")
 SUGGESTIONS = Suggestion.__table__
@@ -192,20 +192,10 @@ def _row(
             )
         if key not in labels:
             labels.append(key)
-    span = _locate(item.span, paragraphs, item.document_id)
-    if isinstance(span, str):
-        return f"span: {span}"
-    paired = None
-    if item.paired_span is not None:
-        paired = _locate(item.paired_span, paragraphs, item.document_id)
-        if isinstance(paired, str):
-            return f"paired_span: {paired}"
-        if overlap(span, paired) and not item.span.has_offsets:
-            span, paired = place_pair(
-                paragraphs,
-                (item.span.text, item.span.paragraph_id),
-                (item.paired_span.text, item.paired_span.paragraph_id),
-            ) or (span, paired)
+    placed = locate_pair(item.span, item.paired_span, paragraphs, item.document_id)
+    if isinstance(placed, str):
+        return placed
+    span, paired = placed
     category = labels[0]
     comment = item.comment or item.question
     problem = _rule_problem(taxonomy, category, span, paired, comment, paragraphs)
@@ -269,19 +259,6 @@ def _rule_problem(
     except SpanError as error:
         return f"{error.field or 'span'}: {error.message}"
     return None
-
-
-def _locate(span: SpanInput, paragraphs: tuple[str, ...], document_id: str) -> Located | str:
-    pid = span.paragraph_id
-    if pid is not None and pid >= len(paragraphs):
-        return f"no paragraph {pid} in {document_id} ({len(paragraphs)} in all)"
-    if span.has_offsets and paragraphs[pid][span.start : span.end] == span.text:
-        return Located(pid, span.start, span.end, span.text, 1)
-    found = locate(paragraphs, span.text, pid)
-    if found is None:
-        where = f"paragraph {pid} of " if pid is not None else ""
-        return f"text {span.text[:60]!r} not found in {where}document {document_id}"
-    return found
 
 
 def _generated_id(source: str, item: ItemInput, span: Located) -> str:

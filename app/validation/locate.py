@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 _TRANSLATE = str.maketrans(
     {
@@ -158,3 +159,50 @@ def place_pair(
         Located(spid, sstart, send, paragraphs[spid][sstart:send], 1 if unique else len(spans)),
         Located(ppid, pstart, pend, paragraphs[ppid][pstart:pend], 1 if unique else len(pairs)),
     )
+
+
+class _SpanRef(Protocol):
+    """A span as files give it: its text, and maybe its paragraph and offsets."""
+
+    text: str
+    paragraph_id: int | None
+    start: int | None
+    end: int | None
+
+    @property
+    def has_offsets(self) -> bool: ...
+
+
+def locate_span(span: _SpanRef, paragraphs: Sequence[str], document_id: str) -> Located | str:
+    """Where a span of a file stands: at its offsets when they quote the text, else its
+    text's occurrence (locate); a message when it is nowhere."""
+    pid = span.paragraph_id
+    if pid is not None and pid >= len(paragraphs):
+        return f"no paragraph {pid} in {document_id} ({len(paragraphs)} in all)"
+    if span.has_offsets and paragraphs[pid][span.start : span.end] == span.text:
+        return Located(pid, span.start, span.end, span.text, 1)
+    found = locate(paragraphs, span.text, pid)
+    if found is None:
+        where = f"paragraph {pid} of " if pid is not None else ""
+        return f"text {span.text[:60]!r} not found in {where}document {document_id}"
+    return found
+
+
+def locate_pair(
+    span: _SpanRef, paired: _SpanRef | None, paragraphs: Sequence[str], document_id: str
+) -> tuple[Located, Located | None] | str:
+    """A span and its paired span placed (place_pair when their texts would overlap), or
+    the message `span: ...` / `paired_span: ...` of the one that is nowhere."""
+    placed = locate_span(span, paragraphs, document_id)
+    if isinstance(placed, str):
+        return f"span: {placed}"
+    if paired is None:
+        return placed, None
+    other = locate_span(paired, paragraphs, document_id)
+    if isinstance(other, str):
+        return f"paired_span: {other}"
+    if overlap(placed, other) and not span.has_offsets:
+        placed, other = place_pair(
+            paragraphs, (span.text, span.paragraph_id), (paired.text, paired.paragraph_id)
+        ) or (placed, other)
+    return placed, other
