@@ -56,7 +56,7 @@ import krippendorff
 import numpy as np
 
 from app.languages import primary_subtag
-from app.sentences import split_sentences_multilingual
+from app.sentences import is_abbreviation, skip_space, split_sentences_multilingual
 
 Span = tuple[int, int, int]  # (paragraph_id, start, end)
 Sentence = tuple[int, int, int]  # (paragraph_id, start, end)
@@ -94,16 +94,16 @@ def split_sentences(text: str, language: str | None = None) -> list[tuple[int, i
     if primary not in (None, "en"):
         return split_sentences_multilingual(text, primary)
     sentences: list[tuple[int, int]] = []
-    start = _skip_space(text, 0)
+    start = skip_space(text, 0)
     for match in _TERMINATOR.finditer(text):
-        following = _skip_space(text, match.end())
+        following = skip_space(text, match.end())
         if following >= len(text) or match.end() <= start:
             continue
         head = text[following]
         if not (head.isupper() or head.isdigit() or head in OPENERS):
             continue
         punctuation = match.group().rstrip(CLOSERS)
-        if punctuation == "." and _is_abbreviation(text, match.start()):
+        if punctuation == "." and is_abbreviation(text, match.start(), ABBREVIATIONS):
             continue
         sentences.append((start, match.end()))
         start = following
@@ -111,25 +111,6 @@ def split_sentences(text: str, language: str | None = None) -> list[tuple[int, i
     if start < end:
         sentences.append((start, end))
     return sentences
-
-
-def _skip_space(text: str, index: int) -> int:
-    while index < len(text) and text[index].isspace():
-        index += 1
-    return index
-
-
-def _is_abbreviation(text: str, dot: int) -> bool:
-    # Walk back over the word (letters, digits, inner dots) that the full stop ends.
-    start = dot
-    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "."):
-        start -= 1
-    token = text[start:dot].lstrip(".")
-    if not token:
-        return False
-    if len(token) == 1 and token.isupper():
-        return True
-    return token.lower() in ABBREVIATIONS
 
 
 def document_sentences(paragraphs: Sequence[str], language: str | None = None) -> list[Sentence]:

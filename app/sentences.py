@@ -59,34 +59,36 @@ def split_sentences_multilingual(text: str, language: str) -> list[tuple[int, in
     for match in _FULL_WIDTH.finditer(text):
         ends.add(match.end())
     for match in _SPACED.finditer(text):
-        following = _skip_space(text, match.end())
+        following = skip_space(text, match.end())
         if following >= len(text) or text[following].islower():
             continue
-        if match.group().rstrip(CLOSERS) == "." and _is_abbreviation(text, match.start()):
+        if match.group().rstrip(CLOSERS) == "." and is_abbreviation(text, match.start()):
             continue
         ends.add(match.end())
     if language in NO_PUNCTUATION_LANGUAGES:
         ends.update(match.start() for match in _THAI_LAO_SPACE.finditer(text))
     sentences: list[tuple[int, int]] = []
-    start = _skip_space(text, 0)
+    start = skip_space(text, 0)
     for end in sorted(ends):
         trimmed = len(text[:end].rstrip())
         if trimmed > start:
             sentences.append((start, trimmed))
-            start = _skip_space(text, end)
+            start = skip_space(text, end)
     last = len(text.rstrip())
     if start < last:
         sentences.append((start, last))
     return sentences
 
 
-def _skip_space(text: str, index: int) -> int:
+def skip_space(text: str, index: int) -> int:
+    """The first index at or after `index` that is not white space."""
     while index < len(text) and text[index].isspace():
         index += 1
     return index
 
 
-def _is_abbreviation(text: str, dot: int) -> bool:
+def is_abbreviation(text: str, dot: int, abbreviations: frozenset[str] = ABBREVIATIONS) -> bool:
+    """Whether the full stop at `dot` ends an initial or one of `abbreviations`."""
     # Walk back over the word (letters, digits, inner dots) that the full stop ends.
     start = dot
     while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "."):
@@ -94,4 +96,4 @@ def _is_abbreviation(text: str, dot: int) -> bool:
     token = text[start:dot].lstrip(".")
     if len(token) == 1 and token.isupper():  # an initial: "J. R. R. Tolkien"
         return True
-    return token.lower() in ABBREVIATIONS
+    return token.lower() in abbreviations
