@@ -200,24 +200,38 @@ def _reached_texts(session: Row, data: AnnotationIn) -> dict[int, str]:
 
 def _check(data: AnnotationIn, texts: Mapping[int, Any], furthest: int) -> None:
     """The annotation rules (app.spans) against these paragraph texts."""
-    taxonomy = current_taxonomy()
     try:
-        check_annotation(
-            category=taxonomy.category(data.category),
-            known_categories=list(taxonomy.keys),
-            category_key=data.category,
-            span=data.span.to_span(),
-            paired_span=data.paired_span.to_span() if data.paired_span else None,
-            comment=data.comment,
-            comment_required=taxonomy.comment.required,
-            comment_label=taxonomy.comment.label,
-            max_comment_length=max_comment_length(),
-            texts=texts,
-            furthest=furthest,
-        )
-        check_severity(taxonomy, data.category, data.severity)
+        check_rules(data, texts, furthest, comment_required=current_taxonomy().comment.required)
     except SpanError as error:
         raise ApiError.unprocessable(error.message, code=error.code, field=error.field) from None
+
+
+def check_rules(
+    data: AnnotationIn,
+    texts: Mapping[int, Any],
+    furthest: int,
+    *,
+    comment_required: bool,
+    severity: bool = True,
+) -> None:
+    """The taxonomy's annotation rules (app.spans, and the severity unless `severity` is
+    False) for an annotation the API received; raises SpanError."""
+    taxonomy = current_taxonomy()
+    check_annotation(
+        category=taxonomy.category(data.category),
+        known_categories=list(taxonomy.keys),
+        category_key=data.category,
+        span=data.span.to_span(),
+        paired_span=data.paired_span.to_span() if data.paired_span else None,
+        comment=data.comment,
+        comment_required=comment_required,
+        comment_label=taxonomy.comment.label,
+        max_comment_length=max_comment_length(),
+        texts=texts,
+        furthest=furthest,
+    )
+    if severity:
+        check_severity(taxonomy, data.category, data.severity)
 
 
 class _Quoted:

@@ -21,12 +21,12 @@ from pydantic import ValidationError
 from sqlalchemy import case, func, select
 from sqlalchemy.exc import IntegrityError
 
+from app.annotate.refusals import check_rules
 from app.annotate.schemas import AnnotationIn, validation_error
-from app.annotate.sessions import max_comment_length
 from app.errors import ApiError
 from app.extensions import db
 from app.models import AnnotationSession, Document, Paragraph, TrainingAttempt
-from app.spans import SpanError, check_annotation
+from app.spans import SpanError
 from app.statuses import SessionStatus
 from app.taxonomy import Taxonomy, current_taxonomy
 from app.training.feedback import Answer, CheckResult, PassRule, check_answers
@@ -241,7 +241,6 @@ def parse_answers(body: Any, document: PracticeDocument) -> list[AnnotationIn]:
         raise ApiError.unprocessable(
             f"annotations must be a list of at most {MAX_ANSWERS}.", field="annotations"
         )
-    taxonomy = current_taxonomy()
     texts = dict(enumerate(document.texts))
     answers = []
     for index, item in enumerate(items):
@@ -250,18 +249,13 @@ def parse_answers(body: Any, document: PracticeDocument) -> list[AnnotationIn]:
         except ValidationError as exc:
             raise validation_error(exc) from None
         try:
-            check_annotation(
-                category=taxonomy.category(answer.category),
-                known_categories=list(taxonomy.keys),
-                category_key=answer.category,
-                span=answer.span.to_span(),
-                paired_span=answer.paired_span.to_span() if answer.paired_span else None,
-                comment=answer.comment,
-                comment_required=False,  # practice is about the spans
-                comment_label=taxonomy.comment.label,
-                max_comment_length=max_comment_length(),
-                texts=texts,
-                furthest=len(document.texts) - 1,
+            # Practice is about the spans: no comment or severity is asked for.
+            check_rules(
+                answer,
+                texts,
+                len(document.texts) - 1,
+                comment_required=False,
+                severity=False,
             )
         except SpanError as error:
             field = f"annotations[{index}].{error.field}"
