@@ -8,9 +8,16 @@ not repeated here: app/spans.py owns them and names the field at fault.
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 from app.errors import ApiError
 from app.spans import Span
@@ -23,6 +30,17 @@ def canonical_uuid(value: str) -> str | None:
     """The canonical lower-case form of a hyphenated UUID string, or None if it is not one."""
     lowered = value.lower()
     return lowered if UUID_RE.fullmatch(lowered) else None
+
+
+def _uuid(value: str) -> str:
+    canonical = canonical_uuid(value)
+    if canonical is None:
+        raise ValueError("must be a UUID like 3f2b8c1e-5d4a-4f7e-9b1c-2a6d8e0f4b3c")
+    return canonical
+
+
+# An id the page makes (crypto.randomUUID), stored in its canonical lower-case form.
+Uuid = Annotated[str, AfterValidator(_uuid)]
 
 
 def _encodable(value: str) -> bool:
@@ -53,7 +71,7 @@ class SpanIn(_Strict):
 class AnnotationIn(_Strict):
     """POST /api/sessions/<token>/annotations."""
 
-    id: str
+    id: Uuid
     category: str
     span: SpanIn
     paired_span: SpanIn | None = None
@@ -62,14 +80,6 @@ class AnnotationIn(_Strict):
     severity: str | None = None
     # The model suggestion this Add accepts or edits (app.suggestions.decisions).
     suggestion_id: str | None = Field(default=None, min_length=1, max_length=200)
-
-    @field_validator("id")
-    @classmethod
-    def _uuid(cls, value: str) -> str:
-        canonical = canonical_uuid(value)
-        if canonical is None:
-            raise ValueError("must be a UUID like 3f2b8c1e-5d4a-4f7e-9b1c-2a6d8e0f4b3c")
-        return canonical
 
     @field_validator("comment")
     @classmethod
@@ -83,15 +93,7 @@ class AnnotationIn(_Strict):
 class RejectionIn(_Strict):
     """POST /api/sessions/<token>/suggestions/<suggestion_id>/rejection."""
 
-    id: str
-
-    @field_validator("id")
-    @classmethod
-    def _uuid(cls, value: str) -> str:
-        canonical = canonical_uuid(value)
-        if canonical is None:
-            raise ValueError("must be a UUID like 3f2b8c1e-5d4a-4f7e-9b1c-2a6d8e0f4b3c")
-        return canonical
+    id: Uuid
 
 
 class PositionIn(_Strict):
