@@ -138,21 +138,19 @@ def step_of_token(token: str) -> tuple[int, str] | None:
     return row.id, current_step(row)
 
 
+_STEP_PAGES = {
+    CONSENT: "surveys.consent",
+    BEFORE_SURVEY: "surveys.before_survey",
+    TRAINING: "training.practice_page",
+    AFTER_SURVEY: "surveys.after_survey",
+    ENDED: "surveys.ended",
+    DONE: "annotate.complete",
+}
+
+
 def step_url(token: str, step: str) -> str:
-    """The page of a step for the session with this token."""
-    if step == CONSENT:
-        return url_for("surveys.consent", token=token)
-    if step == BEFORE_SURVEY:
-        return url_for("surveys.before_survey", token=token)
-    if step == AFTER_SURVEY:
-        return url_for("surveys.after_survey", token=token)
-    if step == ENDED:
-        return url_for("surveys.ended", token=token)
-    if step == DONE:
-        return url_for("annotate.complete", token=token)
-    if step == TRAINING:
-        return url_for("training.practice_page", token=token)
-    return url_for("annotate.session_page", token=token)
+    """The page of a step for the session with this token (the task's page for TASK)."""
+    return url_for(_STEP_PAGES.get(step, "annotate.session_page"), token=token)
 
 
 def after_task_url(token: str, outcome: str | None) -> str | None:

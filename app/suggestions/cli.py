@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
+from app.cli import echo_ambiguous, fail
 from app.imports.cli import read_taxonomy_map
 from app.suggestions.importer import FORMATS, SuggestionImportError, prepare_suggestions
 
@@ -42,10 +43,7 @@ def import_suggestions_command(
     try:
         plan = prepare_suggestions(path, source, fmt, mapping, skip_rejected)
     except SuggestionImportError as exc:
-        click.echo(f"{path}: {len(exc.problems)} problem(s); nothing imported:", err=True)
-        for line in exc.problems:
-            click.echo(f"  {line}", err=True)
-        raise SystemExit(1) from None
+        fail(f"{path}: {len(exc.problems)} problem(s); nothing imported:", exc.problems)
     with click.progressbar(length=len(plan.rows), label="Storing suggestions") as bar:
         stored = plan.store(bar.update)
     click.echo(
@@ -54,9 +52,7 @@ def import_suggestions_command(
     )
     for line in plan.warnings:
         click.echo(f"  warning: {line}")
-    click.echo(f"Ambiguous spans (first occurrence used): {len(plan.ambiguous)}")
-    for line in plan.ambiguous:
-        click.echo(f"  {line}")
+    echo_ambiguous(plan.ambiguous)
     if plan.rejected:
         click.echo(f"Rejected (left out): {len(plan.rejected)}")
         for line in plan.rejected:
