@@ -33,7 +33,7 @@ from app.imports.readers import AnnotationIn, ParsedFile, SessionIn, read_annota
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
 from app.statuses import SessionStatus
 from app.taxonomy import current_taxonomy
-from app.validation.locate import Located, locate_pair
+from app.validation.locate import Located, ambiguity_notes, locate_pair
 
 Progress = Callable[[int], None]
 
@@ -233,13 +233,7 @@ def _place(
     span, paired = placed
     if paired is not None and annotation.order_pair and _key(paired) > _key(span):
         span, paired = paired, span
-    for label, located in (("span", span), ("paired_span", paired)):
-        if located is not None and located.ambiguous:
-            summary.ambiguous.append(
-                f"{annotation.where}: {label} occurs {located.matches} times in "
-                f"{session.document_id}; the first one is used "
-                f"(paragraph {located.paragraph_id}, {located.start}-{located.end})"
-            )
+    summary.ambiguous += ambiguity_notes(annotation.where, session.document_id, span, paired)
     return _Placed(annotation, category, span, paired)
 
 

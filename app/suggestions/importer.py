@@ -30,7 +30,7 @@ from app.models import Document, Paragraph, Suggestion, utcnow
 from app.spans import Span, SpanError, check_annotation
 from app.taxonomy import Taxonomy, current_taxonomy
 from app.validation.importers import ItemInput, detect_format, read_items
-from app.validation.locate import Located, locate_pair
+from app.validation.locate import Located, ambiguity_notes, locate_pair
 
 FORMATS = ("auto", "jsonl", "booookscore-model")
 SUGGESTIONS = Suggestion.__table__
@@ -201,13 +201,7 @@ def _row(
     problem = _rule_problem(taxonomy, category, span, paired, comment, paragraphs)
     if problem:
         return problem
-    for name, located in (("span", span), ("paired_span", paired)):
-        if located is not None and located.ambiguous:
-            plan.ambiguous.append(
-                f"{item.where}: {name} occurs {located.matches} times in {item.document_id}; "
-                f"the first one is used (paragraph {located.paragraph_id}, "
-                f"{located.start}-{located.end})"
-            )
+    plan.ambiguous += ambiguity_notes(item.where, item.document_id, span, paired)
     return {
         "external_id": item.external_id or _generated_id(source, item, span),
         "source": source,

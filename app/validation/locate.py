@@ -206,3 +206,16 @@ def locate_pair(
             paragraphs, (span.text, span.paragraph_id), (paired.text, paired.paragraph_id)
         ) or (placed, other)
     return placed, other
+
+
+def ambiguity_notes(
+    where: str, document_id: str, span: Located, paired: Located | None
+) -> list[str]:
+    """A line for each of the two spans whose text stands more than once (the first
+    occurrence was taken), for the command's summary."""
+    return [
+        f"{where}: {label} occurs {located.matches} times in {document_id}; the first one "
+        f"is used (paragraph {located.paragraph_id}, {located.start}-{located.end})"
+        for label, located in (("span", span), ("paired_span", paired))
+        if located is not None and located.ambiguous
+    ]
