@@ -2,8 +2,9 @@
 
 Field names are `q-<question key>`. Choice and multi fields send the option's position
 (0, 1, ...), never its text, so what is stored is exactly the option the taxonomy wrote;
-Likert fields send 1..scale. The worker-visible messages are in MESSAGES (one place, for
-translation).
+Likert fields send 1..scale. The worker-visible messages are in MESSAGES (one place),
+marked with N_ and translated by the `translate` the caller passes (the routes pass
+gettext), so the rules stay free of the app.
 """
 
 from __future__ import annotations
@@ -13,15 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.i18n import N_
 from app.surveys.config import Question
 
 FIELD_PREFIX = "q-"
 MESSAGES = {
-    "choose_one": "Choose an answer.",
-    "choose_some": "Choose at least one answer.",
-    "not_listed": "Choose one of the answers listed.",
-    "write": "Write an answer.",
-    "too_long": "Write at most {limit} characters (you wrote {length}).",
+    "choose_one": N_("Choose an answer."),
+    "choose_some": N_("Choose at least one answer."),
+    "not_listed": N_("Choose one of the answers listed."),
+    "write": N_("Write an answer."),
+    "too_long": N_("Write at most {limit} characters (you wrote {length})."),
 }
 
 
@@ -41,9 +43,12 @@ class ParsedSurvey:
 
 
 def parse_survey_form(
-    questions: tuple[Question, ...], getlist: Callable[[str], list[str]]
+    questions: tuple[Question, ...],
+    getlist: Callable[[str], list[str]],
+    translate: Callable[[str], str] = str,
 ) -> ParsedSurvey:
-    """Check every question's field (`getlist(name)`: the values sent for a field)."""
+    """Check every question's field (`getlist(name)`: the values sent for a field); the
+    messages go through `translate` (gettext) before their placeholders are filled."""
     parsed = ParsedSurvey()
     for question in questions:
         values = [value for value in getlist(field_name(question)) if value is not None]
@@ -51,7 +56,8 @@ def parse_survey_form(
         try:
             parsed.answers[question.key] = _answer(question, values)
         except ValueError as error:
-            parsed.errors[question.key] = str(error)
+            message, params = error.args
+            parsed.errors[question.key] = translate(message).format(**params)
     return parsed
 
 
@@ -62,7 +68,7 @@ def _answer(question: Question, values: list[str]) -> Any:
             return _blank(question, "write")
         if len(answer) > question.max_length:
             limit, length = question.max_length, len(answer)
-            raise ValueError(MESSAGES["too_long"].format(limit=limit, length=length))
+            raise ValueError(MESSAGES["too_long"], {"limit": limit, "length": length})
         return answer
     chosen = [value.strip() for value in values if value.strip()]
     if not chosen:
@@ -80,7 +86,7 @@ def _answer(question: Question, values: list[str]) -> Any:
 
 def _blank(question: Question, message: str) -> None:
     if question.required:
-        raise ValueError(MESSAGES[message])
+        raise ValueError(MESSAGES[message], {})
     return None
 
 
@@ -90,7 +96,7 @@ def _positions(question: Question) -> tuple[str, ...]:
 
 def _pick(chosen: list[str], sent: tuple[str, ...], stored: tuple[Any, ...]) -> Any:
     if len(chosen) != 1 or chosen[0] not in sent:
-        raise ValueError(MESSAGES["not_listed"])
+        raise ValueError(MESSAGES["not_listed"], {})
     return stored[sent.index(chosen[0])]
 
 

@@ -10,10 +10,12 @@ nothing depends on a cookie inside a crowd platform's iframe.
 from __future__ import annotations
 
 from flask import Blueprint, abort, redirect, render_template, request, url_for
+from flask_babel import gettext
 from markupsafe import Markup
 
 from app import steps
 from app.annotate import sessions as domain
+from app.i18n import N_
 from app.models import AnnotationSession, utcnow
 from app.persistence import retry_on_disconnect
 from app.security import CSRF_HEADER, capability_csrf_token, check_capability_csrf
@@ -25,12 +27,20 @@ bp = Blueprint("surveys", __name__)
 
 CSRF_SCOPE = "annotate"  # the same token as the annotator page's: one capability
 SURVEY_STEPS = {"before": steps.BEFORE_SURVEY, "after": steps.AFTER_SURVEY}
-# Worker-visible text, in one place.
+# Worker-visible text, in one place; translated where it is shown (the 404 page translates
+# its description: app/errors.py).
 TEXT = {
-    "not_found": "This annotation link does not lead to a task. Check that you copied all of it.",
-    "csrf": "This form has expired. Reload the page and send it again.",
-    "bad_decision": "Choose I agree or I do not agree.",
+    "not_found": N_(
+        "This annotation link does not lead to a task. Check that you copied all of it."
+    ),
+    "csrf": N_("This form has expired. Reload the page and send it again."),
+    "bad_decision": N_("Choose I agree or I do not agree."),
 }
+
+
+def _text(key: str) -> str:
+    """TEXT[key] in the page's language."""
+    return gettext(TEXT[key])
 
 
 @bp.after_request
@@ -69,7 +79,7 @@ def _csrf_refused(token: str):
     sent = request.form.get("csrf_token") or request.headers.get(CSRF_HEADER)
     if check_capability_csrf(CSRF_SCOPE, token, sent):
         return None
-    return render_template("errors/error.html", status=400, message=TEXT["csrf"]), 400
+    return render_template("errors/error.html", status=400, message=_text("csrf")), 400
 
 
 def _render(template: str, session: AnnotationSession, status: int = 200, **context):
@@ -107,7 +117,7 @@ def consent(token: str):
             session,
             422,
             consent_html=consent_html,
-            error=TEXT["bad_decision"],
+            error=_text("bad_decision"),
         )
     store.record_consent(session.id, decision == "agree", taxonomy.consent or "")
     return redirect(steps.step_url(token, steps.current_step(session)), code=303)
@@ -138,7 +148,7 @@ def _survey(token: str, which: str):
     if request.method == "GET":
         _seen(session)
         return _render_survey(session, which, {}, {})
-    parsed = parse_survey_form(questions, request.form.getlist)
+    parsed = parse_survey_form(questions, request.form.getlist, gettext)
     if parsed.errors:
         return _render_survey(session, which, parsed.raw, parsed.errors, status=422)
     store.save_survey(session.id, which, questions, parsed.answers)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from flask import jsonify, make_response, redirect, render_template, url_for
+from flask_babel import gettext
 
 from app import steps
 from app.annotate import sessions as domain
@@ -31,7 +32,9 @@ def _no_store(response):
 
 
 def _not_found_page():
-    message = "This annotation link does not lead to a task. Check that you copied all of it."
+    message = gettext(
+        "This annotation link does not lead to a task. Check that you copied all of it."
+    )
     return make_response(render_template("errors/error.html", status=404, message=message), 404)
 
 

@@ -177,6 +177,24 @@ def test_survey_errors_name_each_field_and_keep_the_answers(study, client):
     assert "Choose one of the answers listed." in forged.get_data(as_text=True)
 
 
+def test_the_form_messages_are_in_the_workers_language(study, client):
+    """The per-field messages, the summary and the refusals from Python are translated."""
+    german = {"Accept-Language": "de"}
+    token = start(client, "doc-1", **WORKER)
+    expired = client.post(f"/s/{token}/consent", data={"decision": "agree"}, headers=german)
+    assert "Dieses Formular ist abgelaufen." in expired.get_data(as_text=True)
+    unknown = client.post(f"/s/{token}/consent", data=form(token, decision="?"), headers=german)
+    assert "Wählen Sie „Ich stimme zu“ oder „Ich stimme nicht zu“." in unknown.get_data(
+        as_text=True
+    )
+    where(client.post(f"/s/{token}/consent", data=form(token, decision="agree")))
+    answer = client.post(f"/s/{token}/survey/before", data=form(token), headers=german)
+    page = answer.get_data(as_text=True)
+    assert answer.status_code == 422
+    assert "Wählen Sie eine Antwort." in page and "Choose an answer." not in page
+    assert "There is a problem" not in page
+
+
 def test_finishing_a_survey_twice_keeps_the_first_answers(study, client):
     token = start(client, "doc-1", **WORKER)
     where(client.post(f"/s/{token}/consent", data=form(token, decision="agree")))

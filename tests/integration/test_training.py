@@ -72,6 +72,18 @@ def test_the_task_waits_for_training_and_the_practice_page_shows_the_practice(st
     assert "explanation" not in page  # nor the answers
 
 
+def test_the_practice_page_is_in_the_workers_language(study):
+    client = study.test_client()
+    token = open_task(client)
+    page = client.get(f"/s/{token}/training", headers={"Accept-Language": "de"})
+    html = page.get_data(as_text=True)
+    assert 'aria-label="Übung"' in html and ">Meine Antworten prüfen</button>" in html
+    # The count the page updates stays a live element inside the translated sentence.
+    assert 'Verbleibende Prüfungen: <span class="js-attempts-left">2</span> von 2.' in html
+    assert "Gefunden" in html  # practice.mjs's words, in the page's JS catalogue
+    assert "Check my answers" not in html
+
+
 def test_failing_every_attempt_ends_with_failed_training(study):
     client = study.test_client()
     token = open_task(client)

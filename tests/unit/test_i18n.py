@@ -1,7 +1,7 @@
 """The interface catalogues (docs/i18n.md): every worker-visible string is in every shipped
 language, translated (not empty, not the English again outside an allow-list), with the
-same placeholders and markup; the compiled .mo files match their .po; the templates that
-workers and validators see have no text outside gettext."""
+same placeholders and markup; the compiled .mo files match their .po; the templates and ES
+modules that workers and validators see have no text outside gettext."""
 
 from __future__ import annotations
 
@@ -31,24 +31,50 @@ SAME_AS_ENGLISH = {("de", "(optional)"), ("es", "Error:")}
 # The same extraction as `make i18n-extract` (babel.cfg, babel-js.cfg), run on the source.
 DOMAINS = {
     "messages": (
-        ("app", [("**.py", "python")], {}, {"_": None, "gettext": None, "lazy_gettext": None}),
+        (
+            "app",
+            [("**.py", "python")],
+            {},
+            {"_": None, "gettext": None, "lazy_gettext": None, "N_": None},
+        ),
         ("templates", [("**.html", "jinja2")], {"**.html": {"trimmed": "true"}}, {"_": None}),
     ),
     "js": (("static/js", [("**.mjs", "javascript")], {}, {"t": None}),),
 }
-# Worker and validator templates; the researcher console (templates/research) stays English.
-# Not yet: surveys/survey.html and training/practice.html (docs/i18n.md).
-WORKER_TEMPLATES = [
-    "base.html",
-    "surveys/consent.html",
-    "surveys/end.html",
-    "surveys/survey.html",
-    *(
-        f"{folder}/{name.name}"
-        for folder in ("annotate", "assignment", "errors", "validation")
-        for name in sorted((ROOT / "templates" / folder).glob("*.html"))
-    ),
-]
+# Every template but the researcher console's, which stays English (docs/i18n.md): a new
+# worker page is checked without being listed here.
+CONSOLE_TEMPLATES = {
+    "main/index.html",  # the development-only document list
+    "training/_dashboard.html",  # the research dashboard's training panel
+}
+WORKER_TEMPLATES = sorted(
+    name
+    for name in (
+        path.relative_to(ROOT / "templates").as_posix()
+        for path in (ROOT / "templates").rglob("*.html")
+    )
+    if not name.startswith("research/") and name not in CONSOLE_TEMPLATES
+)
+# The ES modules of worker and validator pages (the researcher's, research/ and adjudicate/,
+# stay English).
+WORKER_MODULES = sorted(
+    path.relative_to(ROOT / "static" / "js").as_posix()
+    for path in (ROOT / "static" / "js").rglob("*.mjs")
+    if path.parent.name not in {"research", "adjudicate"}
+)
+# A string literal put straight into the page's text or an accessible name: it must come
+# from t() instead. Only these sinks are checked (a heuristic, not a parser).
+JS_SINK = re.compile(
+    r"""(?:\.(?:textContent|innerText|title|placeholder|ariaLabel|alt)\s*=\s*"""
+    r"""|\.setStatus\(\s*"""
+    r"""|\.setAttribute\(\s*'(?:aria-label|title|placeholder|alt)'\s*,\s*)"""
+    r"""(['"`])((?:\\.|(?!\1).)*)\1""",
+    re.S,
+)
+JS_TEXT_TABLE = re.compile(
+    r"^(?:export )?const (?:TEXT|MESSAGES|REFUSALS) = \{(.*?)^\};", re.M | re.S
+)
+JS_TABLE_LITERAL = re.compile(r"""^\s*\w+:\s*(['"`])((?:\\.|(?!\1).)*)\1""", re.M)
 PLACEHOLDER = re.compile(r"\{\w+\}|%\(\w+\)s")
 TAG = re.compile(r"</?[a-z]+")
 
@@ -111,6 +137,8 @@ def visible_text(template: str) -> list[str]:
     text = re.sub(r"<script\b.*?</script>", "", text, flags=re.S)
     text = re.sub(r"\{% block body_class %\}.*?\{% endblock %\}", "", text)  # a class name
     attributes = re.findall(r'\b(?:aria-label|placeholder|title|alt)="([^"]*)"', text)
+    # A block that fills in a tag's attributes (checked just above), not text.
+    text = re.sub(r"\{% block annotator_region %\}.*?\{% endblock %\}", "", text)
     text = re.sub(r"\{\{.*?\}\}|\{%.*?%\}", " ", text, flags=re.S)
     text = re.sub(r"<[^>]*>", " ", text)
     words = [w for w in (*attributes, *text.split()) if "{{" not in w and re.search(r"[A-Za-z]", w)]
@@ -121,6 +149,37 @@ def visible_text(template: str) -> list[str]:
 def test_worker_templates_show_no_text_outside_gettext(name):
     template = (ROOT / "templates" / name).read_text(encoding="utf-8")
     assert visible_text(template) == []
+
+
+def untranslated_literals(source: str) -> list[str]:
+    """String literals a module puts straight into visible text or an accessible name, or
+    into its table of worker-visible text (`const TEXT = {...}`, STYLE.md's "one place per
+    file") without t(); `${...}` parts removed: a literal of placeholders only is fine."""
+    literals = [literal for _quote, literal in JS_SINK.findall(source)]
+    for table in JS_TEXT_TABLE.findall(source):
+        literals += [literal for _quote, literal in JS_TABLE_LITERAL.findall(table)]
+    return [
+        literal
+        for literal in literals
+        if re.search(r"[A-Za-z]", re.sub(r"\$\{[^}]*\}", "", literal))
+    ]
+
+
+def test_the_js_check_finds_a_literal():
+    """The heuristic below can fail: it sees the sinks as the modules write them."""
+    assert untranslated_literals("$a.textContent = 'Found';") == ["Found"]
+    assert untranslated_literals("this.$check.title = last ? '' : TEXT.x;") == []
+    assert untranslated_literals("$el.setAttribute('aria-label', `Row ${n}`);") == ["Row ${n}"]
+    assert untranslated_literals("this.annotator.setStatus('Checking…');") == ["Checking…"]
+    assert untranslated_literals("$s.textContent = `${LABEL} ${value}`;") == []
+    table = "const TEXT = {\n  found: t('Found'),\n  missed: 'Missed',\n  long:\n    'Go on.',\n};"
+    assert untranslated_literals(table) == ["Missed", "Go on."]
+
+
+@pytest.mark.parametrize("name", WORKER_MODULES)
+def test_worker_modules_show_no_literal_outside_t(name):
+    source = (ROOT / "static" / "js" / name).read_text(encoding="utf-8")
+    assert untranslated_literals(source) == []
 
 
 @pytest.mark.parametrize(

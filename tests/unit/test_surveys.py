@@ -204,6 +204,21 @@ def test_values_outside_the_question_are_refused_with_a_message(values, key, mes
     assert parsed.raw[key] == values[key]  # shown again in the form
 
 
+def test_messages_are_translated_before_their_placeholders_are_filled():
+    """The routes pass gettext: the catalogue holds `{limit}`, not the worker's numbers."""
+    seen = []
+
+    def translate(message):
+        seen.append(message)
+        return message.replace("Write at most", "Höchstens").replace("(you wrote", "(Sie:")
+
+    parsed = parse_survey_form(
+        QUESTIONS, form(native=["0"], difficulty=["3"], feedback=["x" * 11]), translate
+    )
+    assert seen == [MESSAGES["too_long"]]
+    assert parsed.errors == {"feedback": "Höchstens 10 characters (Sie: 11)."}
+
+
 def test_answers_become_csv_text():
     assert answer_text(None) == ""
     assert answer_text(4) == "4"

@@ -14,7 +14,7 @@ export const FOLLOW_DELAY_MS = 1500;
 
 /** Worker-visible text. */
 const TEXT = {
-  nextStep: 'Continue to the last questions',
+  nextStep: t('Continue to the last questions'),
 };
 
 /**

@@ -10,27 +10,28 @@
  */
 
 import { ApiError, requestJson } from '../lib/http.mjs';
+import { t } from '../lib/i18n.mjs';
 import { uuid } from './store.mjs';
 
 /** @typedef {import('./wire.mjs').Annotation} Annotation */
 
-/** Worker-visible text, in one place. */
+/** Worker-visible text, in one place, in the page's language (lib/i18n). */
 const TEXT = {
-  found: 'Found',
-  missed: 'Missed',
-  wrong_category: 'Wrong error type',
-  extra: 'Not an error here',
-  errorType: 'Error type:',
-  youChose: 'You chose:',
-  otherSpan: 'It relates to:',
-  passed: 'Well done: you passed this practice text.',
-  retry: 'Not passed yet. Look at the feedback, correct your answers and check again.',
-  failed: 'You did not pass the practice, so the study ends here. Thank you for your time.',
-  score: 'Errors found: {found} of {total}. Your marks that are errors: {right} of {marks}.',
-  checking: 'Checking your answers…',
-  offline: 'You seem to be offline. Your answers are kept: check again when you are back online.',
-  refused: 'Could not check your answers: {message}',
-  finishFirst: 'Go to the last paragraph before you check your answers.',
+  found: t('Found'),
+  missed: t('Missed'),
+  wrong_category: t('Wrong error type'),
+  extra: t('Not an error here'),
+  errorType: t('Error type:'),
+  youChose: t('You chose:'),
+  otherSpan: t('It relates to:'),
+  passed: t('Well done: you passed this practice text.'),
+  retry: t('Not passed yet. Look at the feedback, correct your answers and check again.'),
+  failed: t('You did not pass the practice, so the study ends here. Thank you for your time.'),
+  score: t('Errors found: {found} of {total}. Your marks that are errors: {right} of {marks}.'),
+  checking: t('Checking your answers…'),
+  offline: t('You seem to be offline. Your answers are kept: check again when you are back online.'),
+  refused: t('Could not check your answers: {message}'),
+  finishFirst: t('Go to the last paragraph before you check your answers.'),
 };
 
 /**

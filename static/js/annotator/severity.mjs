@@ -12,12 +12,13 @@
  * @module annotator/severity
  */
 
+import { t } from '../lib/i18n.mjs';
 import { isTextField } from './keyboard.mjs';
 
 /** Worker-visible words, in one place. */
 const TEXT = {
-  question: 'Severity of this error',
-  cancel: 'Cancel',
+  question: t('Severity of this error'),
+  cancel: t('Cancel'),
 };
 
 /**
