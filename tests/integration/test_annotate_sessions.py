@@ -269,6 +269,7 @@ def test_session_page_context(app, client, document):
         "position": f"/api/sessions/{token}/position",
         "submit": f"/api/sessions/{token}/submit",
         "heartbeat": f"/api/sessions/{token}/heartbeat",
+        "suggestions": f"/api/sessions/{token}/suggestions",
     }
     assert bootstrap["completion"] is None
     assert bootstrap["mturk"] == {
@@ -582,11 +583,13 @@ def test_a_move_is_one_statement_and_reveals_the_paragraph(client, document):
     if db.engine.dialect.name == "postgresql":  # the move and the timings in one
         assert len(sent) == 1 and sent[0].startswith("WITH moved AS"), sent
         assert "INSERT INTO paragraph_timings" in sent[0]
-    else:  # how far the worker had read, the move, the timings (app/annotate/timings.py)
+    else:  # how far the worker had read, the move, the timings (app/annotate/timings.py),
+        # the paragraph's text (SQLite cannot correlate it inside RETURNING: app.annotate.writes)
         assert [" ".join(s.split()[:3]) for s in sent] == [
             "SELECT annotation_sessions.furthest FROM",
             "UPDATE annotation_sessions SET",
             "INSERT INTO paragraph_timings",
+            "SELECT paragraphs.text FROM",
         ], sent
     assert moved.get_json() == {
         "position": 1,

@@ -226,7 +226,9 @@ def test_database_error_during_submit_leaves_no_partial_state(app, client):
     calls = {"n": 0}
 
     def failing_submit(conn, cursor, statement, parameters, context, executemany):
-        if statement.startswith("UPDATE annotation_sessions SET status"):
+        # Submit's UPDATE (on PostgreSQL behind the activity CTE) is the one that sets
+        # submitted_at; the activity write of SQLite, a statement of its own, does not.
+        if "UPDATE annotation_sessions" in statement and "submitted_at=" in statement:
             calls["n"] += 1
             raise OperationalError(statement, parameters, Exception("No space left on device"))
 
