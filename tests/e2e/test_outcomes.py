@@ -16,8 +16,8 @@ from app.documents import import_documents
 from tests.support.annotate_page import submit_task
 from tests.support.apps import ROOT
 from tests.support.live_server import LiveServer, serving
+from tests.support.prolific import PROLIFIC, stub_prolific
 
-PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
 STUDY = """\
 study:
   completion:
@@ -47,18 +47,6 @@ def study_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
                 ]
             )
         yield live
-
-
-def stub_prolific(page: Page) -> list[str]:
-    """Answer every request to app.prolific.com in the browser; the URLs asked for."""
-    asked: list[str] = []
-
-    def answer(route: Route) -> None:
-        asked.append(route.request.url)
-        route.fulfill(status=200, content_type="text/html", body="<title>Prolific</title>")
-
-    page.route("https://app.prolific.com/**", answer)
-    return asked
 
 
 PROLIFIC_WORKER = "PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x1"

@@ -16,12 +16,13 @@ from playwright.sync_api import Page, expect
 
 from app.extensions import db
 from app.models import Document, Paragraph
+from app.taxonomy import current_taxonomy
 from tests.support.annotate_page import select_span, submit_task
 from tests.support.apps import ROOT
 from tests.support.live_server import LiveServer, serving
+from tests.support.prolific import PROLIFIC, stub_prolific
 
 SOURCE = ROOT / "tests" / "fixtures" / "planted" / "source.json"
-PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
 STUDY = """\
 study:
   completion:
@@ -63,29 +64,28 @@ def planted(tmp_path, sqlite_template) -> Iterator[tuple[LiveServer, list[str], 
         yield live, texts, gold
 
 
-def category_name(key: str) -> str:
-    """The button name of a category key in the shipped taxonomy."""
-    names = {"new-person": "New person not introduced"}
-    return names.get(key, key.replace("-", " ").capitalize())
+def category_name(live: LiveServer, key: str) -> str:
+    """The button name of a category key: its name in the served taxonomy."""
+    with live.app.app_context():
+        return current_taxonomy().category(key).name
 
 
-def open_as(page: Page, live: LiveServer, worker: str) -> None:
-    page.route(
-        "https://app.prolific.com/**",
-        lambda route: route.fulfill(status=200, content_type="text/html", body="<title>P</title>"),
-    )
+def open_as(page: Page, live: LiveServer, worker: str) -> list[str]:
+    """Open the check as a Prolific worker; the Prolific URLs the browser asks for."""
+    asked = stub_prolific(page)
     page.goto(
         f"{live.url}/annotate/planted?PROLIFIC_PID={worker}&STUDY_ID=s1&SESSION_ID=x-{worker}"
     )
     expect(
         page.get_by_role("region", name="Current Paragraph").locator("[data-paragraph]")
     ).to_have_count(1)
+    return asked
 
 
 def test_a_worker_who_marks_the_planted_spans_completes(page: Page, planted):
     live, texts, gold = planted
     assert sorted(g["category"] for g in gold) == ["inconsistency", "new-person", "repetition"]
-    open_as(page, live, "careful")
+    asked = open_as(page, live, "careful")
     for paragraph in range(len(texts)):
         if paragraph:
             page.get_by_role("button", name=NEXT).click()
@@ -94,7 +94,9 @@ def test_a_worker_who_marks_the_planted_spans_completes(page: Page, planted):
             )
         for item in (g for g in gold if g["paragraph_id"] == paragraph):
             select_span(page, paragraph, texts[paragraph], item["start"], item["end"])
-            page.get_by_role("button", name=category_name(item["category"]), exact=True).click()
+            page.get_by_role(
+                "button", name=category_name(live, item["category"]), exact=True
+            ).click()
             if "paired_span" in item:
                 other = item["paired_span"]
                 # The earlier span is up in the Context: bring it into view and let any
@@ -118,11 +120,12 @@ def test_a_worker_who_marks_the_planted_spans_completes(page: Page, planted):
     expect(page.locator(".js-annotation-row")).to_have_count(len(gold))
     submit_task(page)
     page.wait_for_url(f"{PROLIFIC}C1A2B3C4")
+    assert asked == [f"{PROLIFIC}C1A2B3C4"]
 
 
 def test_a_worker_who_marks_nothing_misses_the_checks(page: Page, planted):
     live, texts, _gold = planted
-    open_as(page, live, "careless")
+    asked = open_as(page, live, "careless")
     for paragraph in range(1, len(texts)):
         page.get_by_role("button", name=NEXT).click()
         expect(page.locator(".js-progress")).to_have_text(
@@ -130,3 +133,4 @@ def test_a_worker_who_marks_nothing_misses_the_checks(page: Page, planted):
         )
     submit_task(page)
     page.wait_for_url(f"{PROLIFIC}CQ5R4S3T")
+    assert asked == [f"{PROLIFIC}CQ5R4S3T"]
