@@ -14,6 +14,7 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError
 
+from app import prepared  # also registers the PREPARE/EXECUTE listener
 from app.extensions import db
 
 Model = TypeVar("Model")
@@ -82,7 +83,8 @@ AUTOCOMMIT_BIND = "autocommit"
 
 def add_autocommit_bind(app: Flask) -> None:
     """On PostgreSQL, a second engine (a Flask-SQLAlchemy bind with no models) whose
-    connections stay in autocommit for their whole life.
+    connections stay in autocommit for their whole life; both engines prepare the
+    statements marked for it unless DB_PREPARED_STATEMENTS is off (app.prepared).
 
     A write that is one statement needs no BEGIN/COMMIT. Switching a pooled connection to
     autocommit per request (SQLAlchemy's `isolation_level` execution option) costs a
@@ -94,6 +96,11 @@ def add_autocommit_bind(app: Flask) -> None:
     if not uri.startswith("postgresql"):
         return
     options = dict(app.config.get("SQLALCHEMY_ENGINE_OPTIONS") or {})
+    options["execution_options"] = {
+        **options.get("execution_options", {}),
+        prepared.ENABLED: bool(app.config.get("DB_PREPARED_STATEMENTS", True)),
+    }
+    app.config["SQLALCHEMY_ENGINE_OPTIONS"] = options
     binds = app.config.setdefault("SQLALCHEMY_BINDS", {})
     binds.setdefault(AUTOCOMMIT_BIND, {**options, "url": uri, "isolation_level": "AUTOCOMMIT"})
     app.teardown_request(lambda _error: release_autocommit_connection())

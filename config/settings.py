@@ -50,6 +50,13 @@ class Config:
                 pool_size=int(env.get("DB_POOL_SIZE", "5")),
                 max_overflow=int(env.get("DB_MAX_OVERFLOW", "5")),
             )
+        # PostgreSQL: the worker's hot statements are prepared once per connection
+        # (app.prepared); 0 behind a pooler in transaction mode (PgBouncer).
+        self.DB_PREPARED_STATEMENTS = env.get("DB_PREPARED_STATEMENTS", "1") not in (
+            "0",
+            "false",
+            "no",
+        )
         self.TAXONOMY_PATH = env.get("TAXONOMY_PATH") or str(DEFAULT_TAXONOMY)
         # Computed gamma values (app.adjudication.gamma_cache); None: instance/gamma-cache.
         self.GAMMA_CACHE_DIR = env.get("GAMMA_CACHE_DIR") or None

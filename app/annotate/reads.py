@@ -81,6 +81,7 @@ _SESSION = (
     )
     .join_from(SESSIONS, DOCUMENTS)
     .where(SESSIONS.c.token == bindparam("token"))
+    .execution_options(prepare=True)  # app.prepared: the page and GET of every session
 )
 
 _LIVE_ANNOTATIONS = (
@@ -92,6 +93,7 @@ _LIVE_ANNOTATIONS = (
         ANNOTATIONS.c.span_end,
         ANNOTATIONS.c.id,
     )
+    .execution_options(prepare=True)
 )
 
 

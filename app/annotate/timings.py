@@ -128,7 +128,7 @@ def record_visit(
     connection = autocommit_connection()
     dialect = connection.dialect.name
     if dialect not in _STATEMENTS:
-        _STATEMENTS[dialect] = _statement(dialect)
+        _STATEMENTS[dialect] = _statement(dialect).execution_options(prepare=True)
     connection.execute(_STATEMENTS[dialect], _params(session_id, paragraph_id, now, active_seconds))
 
 
@@ -149,6 +149,6 @@ def move_and_record(move: Update, params: dict[str, Any], active_seconds: float 
     if key not in _STATEMENTS:
         moved = move.cte("moved")
         timing = _statement("postgresql", gate=moved).cte("timing")
-        _STATEMENTS[key] = select(moved).add_cte(timing)
+        _STATEMENTS[key] = select(moved).add_cte(timing).execution_options(prepare=True)
     timing_params = _params(None, params["to"], params["now"], active_seconds)
     return connection.execute(_STATEMENTS[key], params | timing_params).first()

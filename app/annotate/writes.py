@@ -88,7 +88,12 @@ _ACTIVITY = {
 }
 
 # Record activity on the session with this id (app.annotate.reads, when due).
-TOUCH = update(SESSIONS).where(SESSIONS.c.id == bindparam("sid")).values(_ACTIVITY)
+TOUCH = (
+    update(SESSIONS)
+    .where(SESSIONS.c.id == bindparam("sid"))
+    .values(_ACTIVITY)
+    .execution_options(prepare=True)
+)
 
 # Record activity on the session with this token, when due (sessions.touch_due's rule).
 _TOUCH_DUE = (
@@ -108,8 +113,9 @@ _TOUCH_DUE = (
 
 @lru_cache(maxsize=16)
 def _with_activity(statement):
-    """The statement with the activity write as a data-modifying CTE (PostgreSQL)."""
-    return statement.add_cte(_TOUCH_DUE.cte("touched"))
+    """The statement with the activity write as a data-modifying CTE (PostgreSQL),
+    prepared once per connection (app.prepared)."""
+    return statement.add_cte(_TOUCH_DUE.cte("touched")).execution_options(prepare=True)
 
 
 def _run(statement, params: dict[str, Any]):
@@ -390,6 +396,7 @@ _SUBMIT = (
     .returning(
         SESSIONS.c.token, SESSIONS.c.platform, SESSIONS.c.completion_code, SESSIONS.c.outcome
     )
+    .execution_options(prepare=True)
 )
 
 

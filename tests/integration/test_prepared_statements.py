@@ -1,0 +1,139 @@
+"""The worker's hot statements are prepared once per PostgreSQL connection (app.prepared):
+the second save on a connection is an EXECUTE of the statement the first one prepared,
+a fresh connection prepares again, and DB_PREPARED_STATEMENTS=0 turns it off."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import event, text
+
+from app import create_app
+from app.document_formats import DocumentInput
+from app.documents import import_documents
+from app.extensions import db
+from tests.support.apps import dispose_engines, make_test_config
+from tests.support.worker_api import csrf, save, start
+
+pytestmark = pytest.mark.parametrize("database_uri", ["postgresql"], indirect=True)
+
+PARAGRAPHS = ("Alpha beta gamma 100% sure.", "Delta epsilon zeta.", "Eta theta iota.")
+
+
+def _annotation(number: int, start: int, quote: str) -> dict:
+    return {
+        "id": f"00000000-0000-4000-8000-{number:012d}",
+        "category": "ungrammatical",
+        "span": {"paragraph_id": 0, "start": start, "end": start + len(quote), "text": quote},
+        "paired_span": None,
+        "comment": None,
+    }
+
+
+def _sent_statements(engine, work) -> list[str]:
+    """The SQL text each cursor execution of `work()` sent on `engine`."""
+    sent: list[str] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        sent.append(statement)
+
+    event.listen(engine, "after_cursor_execute", record)
+    try:
+        work()
+    finally:
+        event.remove(engine, "after_cursor_execute", record)
+    return sent
+
+
+def _prepared_on_server(engine) -> dict[str, int]:
+    """name -> executions (generic + custom plans) of the prepared statements of every
+    pooled connection of the engine (pg_prepared_statements is per connection)."""
+    found: dict[str, int] = {}
+    pool = engine.pool
+    connections = [engine.connect() for _ in range(pool.checkedin())]
+    for connection in connections:
+        rows = connection.execute(
+            text(
+                "SELECT name, generic_plans + custom_plans FROM pg_prepared_statements"
+                " WHERE name LIKE 'falte_%'"
+            )
+        )
+        for name, runs in rows:
+            found[name] = found.get(name, 0) + runs
+    for connection in connections:
+        connection.close()
+    return found
+
+
+def test_saves_are_prepared_once_then_executed(app, client):
+    import_documents([DocumentInput("doc", "Doc", PARAGRAPHS)])
+    token = start(client, "doc")
+    engine = db.engines["autocommit"]
+
+    def saves():
+        for number, (start_at, quote) in enumerate([(0, "Alpha"), (6, "beta"), (11, "gamma")]):
+            answer = save(client, token, _annotation(number, start_at, quote))
+            assert answer.status_code == 201, answer.data
+
+    sent = _sent_statements(engine, saves)
+    # Each save is an EXECUTE of one prepared statement (the guarded INSERT), which the
+    # server planned and ran three times under one name; the INSERT's text is never sent
+    # again after the first save prepared it.
+    assert not [s for s in sent if "INSERT INTO annotations" in s], sent
+    executes = [s for s in sent if s.startswith("EXECUTE falte_")]
+    assert len(executes) == 3 and len({e.split()[1] for e in executes}) == 1, sent
+    name = executes[0].split()[1]
+    assert _prepared_on_server(engine)[name] == 3
+    # What was stored is what the API answered: the quotes at their offsets.
+    stored = db.session.execute(
+        text("SELECT span_start, span_text FROM annotations ORDER BY span_start")
+    ).all()
+    assert [tuple(row) for row in stored] == [(0, "Alpha"), (6, "beta"), (11, "gamma")]
+
+
+def test_a_new_connection_prepares_again(app, client):
+    import_documents([DocumentInput("doc", "Doc", PARAGRAPHS)])
+    token = start(client, "doc")
+    assert save(client, token, _annotation(1, 0, "Alpha")).status_code == 201
+    # The server restarted or the pool was replaced: nothing is prepared on the new
+    # connections, and the next save prepares the statement there before running it.
+    dispose_engines()
+    engine = db.engines["autocommit"]
+    assert _prepared_on_server(engine) == {}
+    assert save(client, token, _annotation(2, 6, "beta")).status_code == 201
+    assert list(_prepared_on_server(engine).values()) == [1]
+    answer = client.get(f"/api/sessions/{token}")
+    assert [a["span"]["text"] for a in answer.get_json()["annotations"]] == ["Alpha", "beta"]
+
+
+def test_percent_signs_in_the_text_survive_the_rewrite(app, client):
+    """The statement's SQL has pyformat escapes; a quote with `%` is a parameter."""
+    import_documents([DocumentInput("doc", "Doc", PARAGRAPHS)])
+    token = start(client, "doc")
+    answer = save(client, token, _annotation(1, 17, "100%"))
+    assert answer.status_code == 201, answer.data
+    wrong = save(client, token, _annotation(2, 17, "100x"))
+    assert wrong.status_code == 422  # the quote is still checked against the stored text
+
+
+def test_db_prepared_statements_0_sends_statements_whole(database_uri, monkeypatch):
+    monkeypatch.setenv("DB_PREPARED_STATEMENTS", "0")
+    application = create_app(make_test_config(database_uri))
+    with application.app_context():
+        client = application.test_client()
+        import_documents([DocumentInput("doc", "Doc", PARAGRAPHS)])
+        token = start(client, "doc")
+        engine = db.engines["autocommit"]
+        sent = _sent_statements(
+            engine,
+            lambda: [
+                save(client, token, _annotation(n, 0, "Alpha")).status_code for n in range(3)
+            ],
+        )
+        assert not [s for s in sent if s.startswith(("PREPARE", "EXECUTE"))], sent
+        assert sum("INSERT INTO annotations" in s for s in sent) == 3
+        assert client.put(
+            f"/api/sessions/{token}/position", json={"paragraph_id": 1}, headers=csrf(token)
+        ).status_code == 200
+        assert _prepared_on_server(engine) == {}
+        db.session.remove()
+        dispose_engines()
