@@ -64,30 +64,33 @@ def _type(bind: Any, dialect: Any) -> str:
     return bind.type.compile(dialect=dialect)
 
 
-@event.listens_for(Engine, "before_cursor_execute", retval=True)
-def _prepare(connection, cursor, statement, parameters, context, executemany):
+@event.listens_for(Engine, "do_execute")
+def _execute_prepared(cursor, statement, parameters, context) -> bool:
     """Send a marked statement as EXECUTE of its prepared form (PREPARE it first on a
-    connection that has not)."""
+    connection that has not); True when it did, else SQLAlchemy sends it as usual.
+
+    The dialect's do_execute step, not before_cursor_execute: the cursor events (logging,
+    the tests' statement counts and fault injection) still see the statement's own SQL."""
+    options = context.execution_options
     if (
-        executemany
-        or context is None
+        not options.get(OPTION)
+        or not options.get(ENABLED)
         or context.compiled is None
-        or not context.execution_options.get(OPTION)
-        or not context.execution_options.get(ENABLED)
         or context.dialect.name != "postgresql"
         or not isinstance(parameters, dict)
     ):
-        return statement, parameters
+        return False
     # Worked out once per compiled form (SQLAlchemy caches those per statement).
     cached = getattr(context.compiled, _REWRITTEN, None)
     if cached is None or cached[0] != statement:
         cached = (statement, _rewrite(statement, context))
         setattr(context.compiled, _REWRITTEN, cached)
     if cached[1] is None:
-        return statement, parameters
+        return False
     name, prepare, execute = cached[1]
-    prepared = connection.info.setdefault(_PREPARED, set())
+    prepared = context.root_connection.info.setdefault(_PREPARED, set())
     if name not in prepared:
         cursor.execute(prepare)
         prepared.add(name)
-    return execute, parameters
+    cursor.execute(execute, parameters)
+    return True
