@@ -38,7 +38,7 @@ def configure(app: Flask, config: Config | Mapping[str, Any] | None) -> None:
 
 def register_extensions(app: Flask) -> None:
     """Bind the unbound extensions and the taxonomy to this app."""
-    from app import i18n, security, taxonomy, text_guard
+    from app import i18n, security, static_urls, taxonomy, text_guard
     from app.extensions import csrf, db, limiter, login_manager, migrate
     from app.persistence import add_autocommit_bind
 
@@ -52,6 +52,7 @@ def register_extensions(app: Flask) -> None:
     taxonomy.init_app(app)
     i18n.init_app(app)  # after the taxonomy: study.language picks the interface language
     security.init_app(app)
+    static_urls.init_app(app)
 
 
 def register_blueprints(app: Flask) -> None:
