@@ -52,6 +52,7 @@ def html_lang(locale: str) -> str:
     return locale.replace("_", "-")
 
 
+@lru_cache(maxsize=len(INTERFACE_LANGUAGES))
 def text_direction(locale: str) -> str:
     """`rtl` for right-to-left scripts (Arabic), else `ltr`, by Babel's locale data."""
     return Locale.parse(locale).text_direction
