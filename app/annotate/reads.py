@@ -1,8 +1,9 @@
 """The annotator page's reads (GET /s/<token>, GET /api/sessions/<token>) without the
-ORM's unit of work or a transaction: two SELECTs (the session with its document, then its
-live annotations) on the request's autocommit connection, and the activity UPDATE when
-one is due (at most once a minute, and at the page's first load). Every worker opens the
-page at the start of a task, so this is the cost of a study's opening burst (see README
+ORM's unit of work or a transaction, on the request's autocommit connection: the session
+with its document, its activity written when due (at most once a minute, and at the
+page's first load) and the visit of the paragraph it shows started, in one statement on
+PostgreSQL (three on SQLite); then its live annotations. Every worker opens the page at
+the start of a task, so this is the cost of a study's opening burst (see README
 "Performance").
 
 The views returned have the attributes the serializers and the page's template read.
@@ -13,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, bindparam, select
+from sqlalchemy import Row, bindparam, func, or_, select, update
 
-from app.annotate.sessions import touch_due
-from app.annotate.timings import record_visit
-from app.annotate.writes import ANNOTATIONS, DOCUMENTS, SESSIONS, TOUCH
+from app.annotate.sessions import TOUCH_INTERVAL, touch_due
+from app.annotate.timings import record_visit, visit_params, visit_statement
+from app.annotate.writes import ACTIVITY, ANNOTATIONS, DOCUMENTS, SESSIONS, TOUCH
 from app.languages import direction_of
 from app.models import utcnow
 from app.persistence import autocommit_connection, end_orm_transaction
@@ -80,7 +81,9 @@ _SESSION = (
         DOCUMENTS.c.language,
     )
     .join_from(SESSIONS, DOCUMENTS)
-    .where(SESSIONS.c.token == bindparam("token"))
+    # Not "token": in the page's UPDATE (a CTE) a parameter named like a column would be
+    # taken as a value to SET.
+    .where(SESSIONS.c.token == bindparam("session_token"))
     .execution_options(prepare=True)  # app.prepared: the page and GET of every session
 )
 
@@ -97,26 +100,78 @@ _LIVE_ANNOTATIONS = (
 )
 
 
-def read_session(token: str) -> SessionView | None:
-    """The session this capability token opens, activity recorded (a session marked
-    abandoned comes back to life); None when there is none."""
-    if not token or len(token) > 64:
-        return None
-    connection = autocommit_connection()
-    row = connection.execute(_SESSION, {"token": token}).first()
+def _read_and_record():
+    """PostgreSQL: the session's read, its activity write when due and the visit of the
+    paragraph it shows, as one statement (data-modifying CTEs see the row as read; the
+    status is the one the activity write left)."""
+    found = _SESSION.cte("found")
+    touched = (
+        update(SESSIONS)
+        .where(
+            SESSIONS.c.id == select(found.c.id).scalar_subquery(),
+            # sessions.touch_due's rule, and the first load of the page
+            or_(
+                SESSIONS.c.status == SessionStatus.ABANDONED,
+                SESSIONS.c.last_seen_at.is_(None),
+                SESSIONS.c.last_seen_at < bindparam("stale_before"),
+                SESSIONS.c.page_loaded_at.is_(None),
+            ),
+        )
+        .values(ACTIVITY)
+        .returning(SESSIONS.c.status)
+        .cte("touched")
+    )
+    shown = select(found.c.id, found.c.position).where(found.c.status != SessionStatus.SUBMITTED)
+    visiting = shown.cte("visiting")
+    visit = visit_statement(visiting, select(visiting.c.position).scalar_subquery()).cte("visit")
+    columns = [
+        func.coalesce(select(touched.c.status).scalar_subquery(), found.c.status).label("status")
+        if column.name == "status"
+        else column
+        for column in found.c
+    ]
+    return (
+        select(*columns).select_from(found).add_cte(touched, visit).execution_options(prepare=True)
+    )
+
+
+_READ_AND_RECORD = _read_and_record()
+
+
+def _read_sqlite(connection, token: str) -> tuple[Row | None, str]:
+    """SQLite (no data-modifying CTEs): the read, then the activity write when due, then
+    the visit; the row, and the status as the activity write left it."""
+    row = connection.execute(_SESSION, {"session_token": token}).first()
     if row is None:
-        end_orm_transaction()
-        return None
+        return None, ""
     status = row.status
-    # The first load is written at once: until then the session holds its place only
-    # for a minute (app.assignment.claims).
     if row.page_loaded_at is None or touch_due(row.last_seen_at, status):
         connection.execute(TOUCH, {"sid": row.id, "now": utcnow()})
         if status == SessionStatus.ABANDONED:  # as TOUCH sets it
             status = SessionStatus.ACTIVE
     if status != SessionStatus.SUBMITTED:  # the page shows the current paragraph: a visit starts
         record_visit(row.id, row.position, utcnow())
+    return row, status
+
+
+def read_session(token: str) -> SessionView | None:
+    """The session this capability token opens, activity recorded (a session marked
+    abandoned comes back to life) and the visit of its current paragraph started; None
+    when there is none. The first load is written at once: until then the session holds
+    its place only for a minute (app.assignment.claims)."""
+    if not token or len(token) > 64:
+        return None
+    connection = autocommit_connection()
+    if connection.dialect.name == "postgresql":
+        now = utcnow()
+        params = {"session_token": token, "stale_before": now - TOUCH_INTERVAL, **visit_params(now)}
+        row = connection.execute(_READ_AND_RECORD, params).first()
+        status = "" if row is None else row.status
+    else:
+        row, status = _read_sqlite(connection, token)
     end_orm_transaction()
+    if row is None:
+        return None
     document = DocumentView(
         row.document_id,
         row.external_id,

@@ -10,7 +10,8 @@ than the paragraph was shown); and it opens the target's visit, creating its row
 page reload does not lose the time before it. On a move it runs with the session's own
 UPDATE (writes.py): in the same statement on PostgreSQL (the UPDATE as a data-modifying
 CTE, `move_and_record`), right after it on SQLite (no such CTE there); in autocommit like
-the rest. Opening the page (app/annotate/reads.py) runs it alone.
+the rest. Opening the page (app/annotate/reads.py) runs it with the page's read, the same
+way: in one statement on PostgreSQL, right after it on SQLite.
 
 Definitions used in exports and on the dashboard: *seconds visible* is the sum of the
 paragraph's visits; a visit still open (the last paragraph, left by submitting) counts up
@@ -47,9 +48,11 @@ TIMINGS = ParagraphTiming.__table__
 MAX_ACTIVE_SECONDS = 86_400.0
 
 
-def _statement(dialect: str, gate=None):
-    # With a gate (the move's UPDATE as a CTE), the session is the row it moved.
+def _statement(dialect: str, gate=None, to=None):
+    # With a gate (the move's UPDATE, or the page's read, as a CTE), the session is its
+    # row; `to`, the paragraph shown, is a bound parameter unless given as an expression.
     session_id = bindparam("sid") if gate is None else select(gate.c.id).scalar_subquery()
+    to = bindparam("to") if to is None else to
     elapsed = bindparam("epoch", type_=Float) - TIMINGS.c.visit_started
     active = bindparam("active", type_=Float)
     leaving = select(
@@ -63,18 +66,18 @@ def _statement(dialect: str, gate=None):
     ).where(
         TIMINGS.c.session_id == session_id,
         TIMINGS.c.visit_started.is_not(None),
-        TIMINGS.c.paragraph_id != bindparam("to"),
+        TIMINGS.c.paragraph_id != to,
     )
     entering = select(
         session_id,
-        bindparam("to"),
+        to,
         bindparam("now"),
-        literal(None, type_=TIMINGS.c.left_at.type),
+        cast(null(), TIMINGS.c.left_at.type),
         bindparam("epoch", type_=Float),
         literal(0.0),
         literal(0.0),
     )
-    if gate is not None:  # only when the move's UPDATE (a CTE) changed a row
+    if gate is not None:  # only when the gate (a CTE) has a row
         leaving = leaving.where(exists(select(1).select_from(gate)))
         entering = entering.where(exists(select(1).select_from(gate)))
     columns = [
@@ -119,6 +122,17 @@ def _params(
         "epoch": now.timestamp(),
         "active": active,
     }
+
+
+def visit_statement(gate, to):
+    """The visit upsert gated on a CTE with the session's `id` (PostgreSQL), showing the
+    paragraph `to` (an expression): the page's read shows the session's position."""
+    return _statement("postgresql", gate=gate, to=to)
+
+
+def visit_params(now: datetime) -> dict[str, Any]:
+    """The parameters of visit_statement: the clock, and no active time reported."""
+    return {"now": now, "epoch": now.timestamp(), "active": 0.0}
 
 
 def record_visit(

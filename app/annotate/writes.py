@@ -78,7 +78,7 @@ class Move:
 
 # Every caller is a request of the page (its load, its reads and writes, its heartbeat),
 # so the page was loaded: the session claims its place (app.assignment.claims).
-_ACTIVITY = {
+ACTIVITY = {
     "last_seen_at": bindparam("now"),
     "status": case(
         (SESSIONS.c.status == SessionStatus.ABANDONED, SessionStatus.ACTIVE),
@@ -91,7 +91,7 @@ _ACTIVITY = {
 TOUCH = (
     update(SESSIONS)
     .where(SESSIONS.c.id == bindparam("sid"))
-    .values(_ACTIVITY)
+    .values(ACTIVITY)
     .execution_options(prepare=True)
 )
 
@@ -106,7 +106,7 @@ _TOUCH_DUE = (
             SESSIONS.c.last_seen_at < bindparam("stale_before"),
         ),
     )
-    .values(_ACTIVITY)
+    .values(ACTIVITY)
     .returning(SESSIONS.c.id)
 )
 
@@ -299,7 +299,7 @@ _MOVE_ROW = (
             else_=SESSIONS.c.furthest,
         ),
         last_seen_at=bindparam("now"),
-        status=_ACTIVITY["status"],
+        status=ACTIVITY["status"],
     )
 )
 _MOVE = _MOVE_ROW.returning(

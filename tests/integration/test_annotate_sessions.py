@@ -295,18 +295,21 @@ def test_reading_a_session_records_activity_without_a_transaction(client, docume
     assert stored.status == "active"  # an abandoned session comes back when read
     assert as_utc(stored.last_seen_at) > before
     if db.engine.dialect.name == "postgresql":
+        # One statement reads the session, writes its activity (due: it was abandoned)
+        # and starts the visit of the paragraph it shows; then its annotations.
         kinds = [" ".join(s.split()[:3]) for s in sent]
-        assert kinds == [
-            "SELECT annotation_sessions.id, annotation_sessions.token,",
-            "UPDATE annotation_sessions SET",
-            "INSERT INTO paragraph_timings",  # the current paragraph is shown: a visit
-            "SELECT annotations.id, annotations.session_id,",
-        ], sent  # no BEGIN or COMMIT: each statement commits by itself
+        assert kinds == ["WITH found AS", "SELECT annotations.id, annotations.session_id,"], sent
+        assert "UPDATE annotation_sessions SET" in sent[0]
+        assert "INSERT INTO paragraph_timings" in sent[0]  # no BEGIN or COMMIT either
     # Read again within the minute: no activity write.
     db.session.commit()
+    seen = session_row(token).last_seen_at
     with statements() as again:
         assert client.get(path.format(token=token)).status_code == 200
-    assert not any(s.startswith("UPDATE") for s in again)
+    if db.engine.dialect.name == "sqlite":
+        assert not any(s.startswith("UPDATE") for s in again)
+    db.session.expire_all()
+    assert session_row(token).last_seen_at == seen
 
 
 @pytest.mark.parametrize(

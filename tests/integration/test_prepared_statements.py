@@ -110,9 +110,12 @@ def test_db_prepared_statements_0_sends_statements_whole(database_uri, monkeypat
         engine = db.engines["autocommit"]
         for number in range(3):
             assert save(client, token, _annotation(number, 0, "Alpha")).status_code == 201
-        assert client.put(
-            f"/api/sessions/{token}/position", json={"paragraph_id": 1}, headers=csrf(token)
-        ).status_code == 200
+        assert (
+            client.put(
+                f"/api/sessions/{token}/position", json={"paragraph_id": 1}, headers=csrf(token)
+            ).status_code
+            == 200
+        )
         assert _prepared_on_server(engine) == {}
         db.session.remove()
         dispose_engines()
