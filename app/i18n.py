@@ -95,7 +95,7 @@ def _template_context() -> dict[str, Any]:
 def _translations():
     """The request's catalogue, looked up once per request: Flask-Babel's own template
     callables look the locale and domain up again for every string (the annotator page
-    has about forty), a sixth of the page's CPU. Nothing here changes the locale within
+    has about forty), a tenth of the page's CPU. Nothing here changes the locale within
     a request (no force_locale)."""
     if not g:  # no app context: Flask-Babel's own answer (NullTranslations)
         return get_translations()
