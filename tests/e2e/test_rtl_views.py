@@ -12,9 +12,10 @@ from playwright.sync_api import Page, expect
 from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
-from app.models import Annotation, AnnotationSession, Annotator, Document
+from app.models import Annotation, Document
 from app.taxonomy import current_taxonomy
 from app.validation.rounds import create_round
+from tests.support.adjudication import submitted_session
 from tests.support.axe import violations
 from tests.support.research import add_researcher, log_in
 
@@ -62,20 +63,7 @@ def seed_adjudication(live) -> None:
     seed_arabic(live)
     with live.app.app_context():
         document = db.session.scalars(db.select(Document).filter_by(external_id="rtl-doc")).one()
-        annotator = Annotator(platform="direct", external_id="ann-ar")
-        db.session.add(annotator)
-        db.session.flush()
-        session = AnnotationSession(
-            document_id=document.id,
-            annotator_id=annotator.id,
-            status="submitted",
-            position=1,
-            furthest=1,
-            taxonomy_version="test",
-            platform="direct",
-        )
-        db.session.add(session)
-        db.session.flush()
+        session = submitted_session(document.id, "ann-ar", 1)
         start = PARAGRAPHS[1].index(QUOTE)
         db.session.add(
             Annotation(

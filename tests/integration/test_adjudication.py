@@ -12,7 +12,12 @@ from app.extensions import db
 from app.models import AdjudicationDecision, Document
 from app.research.dashboard import load_study
 from app.study import study_settings
-from tests.support.adjudication import DOC_ID, PARAGRAPHS, seed_adjudication_document
+from tests.support.adjudication import (
+    DOC_ID,
+    PARAGRAPHS,
+    seed_adjudication_document,
+    submitted_session,
+)
 
 STATE_URL = f"/research/api/documents/{DOC_ID}/adjudication"
 DECIDE_URL = f"{STATE_URL}/decisions"
@@ -296,27 +301,14 @@ def test_gold_export_is_accepted_as_validation_items(seeded, researcher_client, 
 
 
 def test_replay_after_the_candidate_changed_still_answers_200(seeded, researcher_client):
-    from app.models import Annotation, AnnotationSession, Annotator
+    from app.models import Annotation
 
     token = csrf_token(researcher_client)
     key = by_category(researcher_client, "missing-info")["key"]
     body = {"id": str(uuid.uuid4()), "candidate": key, "decision": "accept"}
     assert decide(researcher_client, token, **body).status_code == 201
     # A fourth annotator submits a span joining that candidate: its key changes.
-    annotator = Annotator(platform="direct", external_id="ann-4")
-    db.session.add(annotator)
-    db.session.flush()
-    session = AnnotationSession(
-        document_id=seeded.id,
-        annotator_id=annotator.id,
-        status="submitted",
-        position=1,
-        furthest=1,
-        taxonomy_version="test",
-        platform="direct",
-    )
-    db.session.add(session)
-    db.session.flush()
+    session = submitted_session(seeded.id, "ann-4", 1)
     start = PARAGRAPHS[0].index("old mill")
     db.session.add(
         Annotation(

@@ -90,12 +90,22 @@ def test_a_new_connection_prepares_again(app, client):
     assert [a["span"]["text"] for a in answer.get_json()["annotations"]] == ["Alpha", "beta"]
 
 
-def test_percent_signs_in_the_text_survive_the_rewrite(app, client):
-    """The statement's SQL has pyformat escapes; a quote with `%` is a parameter."""
+def test_percent_signs_survive_the_rewrite(app, client):
+    """A literal `%` in the SQL (escaped `%%` for psycopg2) is PREPAREd as one `%`; a `%`
+    in a parameter (a quote) reaches the prepared INSERT as it is."""
+    engine = db.engines["autocommit"]
+    statement = text("SELECT '100%' || :suffix AS answer").execution_options(prepare=True)
+    with engine.connect() as connection:
+        for _ in range(2):
+            answer = connection.execute(statement, {"suffix": " sure"}).scalar()
+            assert answer == "100% sure"
+    prepared = [body for body, _ in _prepared_on_server(engine).values() if "100%" in body]
+    assert len(prepared) == 1 and "100%%" not in prepared[0], prepared
     import_documents([DocumentInput("doc", "Doc", PARAGRAPHS)])
     token = start(client, "doc")
     answer = save(client, token, _annotation(1, 17, "100%"))
     assert answer.status_code == 201, answer.data
+    assert answer.get_json()["span"]["text"] == "100%"
     wrong = save(client, token, _annotation(2, 17, "100x"))
     assert wrong.status_code == 422  # the quote is still checked against the stored text
 

@@ -38,6 +38,30 @@ MARKS = [
 ]
 
 
+def submitted_session(document_id: int, annotator: str, furthest: int) -> AnnotationSession:
+    """A submitted session of the direct annotator `annotator` (created when new) on the
+    document, at its paragraph `furthest`; flushed, so it has its id."""
+    found = db.session.scalar(
+        db.select(Annotator).filter_by(platform="direct", external_id=annotator)
+    )
+    if found is None:
+        found = Annotator(platform="direct", external_id=annotator)
+        db.session.add(found)
+        db.session.flush()
+    session = AnnotationSession(
+        document_id=document_id,
+        annotator_id=found.id,
+        status="submitted",
+        position=furthest,
+        furthest=furthest,
+        taxonomy_version="test",
+        platform="direct",
+    )
+    db.session.add(session)
+    db.session.flush()
+    return session
+
+
 def seed_adjudication_document() -> Document:
     """Import the document and the three submitted sessions; returns the document."""
     return seed_document(DOC_ID, PARAGRAPHS, MARKS)
@@ -62,25 +86,7 @@ def seed_document(
     db.session.flush()
     sessions = {}
     for name in annotators:
-        annotator = db.session.scalar(
-            db.select(Annotator).filter_by(platform="direct", external_id=name)
-        )
-        if annotator is None:
-            annotator = Annotator(platform="direct", external_id=name)
-            db.session.add(annotator)
-            db.session.flush()
-        session = AnnotationSession(
-            document_id=document.id,
-            annotator_id=annotator.id,
-            status="submitted",
-            position=len(paragraphs) - 1,
-            furthest=len(paragraphs) - 1,
-            taxonomy_version="test",
-            platform="direct",
-        )
-        db.session.add(session)
-        db.session.flush()
-        sessions[name] = session
+        sessions[name] = submitted_session(document.id, name, len(paragraphs) - 1)
     for index, (name, category, span, paired, comment) in enumerate(marks):
         paragraph, start, end = span
         values = {}
