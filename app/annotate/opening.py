@@ -73,6 +73,7 @@ _NEW_SESSION = (
     .from_select(list(_SESSION_VALUES), select(*_SESSION_VALUES.values()).limit(1))
     .on_conflict_do_nothing(index_elements=["document_id", "annotator_id"])
     .returning(SESSIONS.c.id)
+    .execution_options(prepare=True)  # app.prepared: every worker's first open
 )
 
 
@@ -94,12 +95,16 @@ class DocumentKey:
     is_attention_check: bool
 
 
-_DOCUMENT_KEY = select(
-    DOCUMENTS.c.id,
-    DOCUMENTS.c.content_hash,
-    DOCUMENTS.c.paragraph_count,
-    DOCUMENTS.c.gold.is_not(None),  # an attention check (Document.is_attention_check)
-).where(DOCUMENTS.c.external_id == bindparam("external_id"))
+_DOCUMENT_KEY = (
+    select(
+        DOCUMENTS.c.id,
+        DOCUMENTS.c.content_hash,
+        DOCUMENTS.c.paragraph_count,
+        DOCUMENTS.c.gold.is_not(None),  # an attention check (Document.is_attention_check)
+    )
+    .where(DOCUMENTS.c.external_id == bindparam("external_id"))
+    .execution_options(prepare=True)
+)
 
 
 def find_document_key(external_id: str) -> DocumentKey | None:

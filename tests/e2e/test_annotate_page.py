@@ -275,3 +275,20 @@ def test_mturk_workers_get_the_externalsubmit_form(page: Page, live_server):
     expect(form).to_have_attribute("action", "https://workersandbox.mturk.com/mturk/externalSubmit")
     expect(form.locator("input[name=assignmentId]")).to_have_value("A1")
     expect(form.locator("input[name=outcome]")).to_have_value("completed")
+
+
+def test_the_page_preloads_exactly_the_modules_it_runs(page: Page, live_server):
+    """The modulepreload links (app/static_urls.module_preloads, read from the modules'
+    imports) name every ES module the page loads, and none it does not: the browser
+    fetches the whole graph at once."""
+    seed_document(live_server, "preload", ["One paragraph.", "Two."])
+    open_task(page, live_server, "preload")
+    preloaded = page.evaluate(
+        "[...document.querySelectorAll('link[rel=modulepreload]')].map((link) => link.href)"
+    )
+    loaded = page.evaluate(
+        "performance.getEntriesByType('resource').map((entry) => entry.name)"
+        ".filter((name) => new URL(name).pathname.endsWith('.mjs'))"
+    )
+    assert len(preloaded) == len(set(preloaded)) > 20
+    assert sorted(set(loaded)) == sorted(preloaded)

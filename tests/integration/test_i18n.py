@@ -87,3 +87,34 @@ def test_an_error_page_message_from_python_is_translated(make_app):
     response = client.get("/s/no-such-token", headers={"Accept-Language": "de"})
     assert response.status_code == 404
     assert "Dieser Annotationslink führt zu keiner Aufgabe." in response.get_data(as_text=True)
+
+
+SAME = "100% sure|100% sure|<kbd>Enter</kbd> &lt;b&gt;"  # not in the catalogues
+
+
+@pytest.mark.parametrize(
+    ("accept_language", "expected"),
+    [
+        (None, "Paragraph &lt;b&gt; of 2|Paragraph &lt;i&gt; of 3|" + SAME),
+        ("de", "Absatz &lt;b&gt; von 2|Absatz &lt;i&gt; von 3|" + SAME),
+    ],
+)
+def test_template_gettext_translates_escapes_its_arguments_and_formats_once(
+    make_app, accept_language, expected
+):
+    """The template callables (app/i18n.py) behave as Jinja's newstyle gettext: the
+    translation is markup, its arguments are escaped, a `%` is formatted once (`%%` in
+    `_()`, `%` in `{% trans %}`, which doubles it); inside a
+    block that sets a variable too (where Jinja's own would copy the context)."""
+    from flask import render_template_string
+
+    app = make_app()
+    headers = {"Accept-Language": accept_language} if accept_language else {}
+    source = (
+        "{% block b %}{% set x = 1 %}{{ _('Paragraph %(n)s of %(total)s', n='<b>', total=2) }}|"
+        "{{ gettext('Paragraph %(n)s of %(total)s', n='<i>', total=x + 2) }}|"
+        "{% trans %}100% sure{% endtrans %}|{{ _('100%% sure') }}|"
+        "{% trans who='<b>' %}<kbd>Enter</kbd> {{ who }}{% endtrans %}{% endblock %}"
+    )
+    with app.test_request_context("/s/x", headers=headers):
+        assert render_template_string(source) == expected
