@@ -84,6 +84,21 @@ def echo_ambiguous(ambiguous: Iterable[str]) -> None:
         click.echo(f"  {line}")
 
 
+def echo_import_notes(
+    warnings: Iterable[str], ambiguous: Iterable[str], rejected: Iterable[str]
+) -> None:
+    """What an import stored with a remark: its warnings, its ambiguous spans, and the
+    records it left out (rejected), each on its own indented line."""
+    for line in warnings:
+        click.echo(f"  warning: {line}")
+    echo_ambiguous(ambiguous)
+    rejected = list(rejected)
+    if rejected:
+        click.echo(f"Rejected (left out): {len(rejected)}")
+        for line in rejected:
+            click.echo(f"  {line}")
+
+
 def echo_report(
     report: dict[str, Any],
     fmt: str,

@@ -8,7 +8,7 @@ import click
 import yaml
 from flask.cli import with_appcontext
 
-from app.cli import echo_ambiguous, fail, flag
+from app.cli import echo_import_notes, fail, flag
 from app.imports.readers import FORMATS
 from app.imports.store import AnnotationImportError, prepare_import
 
@@ -61,10 +61,4 @@ def import_annotations_command(
         f"Imported {summary.annotations} annotation(s) in {summary.sessions} submitted "
         f"session(s); {len(summary.documents_created)} new document(s)."
     )
-    for line in summary.warnings:
-        click.echo(f"  warning: {line}")
-    echo_ambiguous(summary.ambiguous)
-    if summary.rejected:
-        click.echo(f"Rejected (left out): {len(summary.rejected)}")
-        for line in summary.rejected:
-            click.echo(f"  {line}")
+    echo_import_notes(summary.warnings, summary.ambiguous, summary.rejected)

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from app.cli import echo_ambiguous, fail
+from app.cli import echo_import_notes, fail
 from app.imports.cli import read_taxonomy_map
 from app.suggestions.importer import FORMATS, SuggestionImportError, prepare_suggestions
 
@@ -50,10 +50,4 @@ def import_suggestions_command(
         f"Imported {stored} suggestion(s) from {source!r}; "
         f"{plan.unchanged} already stored unchanged."
     )
-    for line in plan.warnings:
-        click.echo(f"  warning: {line}")
-    echo_ambiguous(plan.ambiguous)
-    if plan.rejected:
-        click.echo(f"Rejected (left out): {len(plan.rejected)}")
-        for line in plan.rejected:
-            click.echo(f"  {line}")
+    echo_import_notes(plan.warnings, plan.ambiguous, plan.rejected)
