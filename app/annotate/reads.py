@@ -18,7 +18,7 @@ from sqlalchemy import Row, bindparam, func, or_, select, update
 
 from app.annotate.sessions import TOUCH_INTERVAL, touch_due
 from app.annotate.timings import record_visit, visit_params, visit_statement
-from app.annotate.writes import ACTIVITY, ANNOTATIONS, DOCUMENTS, SESSIONS, TOUCH
+from app.annotate.writes import ACTIVITY, ANNOTATIONS, DOCUMENTS, SESSIONS, TOUCH, TOUCH_IS_DUE
 from app.languages import direction_of
 from app.models import utcnow
 from app.persistence import autocommit_connection, end_orm_transaction
@@ -109,13 +109,7 @@ def _read_and_record():
         update(SESSIONS)
         .where(
             SESSIONS.c.id == select(found.c.id).scalar_subquery(),
-            # sessions.touch_due's rule, and the first load of the page
-            or_(
-                SESSIONS.c.status == SessionStatus.ABANDONED,
-                SESSIONS.c.last_seen_at.is_(None),
-                SESSIONS.c.last_seen_at < bindparam("stale_before"),
-                SESSIONS.c.page_loaded_at.is_(None),
-            ),
+            or_(TOUCH_IS_DUE, SESSIONS.c.page_loaded_at.is_(None)),  # or the page's first load
         )
         .values(ACTIVITY)
         .returning(SESSIONS.c.status)

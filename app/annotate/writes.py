@@ -95,19 +95,17 @@ TOUCH = (
     .execution_options(prepare=True)
 )
 
-# Record activity on the session with this token, when due (sessions.touch_due's rule).
+# sessions.touch_due's rule in SQL: activity is due on a session marked abandoned, or last
+# seen before `stale_before` (now - TOUCH_INTERVAL), or never.
+TOUCH_IS_DUE = or_(
+    SESSIONS.c.status == SessionStatus.ABANDONED,
+    SESSIONS.c.last_seen_at.is_(None),
+    SESSIONS.c.last_seen_at < bindparam("stale_before"),
+)
+
+# Record activity on the session with this token, when due.
 _TOUCH_DUE = (
-    update(SESSIONS)
-    .where(
-        BY_TOKEN,
-        or_(
-            SESSIONS.c.status == SessionStatus.ABANDONED,
-            SESSIONS.c.last_seen_at.is_(None),
-            SESSIONS.c.last_seen_at < bindparam("stale_before"),
-        ),
-    )
-    .values(ACTIVITY)
-    .returning(SESSIONS.c.id)
+    update(SESSIONS).where(BY_TOKEN, TOUCH_IS_DUE).values(ACTIVITY).returning(SESSIONS.c.id)
 )
 
 
