@@ -58,6 +58,7 @@ EXPORT_KEYS = {
     "origin",  # issue 18: worker | suggestion-accepted | suggestion-edited
     "suggestion_id",
     "provenance",  # gold exports (app.adjudication.gold): export records plus provenance
+    "unit_id",  # issue 28: the error unit (rows of one span with several labels share it)
 }
 
 # The suggestions export (app.suggestions.records): a record is one item, the model's

@@ -17,7 +17,7 @@ import pytest
 
 from app import create_app
 from app.extensions import db
-from app.models import Annotation, AnnotationSession, Annotator
+from app.models import Annotation, AnnotationSession, Annotator, ValidationItem
 from tests.support.apps import ROOT, dispose_engines, make_test_config
 
 BOOOOKSCORE_TAXONOMY = ROOT / "config" / "taxonomies" / "booookscore.yaml"
@@ -241,3 +241,100 @@ def test_skip_rejected_leaves_out_unlocatable_spans(app, runner, tmp_path):
     assert [a.span_text for a in db.session.scalars(db.select(Annotation))] == ["Anna"]
     assert runner.invoke(args=["import-annotations", "--help"]).exit_code == 0
     assert runner.invoke(args=["study-report", "--help"]).exit_code == 0
+
+
+def _labelless_file(booookscore_sample, tmp_path, name: str = "summary-gpt4-4096-hier.json"):
+    """One released book whose first relation has empty shared_labels (as two relations of
+    the-true-love-experiment.epub have in the full release) and whose first single has two
+    labels."""
+    data = json.loads((booookscore_sample / FILES["hier-"]).read_text("utf-8"))
+    book = "the-night-travelers.epub"  # one single, two relations
+    entry = data[book]
+    entry["relations"][0]["shared_labels"] = []
+    entry["singles"][0]["labels"] = ["discontinuity", "salience"]
+    path = tmp_path / name
+    path.write_text(json.dumps({book: entry}), "utf-8")
+    return path, book, entry
+
+
+def test_a_relation_without_labels_is_imported_counted_and_in_no_category(
+    app, runner, researcher_client, booookscore_sample, tmp_path
+):
+    path, book, entry = _labelless_file(booookscore_sample, tmp_path)
+    # The README's recipe, without --skip-rejected (it exited 1 before).
+    result = runner.invoke(args=["import-annotations", str(path), "--id-prefix", "hier-"])
+    assert result.exit_code == 0, result.output
+    assert f"{path.name}:{book} relations[0]: shared_labels: empty: imported without" in (
+        result.output
+    )
+    rows = db.session.scalars(db.select(Annotation).order_by(Annotation.id)).all()
+    labelless = [row for row in rows if row.category is None]
+    assert len(labelless) == 1 and labelless[0].paired_text is not None
+    # The two labels of one single: two rows, one unit.
+    first = [row for row in rows if row.comment == entry["singles"][0]["questions"]]
+    assert sorted(row.category for row in first) == ["discontinuity", "salience"]
+    assert first[0].unit_id == first[1].unit_id == first[0].id
+
+    report = _study_report(runner, "--id-prefix", "hier-")
+    (document,) = report["documents"]
+    units = len(entry["singles"]) + len(entry["relations"])
+    nltk = json.loads((booookscore_sample / "punkt-sentences.json").read_text("utf-8"))
+    sentences = len(nltk["hier"][book])
+    assert (document["sentences"], document["error_sentences"]) == (sentences, units)
+    assert report["booookscore"] == pytest.approx(100 * (1 - units / sentences))
+    occurrences = sum(len(a.get("labels", a.get("shared_labels"))) for a in entry["singles"])
+    occurrences += sum(len(a["shared_labels"]) for a in entry["relations"])
+    rates = report["errors_per_sentence"]
+    assert None not in rates and "" not in rates
+    assert sum(rates.values()) == pytest.approx(100 * occurrences / sentences)
+
+    # Every export form says category null, and unit_id.
+    for fmt in ("jsonl", "csv"):
+        out = tmp_path / f"export.{fmt}"
+        result = runner.invoke(args=["export-annotations", "--format", fmt, "--output", out])
+        assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (tmp_path / "export.jsonl").read_text().splitlines()]
+    (null,) = [r for r in records if r["category"] is None]
+    assert (null["category_name"], null["category_type"]) == (None, None)
+    assert null["unit_id"] == labelless[0].id
+    assert len({r["unit_id"] for r in records}) == units
+    download = researcher_client.get("/research/export/annotations.jsonl").get_data(as_text=True)
+    assert [json.loads(line) for line in download.splitlines()] == records
+    csv_text = (tmp_path / "export.csv").read_text("utf-8-sig")
+    assert "unit_id" in csv_text.splitlines()[0]
+
+    # The researcher's pages, validation rounds, gamma and adjudication take it.
+    document_row = db.session.scalars(db.select(AnnotationSession)).one()
+    for url in (
+        "/research/",
+        f"/research/documents/hier-{book}",
+        f"/research/sessions/{document_row.id}",
+        f"/research/documents/hier-{book}/adjudicate",
+    ):
+        response = researcher_client.get(url)
+        assert response.status_code == 200, url
+    result = runner.invoke(
+        args=["validation", "create-round", "r1", "--items", str(tmp_path / "export.jsonl")]
+    )
+    assert result.exit_code == 0, result.output
+    second, _, _ = _labelless_file(booookscore_sample, tmp_path, "second-annotator.json")
+    result = runner.invoke(args=["import-annotations", str(second), "--id-prefix", "hier-"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(args=["agreement", "--gamma", "--samples", "2", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["documents"][0]["gamma"] is not None
+    report = _study_report(runner, "--id-prefix", "hier-")
+    assert report["agreement"]["mean_pairwise_span_f1"]["value"] == pytest.approx(100.0)
+    assert report["agreement"]["mean_pairwise_span_f1_same_category"]["value"] == (
+        pytest.approx(100.0)
+    )
+    # The round trip keeps the null category and the units.
+    export = tmp_path / "again.jsonl"
+    runner.invoke(args=["export-annotations", "--format", "jsonl", "--output", export])
+    db.session.execute(db.delete(ValidationItem))
+    db.session.execute(db.delete(Annotation))
+    db.session.execute(db.delete(AnnotationSession))
+    db.session.commit()
+    result = runner.invoke(args=["import-annotations", str(export)])
+    assert result.exit_code == 0, result.output
+    assert _study_report(runner, "--id-prefix", "hier-")["documents"][0]["error_sentences"] == units
