@@ -68,6 +68,7 @@ SUGGESTION_KEYS = {
     "source",
     "document_id",
     "category",
+    "labels",  # issue 28: every type of the suggestion (category is the first)
     "span",
     "paired_span",
     "question",
@@ -300,7 +301,7 @@ def _suggestion_item(where: str, record: dict, problems: list[str]) -> ItemInput
         where,
         {
             "id": record.get("suggestion_id"),
-            **{k: record.get(k) for k in ("source", "document_id", "span", "category")},
+            **{k: record.get(k) for k in ("source", "document_id", "span", "category", "labels")},
             **{k: record[k] for k in ("paired_span", "question") if record.get(k) is not None},
         },
         problems,
