@@ -145,7 +145,7 @@ def test_study_report_and_dashboard_give_mqm_per_100_words(app, runner, research
     table = runner.invoke(args=["study-report"]).stdout
     assert "MQM/100 words" in table and "17.50" in table
     rows = runner.invoke(args=["study-report", "--format", "csv"]).stdout
-    assert "mqm_per_100_words,doc-1,,,,17.5" in rows
+    assert "mqm_per_100_words,doc-1,,,17.5" in rows
     client = app.test_client()
     with client.session_transaction() as session:
         session["_user_id"] = str(researcher.id)
