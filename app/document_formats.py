@@ -17,7 +17,8 @@ tag (``ar``, ``he``, ``zh-Hans``; app.languages, docs/languages.md), stored as g
 ``.txt`` file has none. A listed paragraph holding FALTE's entity
 marks (``<span class = "ne ne-4"> John</span>``, as in FALTE's own ``stories.json``) is
 stored as the text FALTE's page shows, and the marked names are added to the document's
-entities; any other markup in a listed paragraph is refused (app.falte_markup).
+entities; other markup in such a paragraph is refused, and a paragraph without entity
+marks is plain text, angle brackets and all (app.falte_markup).
 ``gold`` (attention checks) is a list of ``{"paragraph_id", "start", "end", "category"}``
 whose offsets must lie within that paragraph's normalised text, optionally with
 ``"paired_span": {"paragraph_id", "start", "end"}`` (the other span of a paired error)

@@ -26,13 +26,13 @@ from sqlalchemy import Select, String, case, cast, func, literal, null, select
 from sqlalchemy.dialects.postgresql import JSONB
 
 from app.extensions import db
-from app.models import Annotation, AnnotationSession, Annotator, Document, Suggestion
+from app.models import UNIT_ID, Annotation, AnnotationSession, Annotator, Document, Suggestion
 from app.statuses import SessionStatus
 from app.taxonomy import Taxonomy, current_taxonomy
 
 BATCH = 1000
 # Category key -> (name, type); app.export's lookup falls back to (key, "unknown").
-Categories = Callable[[str], tuple[str, str]]
+Categories = Callable[[str | None], tuple[str | None, str | None]]
 # The SQL text of timestamps: always in UTC with microseconds, as iso_utc writes them.
 ISO = 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"'
 
@@ -124,16 +124,17 @@ TIMESTAMP = Format(
     lambda column, taxonomy: func.to_char(func.timezone("UTC", column), ISO),
 )
 SPAN = Format(_span_python, _span_json, _span_sql)  # null when its paragraph is
+# A row without a category (an imported error that had no label) has null name and type.
 CATEGORY_NAME = Format(
     lambda key, categories: categories(key)[0],
-    lambda key, categories: _quote(categories(key)[0]),
+    lambda key, categories: _text_json(categories(key)[0]),
     _category_sql(0, lambda column: column),
     categorised=True,
 )
 CATEGORY_TYPE = Format(
     lambda key, categories: categories(key)[1],
-    lambda key, categories: _quote(categories(key)[1]),
-    _category_sql(1, lambda column: literal("unknown")),
+    lambda key, categories: _text_json(categories(key)[1]),
+    _category_sql(1, lambda column: case((column.is_(None), null()), else_=literal("unknown"))),
     categorised=True,
 )
 
@@ -208,6 +209,8 @@ FIELDS: tuple[Field, ...] = (
     Field("annotator_id", ANNOTATOR_ID),
     Field("platform", AnnotationSession.platform),
     Field("session_id", cast(AnnotationSession.id, String)),
+    # Issue 28: the error unit (rows of one span with several labels share it; app.metrics).
+    Field("unit_id", UNIT_ID, INT),
     Field("submitted", AnnotationSession.status == SessionStatus.SUBMITTED, BOOL),
     Field("created_at", Annotation.created_at, TIMESTAMP),
     Field("taxonomy_version", AnnotationSession.taxonomy_version),
@@ -393,11 +396,11 @@ def _shared(wanted: Field, values: dict[str, Any]) -> Any:
 
 def category_lookup(taxonomy: Taxonomy | None = None) -> Categories:
     """Category key -> (name, type) in `taxonomy` (default: the app's), cached per key;
-    (key, "unknown") for a key the taxonomy no longer has."""
+    (key, "unknown") for a key the taxonomy no longer has; (None, None) for no category."""
     taxonomy = taxonomy or current_taxonomy()
-    cache: dict[str, tuple[str, str]] = {}
+    cache: dict[str | None, tuple[str | None, str | None]] = {None: (None, None)}
 
-    def lookup(key: str) -> tuple[str, str]:
+    def lookup(key: str | None) -> tuple[str | None, str | None]:
         found = cache.get(key)
         if found is None:
             category = taxonomy.category(key)

@@ -9,10 +9,13 @@ space inside ``<span> John</span>`` at the start disappears, and ``Mr.<span> Mor
 reads "Mr. Morrison"). Character references (``&amp;``) show as their character.
 
 `parse_paragraph` gives that text and the names inside the ``ne-N`` marks (the
-document's entities, for the coreference cues). A paragraph without any tag is plain
-text and stays exactly as it is. Any other markup (another element, attribute or class,
-a comment, an unclosed or stray tag) is refused: workers must never read tags.
-The HTML is read with the standard library's html.parser, not with regular expressions.
+document's entities, for the coreference cues). Markup is read only in a paragraph that
+carries at least one of FALTE's entity marks (``<span class="ne ne-N">``): every other
+paragraph is plain text and stays exactly as it is, angle brackets and all (an LLM's
+``<think>``, code, "if a<b and c>d"), as the same text in a .txt file does. In a
+paragraph with entity marks, any other markup (another element, attribute or class, a
+comment, an unclosed or stray tag) is refused: workers must never read tags. The HTML is
+read with the standard library's html.parser, not with regular expressions.
 """
 
 from __future__ import annotations
@@ -37,8 +40,8 @@ class MarkedParagraph:
     entities: tuple[str, ...]  # in order of first mention, each once
 
 
-def has_markup(paragraph: str) -> bool:
-    """True when html.parser finds a tag, comment or declaration in the paragraph."""
+def has_entity_marks(paragraph: str) -> bool:
+    """True when html.parser finds one of FALTE's entity marks (<span class="ne ne-N">)."""
     probe = _Probe()
     probe.feed(paragraph)
     probe.close()
@@ -46,8 +49,10 @@ def has_markup(paragraph: str) -> bool:
 
 
 def parse_paragraph(paragraph: str) -> MarkedParagraph:
-    """The rendered text and entity names of a FALTE paragraph; raise MarkupError otherwise."""
-    if not has_markup(paragraph):
+    """The rendered text and entity names of a FALTE paragraph (one with entity marks);
+    any other paragraph is plain text, as it is. Raise MarkupError for other markup in a
+    paragraph with entity marks."""
+    if not has_entity_marks(paragraph):
         return MarkedParagraph(paragraph, ())
     parser = _EntityMarks()
     parser.feed(paragraph)
@@ -62,28 +67,26 @@ def _rendered(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
 
 
+def _is_entity_mark(tag: str, attrs: list[tuple[str, str | None]]) -> bool:
+    """<span class="ne ne-N"> and nothing more: FALTE's mark of a named entity."""
+    attributes = dict(attrs)
+    classes = (attributes.get("class") or "").split()
+    return (
+        tag == "span"
+        and set(attributes) == {"class"}
+        and len(classes) == 2
+        and classes[0] == "ne"
+        and bool(_NE_CLASS.fullmatch(classes[1]))
+    )
+
+
 class _Probe(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.found = False
 
     def handle_starttag(self, tag, attrs) -> None:
-        self.found = True
-
-    def handle_endtag(self, tag) -> None:
-        self.found = True
-
-    def handle_comment(self, data) -> None:
-        self.found = True
-
-    def handle_decl(self, decl) -> None:
-        self.found = True
-
-    def handle_pi(self, data) -> None:
-        self.found = True
-
-    def unknown_decl(self, data) -> None:
-        self.found = True
+        self.found = self.found or _is_entity_mark(tag, attrs)
 
 
 class _EntityMarks(HTMLParser):
@@ -96,24 +99,15 @@ class _EntityMarks(HTMLParser):
         self.open_marks: list[tuple[str, int]] = []  # (ne-N, index in parts where it began)
 
     def handle_starttag(self, tag, attrs) -> None:
-        attributes = dict(attrs)
-        classes = (attributes.get("class") or "").split()
-        is_mark = (
-            tag == "span"
-            and set(attributes) == {"class"}
-            and len(classes) == 2
-            and classes[0] == "ne"
-            and _NE_CLASS.fullmatch(classes[1])
-        )
-        if not is_mark:
+        if not _is_entity_mark(tag, attrs):
             raise MarkupError(
-                f"markup other than FALTE's entity marks ({self.get_starttag_text()!r}); "
-                'only <span class="ne ne-N">name</span> is read, everything else must be '
-                "plain text"
+                f"markup other than FALTE's entity marks ({self.get_starttag_text()!r}) in "
+                'a paragraph with entity marks; only <span class="ne ne-N">name</span> is '
+                "read there (a paragraph without entity marks is read as plain text)"
             )
         if self.open_marks:
             raise MarkupError("an entity mark inside another one")
-        self.open_marks.append((classes[1], len(self.parts)))
+        self.open_marks.append((dict(attrs)["class"].split()[1], len(self.parts)))
 
     def handle_startendtag(self, tag, attrs) -> None:
         raise MarkupError(f"markup other than FALTE's entity marks ({self.get_starttag_text()!r})")

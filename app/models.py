@@ -21,6 +21,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    func,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -219,7 +220,10 @@ class Annotation(db.Model):
     span_start: Mapped[int] = mapped_column(Integer)
     span_end: Mapped[int] = mapped_column(Integer)
     span_text: Mapped[str] = mapped_column(Text)
-    category: Mapped[str] = mapped_column(String(64))
+    # A taxonomy key; None only for an imported error that came without a label (a
+    # BooookScore relation with empty shared_labels): it counts in the BooookScore score
+    # and in no category (app.metrics). The worker API always requires one.
+    category: Mapped[str | None] = mapped_column(String(64))
     paired_paragraph_id: Mapped[int | None] = mapped_column(Integer)
     paired_start: Mapped[int | None] = mapped_column(Integer)
     paired_end: Mapped[int | None] = mapped_column(Integer)
@@ -227,6 +231,10 @@ class Annotation(db.Model):
     comment: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The error unit the row belongs to: the id of the unit's first row, shared by the rows
+    # one imported span with several labels became (one row per label); None: the row is a
+    # unit of its own (every worker's Add). UNIT_ID reads it with that default.
+    unit_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("annotations.id"))
     # The model suggestion this annotation came from (Accept or Edit), else None; `origin`
     # says which: worker | suggestion-accepted | suggestion-edited.
     suggestion_id: Mapped[int | None] = mapped_column(BigId, ForeignKey("suggestions.id"))
@@ -235,6 +243,11 @@ class Annotation(db.Model):
     severity: Mapped[str | None] = mapped_column(String(64))
 
     session: Mapped[AnnotationSession] = relationship(back_populates="annotations")
+
+
+# An annotation's error unit in SQL: its unit_id, else its own id (app.metrics: the
+# BooookScore score counts units; exports give it as `unit_id`).
+UNIT_ID = func.coalesce(Annotation.unit_id, Annotation.id)
 
 
 class ValidationRound(db.Model):

@@ -1,8 +1,8 @@
 """Sentence boundaries in scripts other than English's, chosen by the document's language.
 
-app/metrics.py's `split_sentences` keeps its English rule (which reproduces the
-BooookScore figures) for English and for documents without a language; every other
-language comes here. Pure: offsets are code points into the paragraph, whitespace trimmed.
+app/metrics.py's `split_sentences` splits English and documents without a language with
+NLTK's Punkt English parameters (as BooookScore's scorer does); every other language
+comes here. Pure: offsets are code points into the paragraph, whitespace trimmed.
 
 Rules (docs/languages.md):
 

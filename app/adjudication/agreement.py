@@ -23,6 +23,7 @@ from app.adjudication.gamma import Unit, bootstrap_ci, mean_linked_pair_f1
 from app.adjudication.gamma_cache import cache_dir, compute, continuum, defined
 from app.adjudication.service import load_marks, paragraph_texts
 from app.extensions import db
+from app.metrics import unit_rows
 from app.models import AnnotationSession, Annotator, Document
 from app.statuses import SessionStatus
 
@@ -65,14 +66,16 @@ def document_units(document_id: int) -> tuple[list[Unit], dict[str, list[tuple]]
         )
     ]
     marks = load_marks(document_id)
+    # One gamma unit per error unit (the rows of one span with several labels are one; its
+    # first row's category, "" for none: app.metrics.unit_rows).
     units = continuum(
         lengths,
         (
             (
                 mark.annotator,
-                [(mark.span.paragraph_id, mark.span.start, mark.span.end, mark.category)],
+                [(mark.span.paragraph_id, mark.span.start, mark.span.end, mark.category or "")],
             )
-            for mark in marks
+            for mark in unit_rows(marks, [mark.unit_id for mark in marks])
         ),
     )
     linked: dict[str, list[tuple]] = defaultdict(list)

@@ -26,10 +26,11 @@ class Mark:
 
     annotation_id: int
     annotator: str
-    category: str
+    category: str | None  # None: an imported error without a label
     span: Span
     paired_span: Span | None = None
     comment: str | None = None
+    unit_id: int | None = None  # the error unit (app.metrics); None: the mark's own
 
     def to_dict(self) -> dict[str, Any]:
         """The page's JSON form."""

@@ -87,6 +87,7 @@ def load_marks(document_id: int) -> list[Mark]:
                 span=Span(row.paragraph_id, row.span_start, row.span_end, row.span_text),
                 paired_span=paired,
                 comment=row.comment,
+                unit_id=row.unit_id if row.unit_id is not None else row.id,
             )
         )
     return marks

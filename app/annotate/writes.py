@@ -184,7 +184,10 @@ def _quote_stored(prefix: str):
     )
 
 
-_SAVED_COLUMNS = [c.name for c in ANNOTATIONS.c if c.name not in ("id", "session_id", "deleted_at")]
+# A worker's Add is a unit of its own: unit_id stays null (app.models.UNIT_ID).
+_SAVED_COLUMNS = [
+    c.name for c in ANNOTATIONS.c if c.name not in ("id", "session_id", "deleted_at", "unit_id")
+]
 
 
 @lru_cache(maxsize=4)

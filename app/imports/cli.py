@@ -47,8 +47,10 @@ def import_annotations_command(
     Formats: our JSONL export (documents must be imported; it imports back to the same
     export), BooookScore's human annotation files (summaries become documents), or a CSV /
     JSON dump of FALTE's annotation_v2 table. One session per annotator and document;
-    spans are located in the text as `validation create-round` locates them. All or
-    nothing: every problem is listed as FILE:LINE: field: message.
+    spans are located in the text as `validation create-round` locates them. A released
+    span with several labels is one error unit (one row per label, one unit_id); one
+    without labels is imported with no category, with a warning. All or nothing: every
+    problem is listed as FILE:LINE: field: message.
     """
     mapping = read_taxonomy_map(taxonomy_map)
     try:

@@ -5,12 +5,16 @@ Formats (`--format`, or `auto`, told apart by content):
 - ``jsonl``: our own export (`flask export-annotations --format jsonl`), one record a
   line; the annotator (``annotator_id`` = ``platform:id``), session platform and taxonomy
   version are kept, so that the import exports back to the same records. Documents must
-  be imported already (the export holds no text).
+  be imported already (the export holds no text). Records of one session with the same
+  ``unit_id`` are one unit again; ``category`` null is an annotation without a label.
 - ``booookscore-human``: BooookScore's human annotation files (``summary-gpt4-4096-inc.json``
   ...): ``{book: {"summary", "singles", "relations"}}``. The summary becomes the document
   (paragraphs split on blank lines); a single becomes one annotation per label (its
   question as the comment); a relation one annotation per shared label with a paired
-  span. The file names no annotator: its books are one annotator's, named after the
+  span. The rows of one single or relation are one error unit (they share a unit:
+  BooookScore's score counts the unit once). A single or relation without a label is
+  one annotation with no category (it counts in the score, in no Table 1 category) and
+  a warning. The file names no annotator: its books are one annotator's, named after the
   file (platform ``import``). Null books are skipped with a warning.
 - ``falte``: a CSV or JSON dump of FALTE's ``annotation_v2`` table (storyid, segmentid,
   error, span1, span1_start, span1_end, span2, span2_start, span2_end, survey_code,
@@ -46,13 +50,14 @@ class AnnotationIn:
     """One annotation as read, before its spans are located."""
 
     where: str
-    label: str
+    label: str | None  # None: the error came without a label (category null)
     span: SpanInput
     paired: SpanInput | None = None
     comment: str | None = None
     removed_at: str | None = None
     order_pair: bool = False  # BooookScore relation: the later span becomes the primary
     severity: str | None = None  # our export's `severity` (taxonomies with severities)
+    unit: object = None  # the error unit within its session (None: a unit of its own)
 
 
 @dataclass
@@ -152,8 +157,11 @@ def _export_record(where: str, record: dict, prefix: str, parsed: ParsedFile) ->
     if not isinstance(annotator, str) or ":" not in annotator:
         problems.append(f"{where}: annotator_id: must be 'platform:id' as our export writes it")
     label = record.get("category")
-    if not isinstance(label, str) or not label.strip():
-        problems.append(f"{where}: category: missing")
+    if label is not None and (not isinstance(label, str) or not label.strip()):
+        problems.append(f"{where}: category: must be a category key or null")
+    unit = record.get("unit_id")
+    if unit is not None and (not isinstance(unit, int | str) or isinstance(unit, bool)):
+        problems.append(f"{where}: unit_id: must be a number, a string or null")
     span = _export_span(where, "span", record.get("span"), problems)
     paired = record.get("paired_span")
     paired_span = None if paired is None else _export_span(where, "paired_span", paired, problems)
@@ -177,12 +185,13 @@ def _export_record(where: str, record: dict, prefix: str, parsed: ParsedFile) ->
     session.annotations.append(
         AnnotationIn(
             where,
-            label.strip(),
+            label.strip() if label is not None else None,
             span,
             paired_span,
             comment,
             removed if isinstance(removed, str) else None,
             severity=severity,
+            unit=("export", unit) if unit is not None else None,
         )
     )
 
@@ -222,10 +231,11 @@ def _read_human(path: Path, text: str, data: Any, prefix: str, parsed: ParsedFil
         session = parsed.session(where, document_id, annotator, "import")
         for kind in ("singles", "relations"):
             for number, anno in enumerate(entry.get(kind) or []):
-                _book_annotation(f"{where} {kind}[{number}]", anno, session, parsed.problems)
+                _book_annotation(f"{where} {kind}[{number}]", anno, session, parsed)
 
 
-def _book_annotation(where: str, anno: Any, session: SessionIn, problems: list[str]) -> None:
+def _book_annotation(where: str, anno: Any, session: SessionIn, parsed: ParsedFile) -> None:
+    problems = parsed.problems
     if not isinstance(anno, dict):
         problems.append(f"{where}: must be an object")
         return
@@ -240,10 +250,23 @@ def _book_annotation(where: str, anno: Any, session: SessionIn, problems: list[s
     if relation and (not isinstance(second, str) or not second.strip()):
         problems.append(f"{where}: span_b: missing or empty")
         return
-    if not isinstance(labels, list) or not labels or not all(isinstance(x, str) for x in labels):
-        problems.append(f"{where}: labels: must be a non-empty list of strings")
+    field_name = "shared_labels" if relation else "labels"
+    if labels is None:
+        labels = []
+    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+        problems.append(f"{where}: {field_name}: must be a list of strings")
         return
-    for label in dict.fromkeys(label.strip() for label in labels):
+    kept: list[str | None] = [x for x in dict.fromkeys(x.strip() for x in labels) if x]
+    if not kept:
+        # The release's score counts it (Scorer.get_score counts every single and
+        # relation): one unit without a category, in no Table 1 category.
+        parsed.warnings.append(
+            f"{where}: {field_name}: empty: imported without a category (it counts in the "
+            "BooookScore score, in no category of errors per sentence)"
+        )
+        kept = [None]
+    unit = ("book", where)  # the rows of one single or relation are one error unit
+    for label in kept:
         session.annotations.append(
             AnnotationIn(
                 where,
@@ -252,6 +275,7 @@ def _book_annotation(where: str, anno: Any, session: SessionIn, problems: list[s
                 SpanInput(normalise_text(second).strip()) if relation else None,
                 question,
                 order_pair=relation,
+                unit=unit,
             )
         )
 

@@ -10,7 +10,11 @@ the earlier one its paired span (DESIGN.md: the paired span is the earlier text)
 
 A label becomes a category key through `--taxonomy-map` ({label: key}), else as its
 lower-cased, hyphenated form ("entity omission" -> "entity-omission"); a label that is
-no key of the taxonomy is an error. Any problem refuses the whole file and nothing is
+no key of the taxonomy is an error. An annotation read without a label is stored with no
+category (app.imports.readers warns about each). The rows read as one error unit (one
+per label of a released span, or our export's records sharing `unit_id`) share
+`unit_id` in the database: the id of the unit's first row; a unit of one row keeps it
+null (a unit of its own, as every worker's Add). Any problem refuses the whole file and nothing is
 written, unless `skip_rejected`, which leaves out the annotations at fault (and reports
 them). A document already stored must have the same text as the file gives; an annotator
 who already has a session on a document is refused (importing twice would duplicate).
@@ -57,7 +61,7 @@ class ImportSummary:
 @dataclass
 class _Placed:
     source: AnnotationIn
-    category: str
+    category: str | None
     span: Located
     paired: Located | None
 
@@ -216,8 +220,8 @@ def _place(
     keys: set[str],
     summary: ImportSummary,
 ) -> _Placed | str:
-    category = category_key(annotation.label, mapping, keys)
-    if category is None:
+    category = None if annotation.label is None else category_key(annotation.label, mapping, keys)
+    if category is None and annotation.label is not None:
         return (
             f"category: {annotation.label!r} is no category of the taxonomy "
             f"({', '.join(sorted(keys))}); map it with --taxonomy-map"
@@ -294,9 +298,11 @@ def _store_session(
         submitted_at=now,
     )
     db.session.add(row)
-    for item in placed:
+    units: dict[object, list[Annotation]] = {}
+    for number, item in enumerate(placed):
         paired = item.paired
-        db.session.add(
+        unit = item.source.unit if item.source.unit is not None else ("row", number)
+        units.setdefault(unit, []).append(
             Annotation(
                 session=row,
                 client_id=str(uuid.uuid4()),
@@ -314,6 +320,13 @@ def _store_session(
                 deleted_at=_moment(item.source.removed_at),
             )
         )
+    rows = [annotation for unit in units.values() for annotation in unit]
+    db.session.add_all(rows)
+    db.session.flush()
+    for unit in units.values():
+        if len(unit) > 1:  # one span, several labels: the rows share the first one's id
+            for annotation in unit:
+                annotation.unit_id = unit[0].id
     db.session.flush()
 
 

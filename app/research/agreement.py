@@ -3,9 +3,15 @@
 Figures (documents with two or more submitted sessions; attention checks left out):
 
 - ``krippendorff_alpha_sentences``: Krippendorff's alpha (nominal, error / no error per
-  sentence), pooled over documents (app.metrics).
+  sentence), pooled over documents (app.metrics). A sentence is marked when an error's
+  primary span overlaps it: the sentence of a paired span (the earlier text a repetition
+  or inconsistency points at) is left out.
 - ``mean_pairwise_span_f1``: span-overlap F1 per annotator pair, mean per document, mean
-  over documents (app.metrics.span_f1).
+  over documents (app.metrics.span_f1): a span matches when it shares at least one
+  character with a span of the other annotator, whatever the categories; one span per
+  error unit.
+- ``mean_pairwise_span_f1_same_category``: the same with a match needing a category in
+  common too (the category-aware figure beside it).
 - ``gamma``: gamma (Mathet, Widlöcher & Métivier 2015) per document, mean over documents
   (app.adjudication.gamma; a Monte-Carlo estimate read from app.adjudication.gamma_cache).
 - ``linked_pair_f1``: F1 of linked span pairs (paired categories: both spans overlap, same
@@ -98,7 +104,7 @@ def _agreeing(study: Study) -> list[DocumentRow]:
 
 
 def agreement_figures(study: Study) -> list[Figure]:
-    """The four figures with intervals (call resolve_gamma first for gamma)."""
+    """The five figures with intervals (call resolve_gamma first for gamma)."""
     documents = _agreeing(study)
     parts = [
         d.figures.alpha_parts
@@ -106,6 +112,7 @@ def agreement_figures(study: Study) -> list[Figure]:
         if d.figures and d.figures.alpha_parts[1] + d.figures.alpha_parts[2]
     ]
     f1 = [d.f1 for d in documents if d.f1 is not None]
+    f1_same = [d.f1_same_category for d in documents if d.f1_same_category is not None]
     gamma = [d.gamma for d in documents if d.gamma is not None]
     pairs = [d.pair_f1 for d in documents if d.pair_f1 is not None]
     pending = sum(d.gamma_pending for d in documents)
@@ -115,7 +122,8 @@ def agreement_figures(study: Study) -> list[Figure]:
             "Krippendorff's α (sentences, pooled)",
             study.pooled_alpha,
             bootstrap_alpha_ci(parts),
-            "alpha (-1 to 1), nominal, error / no error per sentence, pooled over documents",
+            "alpha (-1 to 1), nominal, error / no error per sentence (marked by primary "
+            "spans; a paired span's sentence is left out), pooled over documents",
             len(parts),
         ),
         Figure(
@@ -123,8 +131,20 @@ def agreement_figures(study: Study) -> list[Figure]:
             "mean pairwise span F1",
             _mean(f1),
             bootstrap_mean_ci(f1),
-            "percent, span-overlap F1 averaged over annotator pairs and documents",
+            "percent, span-overlap F1 (a match: one shared character or more, any category; "
+            "one span per error unit) averaged over annotator pairs and documents",
             len(f1),
+            percent=True,
+        ),
+        Figure(
+            "mean_pairwise_span_f1_same_category",
+            "mean pairwise span F1, same category",
+            _mean(f1_same),
+            bootstrap_mean_ci(f1_same),
+            "percent, span-overlap F1 where a match needs a category in common too (one "
+            "shared character or more; one span per error unit) averaged over annotator "
+            "pairs and documents",
+            len(f1_same),
             percent=True,
         ),
         Figure(

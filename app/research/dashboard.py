@@ -28,7 +28,7 @@ from app.adjudication.gamma_cache import content_key, continuum, defined
 from app.assignment.claims import ClaimRule
 from app.extensions import db
 from app.metrics import GoldRecall, Sentence
-from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph
+from app.models import UNIT_ID, Annotation, AnnotationSession, Annotator, Document, Paragraph
 from app.outcomes import OUTCOMES
 from app.paragraph_times import iter_paragraph_records
 from app.research import mqm, pacing
@@ -60,8 +60,9 @@ class SessionRow:
     outcome: str | None = None  # completed | failed_training | failed_checks | no_consent
     annotations: int = 0
     categories: Counter[str] = field(default_factory=Counter)
-    # live spans "p:start:end:category:severity:pp:ps:pe;..." (severity, pp:ps:pe: the
-    # severity key and the paired span, or empty), kept for submitted sessions
+    # live spans "p:start:end:category:severity:pp:ps:pe:unit;..." (category empty: none;
+    # severity, pp:ps:pe: the severity key and the paired span, or empty; unit: the row's
+    # error unit, models.UNIT_ID), kept for submitted sessions
     packed: str = ""
 
     @cached_property
@@ -69,14 +70,35 @@ class SessionRow:
         return [item.split(":") for item in self.packed.split(";")] if self.packed else []
 
     @cached_property
-    def spans(self) -> list[tuple[int, int, int, str]]:
-        """Live spans (paragraph_id, start, end, category) of a submitted session."""
-        return [(int(p), int(a), int(b), c) for p, a, b, c, *_ in self._items]
+    def spans(self) -> list[tuple[int, int, int, str | None]]:
+        """Live spans (paragraph_id, start, end, category or None) of a submitted session,
+        one per annotation row (a unit with two labels is two rows)."""
+        return [(int(p), int(a), int(b), c or None) for p, a, b, c, *_ in self._items]
 
     @cached_property
     def pairs(self) -> list[tuple[int, int, int] | None]:
         """The paired span of each of `spans` (paragraph_id, start, end), or None."""
-        return [(int(p), int(a), int(b)) if p else None for *_, p, a, b in self._items]
+        return [(int(p), int(a), int(b)) if p else None for *_, p, a, b, _unit in self._items]
+
+    @cached_property
+    def unit_ids(self) -> list[int]:
+        """The error unit of each of `spans` (rows of one released span share one)."""
+        return [int(item[-1]) for item in self._items]
+
+    @property
+    def error_units(self) -> int:
+        """The error units of the session: what its BooookScore counts (app.metrics)."""
+        return metrics.error_units(self.unit_ids)
+
+    @cached_property
+    def units(self) -> list[tuple[tuple[int, int, int], frozenset]]:
+        """One (span, categories) per error unit: what span F1 counts."""
+        return metrics.error_units_of(self.spans, self.unit_ids)
+
+    @cached_property
+    def unit_spans(self) -> list[tuple[int, int, int, str | None]]:
+        """One row of `spans` per error unit (its first): what gamma counts."""
+        return metrics.unit_rows(self.spans, self.unit_ids)
 
     @cached_property
     def severities(self) -> list[str | None]:
@@ -98,10 +120,10 @@ class DocumentRow:
     sentences: list[Sentence] = field(default_factory=list)
     sessions: list[SessionRow] = field(default_factory=list)
     coherence: float | None = None
-    error_sentences: float | None = None  # BooookScore footnote 12, mean over sessions
-    scored_sentences: float | None = None  # sentences as footnote 12 merges them, mean
+    error_sentences: float | None = None  # BooookScore's error units, mean over sessions
     alpha: float | None = None
     f1: float | None = None
+    f1_same_category: float | None = None
     paragraph_lengths: list[int] = field(default_factory=list)
     figures: DocumentFigures | None = None  # agreement inputs (app.research.agreement)
     gamma: float | None = None  # from the gamma cache; None while pending or undefined
@@ -375,7 +397,7 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
         + ":"
         + cast(Annotation.span_end, String)
         + ":"
-        + Annotation.category
+        + func.coalesce(Annotation.category, "")
         + ":"
         + func.coalesce(Annotation.severity, "")
         + ":"
@@ -384,6 +406,8 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
         + func.coalesce(cast(Annotation.paired_start, String), "")
         + ":"
         + func.coalesce(cast(Annotation.paired_end, String), "")
+        + ":"
+        + cast(UNIT_ID, String)
     )
     query = (
         db.select(Annotation.session_id, func.aggregate_strings(packed, ";"))
@@ -397,7 +421,8 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
         if session is None or not spans:
             continue
         items = spans.split(";")
-        session.categories.update(item.split(":")[3] for item in items)
+        # A row without a category (an imported error without a label) is in none.
+        session.categories.update(c for item in items if (c := item.split(":")[3]))
         session.annotations = len(items)
         if session.status == SessionStatus.SUBMITTED:
             session.packed = spans  # parsed only if its document's figures are not memoised
@@ -422,8 +447,8 @@ def _compute(
             figures.alpha,
             figures.f1,
         )
+        document.f1_same_category = figures.f1_same_category
         document.error_sentences = figures.error_sentences
-        document.scored_sentences = figures.scored_sentences
         readings = [session.severities for session in submitted]
         document.mqm = mqm.document_mqm(readings, weights, document.words)
         if document.is_check:
@@ -449,12 +474,12 @@ def _compute(
 class DocumentFigures:
     """Agreement and BooookScore of one document over its submitted sessions."""
 
-    coherence: float | None
-    error_sentences: float | None  # mean over the submitted sessions
-    scored_sentences: float | None  # footnote 12's merged sentences, mean over sessions
+    coherence: float | None  # BooookScore (0-1 here), mean over the submitted sessions
+    error_sentences: float | None  # error units, mean over the submitted sessions
     value_counts: list[tuple[int, int]]
     alpha: float | None
     f1: float | None
+    f1_same_category: float | None = None
     alpha_parts: AlphaParts = (0.0, 0, 0)
     pair_f1: float | None = None
     gamma_units: list[Unit] = field(default_factory=list)  # the continuum, for gamma
@@ -475,18 +500,20 @@ def _document_figures(document: DocumentRow, submitted: list[SessionRow]) -> Doc
     figures = _FIGURES_CACHE.get(key)
     if figures is not None:
         return figures
-    readings = [metrics.Reading(session.spans, session.pairs) for session in submitted]
+    # Span F1 counts one span per error unit (a released span with two labels is one).
+    readings = [metrics.Reading.of_units(session.units) for session in submitted]
     masks = metrics.sentence_masks(document.sentences) if readings else []
     labels = [reading.labels_from_masks(masks) for reading in readings]
     counts = metrics.label_value_counts(labels)
-    footnote12 = [reading.footnote12_counts(masks) for reading in readings] if masks else []
+    sentences = len(document.sentences)
+    scores = [metrics.booookscore(sentences, session.error_units) for session in submitted]
     figures = DocumentFigures(
-        coherence=metrics.mean(1 - errors / total for total, errors in footnote12),
-        error_sentences=metrics.mean(errors for _, errors in footnote12),
-        scored_sentences=metrics.mean(total for total, _ in footnote12),
+        coherence=metrics.mean(None if score is None else score / 100 for score in scores),
+        error_sentences=metrics.mean(session.error_units for session in submitted),
         value_counts=counts,
         alpha=metrics.krippendorff_alpha(counts),
         f1=metrics.mean_pairwise_f1(readings),
+        f1_same_category=metrics.mean_pairwise_f1(readings, same_category=True),
         alpha_parts=alpha_parts(counts),
         **_boundary_inputs(document, submitted),
     )
@@ -504,8 +531,13 @@ def _boundary_inputs(document: DocumentRow, submitted: list[SessionRow]) -> dict
         for (p, start, end, category), pair in zip(session.spans, session.pairs, strict=True):
             if pair is not None:
                 linked[session.annotator].append(((p, start, end), pair, category))
+    # Gamma counts one unit per error unit (its first row's category; no category: "").
     units = continuum(
-        document.paragraph_lengths, ((session.annotator, session.spans) for session in submitted)
+        document.paragraph_lengths,
+        (
+            (session.annotator, [(p, a, b, c or "") for p, a, b, c in session.unit_spans])
+            for session in submitted
+        ),
     )
     return {
         "pair_f1": mean_linked_pair_f1(linked, annotators) if len(annotators) >= 2 else None,

@@ -1,19 +1,23 @@
 """The study's figures for papers (`flask study-report`, /research/export/study-report.*).
 
 The same figures as the dashboard (app.research.dashboard computes them; the rules are
-in app.metrics), in DESIGN.md's second-wave JSON shape. Every score is on a
-0-100 scale: a document's ``booookscore`` (BooookScore, Chang et al. 2024, eq. 1 with
-footnote 12), the study's ``booookscore`` (the mean over documents with a submitted
-session), ``errors_per_sentence`` (Table 1: occurrences / sentences x 100), the span F1
-and linked-pair F1 under ``agreement`` (app.research.agreement: each with its unit, rule
-and bootstrap 95% interval over documents), and each annotator's precision and recall
-under ``gold`` (attention checks, and the adjudicated gold set of other documents, at the
-attention-check matching rule). Krippendorff's alpha and gamma stay coefficients.
-Per document, ``sentences`` is its number of sentences (what
-Table 1 divides by); ``footnote12_sentences`` the sentences once footnote 12 has merged
-the ones an annotation covers, and ``error_sentences`` those holding an error, each the
-mean over the document's submitted sessions (whole numbers with one annotator), so that
-with one annotator booookscore = 100 * (1 - error_sentences / footnote12_sentences).
+in app.metrics), in DESIGN.md's second-wave JSON shape. A document's ``booookscore`` is
+BooookScore as the release's scorer computes it (Chang et al. 2024, eq. 1 and footnote 12;
+`Scorer.get_score`, app.metrics): 100 * (1 - error units / sentences) per submitted
+session, the mean over its sessions; the study's ``booookscore`` is the mean over
+documents with a submitted session. It is the one score not bounded to 0-100: a reading
+with more error units than sentences scores below 0, reported as it comes. Every other
+score is on a 0-100 scale: ``errors_per_sentence`` (Table 1: occurrences / sentences x
+100), the span F1 figures and linked-pair F1 under ``agreement``
+(app.research.agreement: each with its unit, rule and bootstrap 95% interval over
+documents), and each annotator's precision and recall under ``gold`` (attention checks,
+and the adjudicated gold set of other documents, at the attention-check matching rule).
+Krippendorff's alpha and gamma stay coefficients. Per document, ``sentences`` is its
+number of sentences (what the score and Table 1 divide by) and ``error_sentences`` its
+error units (the key keeps its second-wave name: it counts units, each error once
+whatever it spans and however many labels it has), the mean over the document's submitted
+sessions (a whole number with one annotator), so that with one annotator booookscore =
+100 * (1 - error_sentences / sentences).
 Attention-check documents are listed under ``excluded`` and counted in no figure.
 ``suggestions`` gives, per source of model suggestions, the shares accepted, edited and
 rejected by workers and the workers' own additions (app.suggestions.records, where the
@@ -83,8 +87,7 @@ def build_report(
             {
                 "document_id": document.external_id,
                 "sentences": len(document.sentences),
-                "footnote12_sentences": document.scored_sentences,
-                "error_sentences": document.error_sentences,
+                "error_sentences": document.error_sentences,  # error units (module docstring)
                 "booookscore": _percent(document.coherence),
                 "mqm_per_100_words": document.mqm,
                 # Per-document agreement (app.research.agreement's rules; null: fewer than
@@ -119,10 +122,11 @@ def format_table(report: Mapping[str, Any]) -> str:
     # The MQM column only where the taxonomy has severities (else every value is null).
     with_mqm = any(d["mqm_per_100_words"] is not None for d in report["documents"])
     lines = [
-        f"BooookScore (mean over documents, 0-100): {_number(report['booookscore'])}",
+        f"BooookScore (mean over documents; 100 x (1 - error units / sentences), "
+        f"below 0 possible): {_number(report['booookscore'])}",
         f"Annotators: {report['annotators']}",
         "",
-        f"{'document':<40} {'sentences':>9} {'footnote 12':>11} {'with error':>10} "
+        f"{'document':<40} {'sentences':>9} {'error units':>11} "
         f"{'BooookScore':>11} {'gamma':>6} {'pair F1':>7}"
         + (f" {'MQM/100 words':>13}" if with_mqm else ""),
     ]
@@ -130,8 +134,7 @@ def format_table(report: Mapping[str, Any]) -> str:
         name = document["document_id"]
         lines.append(
             f"{name if len(name) <= 40 else name[:39] + '…':<40} {document['sentences']:>9} "
-            f"{_number(document['footnote12_sentences']):>11} "
-            f"{_number(document['error_sentences']):>10} {_number(document['booookscore']):>11} "
+            f"{_number(document['error_sentences']):>11} {_number(document['booookscore']):>11} "
             f"{_number(document.get('gamma'), 3):>6} {_number(document.get('linked_pair_f1')):>7}"
             + (f" {_number(document['mqm_per_100_words']):>13}" if with_mqm else "")
         )
@@ -176,16 +179,13 @@ def format_csv(report: Mapping[str, Any]) -> str:
     """The report as CSV rows: section, key, sentence counts (documents), value."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(
-        ("section", "key", "sentences", "footnote12_sentences", "error_sentences", "value")
-    )
+    writer.writerow(("section", "key", "sentences", "error_sentences", "value"))
     for document in report["documents"]:
         writer.writerow(
             (
                 "document",
                 _cell(document["document_id"]),
                 document["sentences"],
-                _cell(document["footnote12_sentences"]),
                 _cell(document["error_sentences"]),
                 _cell(document["booookscore"]),
             )
@@ -193,29 +193,29 @@ def format_csv(report: Mapping[str, Any]) -> str:
         if document["mqm_per_100_words"] is not None:
             key = _cell(document["document_id"])
             value = document["mqm_per_100_words"]
-            writer.writerow(("mqm_per_100_words", key, "", "", "", value))
+            writer.writerow(("mqm_per_100_words", key, "", "", value))
     for document in report["documents"]:
         for name in ("gamma", "linked_pair_f1"):
             if document.get(name) is not None:
                 writer.writerow(
-                    (f"document_{name}", _cell(document["document_id"]), "", "", "", document[name])
+                    (f"document_{name}", _cell(document["document_id"]), "", "", document[name])
                 )
-    writer.writerow(("study", "booookscore", "", "", "", _cell(report["booookscore"])))
-    writer.writerow(("study", "annotators", "", "", "", report["annotators"]))
+    writer.writerow(("study", "booookscore", "", "", _cell(report["booookscore"])))
+    writer.writerow(("study", "annotators", "", "", report["annotators"]))
     for key, value in report["errors_per_sentence"].items():
-        writer.writerow(("errors_per_sentence", _cell(key), "", "", "", value))
+        writer.writerow(("errors_per_sentence", _cell(key), "", "", value))
     for name, figure in report["agreement"].items():
         low, high = figure["ci95"] or (None, None)
-        writer.writerow(("agreement", name, "", "", "", _cell(figure["value"])))
-        writer.writerow(("agreement_ci95_low", name, "", "", "", _cell(low)))
-        writer.writerow(("agreement_ci95_high", name, "", "", "", _cell(high)))
-        writer.writerow(("agreement_unit", name, "", "", "", _cell(figure["unit"])))
+        writer.writerow(("agreement", name, "", "", _cell(figure["value"])))
+        writer.writerow(("agreement_ci95_low", name, "", "", _cell(low)))
+        writer.writerow(("agreement_ci95_high", name, "", "", _cell(high)))
+        writer.writerow(("agreement_unit", name, "", "", _cell(figure["unit"])))
     for name, gold in report["gold"].items():
-        writer.writerow(("gold_precision", _cell(name), "", "", "", _cell(gold["precision"])))
-        writer.writerow(("gold_recall", _cell(name), "", "", "", _cell(gold["recall"])))
+        writer.writerow(("gold_precision", _cell(name), "", "", _cell(gold["precision"])))
+        writer.writerow(("gold_recall", _cell(name), "", "", _cell(gold["recall"])))
     for source, shares in report.get("suggestions", {}).items():
         for key, value in shares.items():
-            writer.writerow((f"suggestions_{key}", _cell(source), "", "", "", _cell(value)))
+            writer.writerow((f"suggestions_{key}", _cell(source), "", "", _cell(value)))
     for document_id in report["excluded"]:
-        writer.writerow(("excluded", _cell(document_id), "", "", "", ""))
+        writer.writerow(("excluded", _cell(document_id), "", "", ""))
     return buffer.getvalue()

@@ -19,6 +19,11 @@ from app.suggestions.importer import FORMATS, SuggestionImportError, prepare_sug
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
 @click.option(
+    "--id-prefix",
+    default="",
+    help="Put before every document id of the file (as import-annotations --id-prefix).",
+)
+@click.option(
     "--taxonomy-map",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="YAML map {label: category-key}; else a label is its lower-cased, hyphenated key.",
@@ -28,7 +33,12 @@ from app.suggestions.importer import FORMATS, SuggestionImportError, prepare_sug
 )
 @with_appcontext
 def import_suggestions_command(
-    path: Path, source: str, fmt: str, taxonomy_map: Path | None, skip_rejected: bool
+    path: Path,
+    source: str,
+    fmt: str,
+    id_prefix: str,
+    taxonomy_map: Path | None,
+    skip_rejected: bool,
 ) -> None:
     """Attach model annotations to imported documents as suggestions for workers.
 
@@ -41,7 +51,7 @@ def import_suggestions_command(
     """
     mapping = read_taxonomy_map(taxonomy_map)
     try:
-        plan = prepare_suggestions(path, source, fmt, mapping, skip_rejected)
+        plan = prepare_suggestions(path, source, fmt, mapping, skip_rejected, id_prefix)
     except SuggestionImportError as exc:
         fail(f"{path}: {len(exc.problems)} problem(s); nothing imported:", exc.problems)
     with click.progressbar(length=len(plan.rows), label="Storing suggestions") as bar:

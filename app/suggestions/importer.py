@@ -9,9 +9,11 @@ category, all are kept as its labels. Spans are located as `create-round` locate
 (app.validation.locate): given offsets when the stored text there is the span's, else the
 text, exactly first; several matches use the first and are reported as ambiguous. Each
 suggestion must pass the rules an annotation passes (app.spans), so that Accept can store
-it as it is. Atomic: any problem refuses the file (unless `skip_rejected`) and nothing is
-written; a suggestion id already stored with the same content is left as it is (the
-import can be run again).
+it as it is. `id_prefix` is put before every document id of the file, as
+`import-annotations --id-prefix` does (so that GPT-4's file attaches to summaries imported
+under `inc-`/`hier-`). Atomic: any problem refuses the file (unless `skip_rejected`) and
+nothing is written; a suggestion id already stored with the same content is left as it is
+(the import can be run again).
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ def prepare_suggestions(
     fmt: str = "auto",
     taxonomy_map: Mapping[str, str] | None = None,
     skip_rejected: bool = False,
+    id_prefix: str = "",
 ) -> SuggestionPlan:
     """Read and check the file; raise SuggestionImportError listing every problem."""
     source = source.strip()
@@ -88,6 +91,8 @@ def prepare_suggestions(
     if not problems:
         items, read_problems = read_items(path, fmt, plan.warnings)
         problems += read_problems
+    for item in items:
+        item.document_id = id_prefix + item.document_id
     taxonomy = current_taxonomy()
     texts = _texts({item.document_id for item in items})
     rows = []

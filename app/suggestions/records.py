@@ -93,6 +93,9 @@ def _decisions(document: str | None) -> dict[int, list[dict[str, Any]]]:
 def iter_suggestion_records(document: str | None = None) -> Iterator[dict[str, Any]]:
     """One DESIGN.md suggestions record per suggestion, by document, paragraph and start.
 
+    `category` stays one key (the suggestion's first label); `labels` lists all of them
+    (a sentence GPT-4 gave several types is one suggestion, one unit, with several labels).
+
     Each decision also says `withdrawn_at` (null while it stands): the annotation made by
     an Accept or Edit was removed, or a rejection undone; nothing a worker did is lost."""
     decisions = _decisions(document)
@@ -111,7 +114,8 @@ def iter_suggestion_records(document: str | None = None) -> Iterator[dict[str, A
             "suggestion_id": row.external_id,
             "source": row.source,
             "document_id": document_id,
-            "category": row.category,
+            "category": row.category,  # the first of `labels` (one key, as the contract)
+            "labels": list(row.labels or [row.category]),  # every type the model gave
             "span": _span(row.paragraph_id, row.span_start, row.span_end, row.span_text),
             "paired_span": _span(
                 row.paired_paragraph_id, row.paired_start, row.paired_end, row.paired_text

@@ -58,6 +58,7 @@ EXPORT_KEYS = {
     "origin",  # issue 18: worker | suggestion-accepted | suggestion-edited
     "suggestion_id",
     "provenance",  # gold exports (app.adjudication.gold): export records plus provenance
+    "unit_id",  # issue 28: the error unit (rows of one span with several labels share it)
 }
 
 # The suggestions export (app.suggestions.records): a record is one item, the model's
@@ -67,6 +68,7 @@ SUGGESTION_KEYS = {
     "source",
     "document_id",
     "category",
+    "labels",  # issue 28: every type of the suggestion (category is the first)
     "span",
     "paired_span",
     "question",
@@ -299,7 +301,7 @@ def _suggestion_item(where: str, record: dict, problems: list[str]) -> ItemInput
         where,
         {
             "id": record.get("suggestion_id"),
-            **{k: record.get(k) for k in ("source", "document_id", "span", "category")},
+            **{k: record.get(k) for k in ("source", "document_id", "span", "category", "labels")},
             **{k: record[k] for k in ("paired_span", "question") if record.get(k) is not None},
         },
         problems,

@@ -89,15 +89,21 @@ def test_dashboard_never_computes_gamma_and_shows_it_once_cached(
     assert ">33.3%<" in row and ">–<" in row
 
 
-def test_study_report_gives_four_figures_with_intervals(two_documents, runner):
+def test_study_report_gives_five_figures_with_intervals(two_documents, runner):
     report = _report(runner)
     agreement = report["agreement"]
     assert list(agreement) == [
         "krippendorff_alpha_sentences",
         "mean_pairwise_span_f1",
+        "mean_pairwise_span_f1_same_category",
         "gamma",
         "linked_pair_f1",
     ]
+    # The category-aware span F1 sits beside the span-overlap one (here every overlapping
+    # pair of spans shares its category: the same value).
+    same = agreement["mean_pairwise_span_f1_same_category"]
+    assert same["value"] == pytest.approx(agreement["mean_pairwise_span_f1"]["value"])
+    assert "category in common" in same["unit"]
     expected = _expected_gammas(*two_documents)
     assert agreement["gamma"]["value"] == pytest.approx(fmean(expected))
     assert agreement["gamma"]["ci95"] == pytest.approx(list(bootstrap_mean_ci(expected)))
@@ -123,7 +129,7 @@ def test_study_report_gives_four_figures_with_intervals(two_documents, runner):
     assert re.search(r"gamma: [-0-9.]+ \[95% CI [-0-9.]+, [-0-9.]+\]", table)
     csv_text = runner.invoke(args=["study-report", "--format", "csv"]).stdout
     assert "agreement_ci95_low,gamma" in csv_text and "agreement_unit,gamma" in csv_text
-    assert f"document_gamma,adj-doc,,,,{expected[0]}" in csv_text
+    assert f"document_gamma,adj-doc,,,{expected[0]}" in csv_text
 
 
 def test_study_report_scores_annotators_against_adjudicated_gold(
@@ -166,11 +172,12 @@ def test_gold_export_round_trips_through_import_annotations(
         rows = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
         return [{k: v for k, v in row.items() if k not in drop} for row in rows]
 
-    # Identical but session_id and created_at (as for every export), and provenance,
-    # which a session has no place for (see app/adjudication/README.md).
-    gold = records(gold_path, {"session_id", "created_at", "provenance"})
+    # Identical but session_id, created_at and unit_id (database ids, as for every export;
+    # a gold record is a unit of its own, null), and provenance, which a session has no
+    # place for (see app/adjudication/README.md).
+    gold = records(gold_path, {"session_id", "created_at", "unit_id", "provenance"})
     assert len(gold) == 3
-    assert records(again_path, {"session_id", "created_at"}) == gold
+    assert records(again_path, {"session_id", "created_at", "unit_id"}) == gold
     assert {r["annotator_id"] for r in gold} == {"adjudication:gold"}
     assert PARAGRAPHS[1].startswith(gold[1]["span"]["text"])
 
@@ -182,3 +189,17 @@ def test_dashboard_works_when_gamma_cannot_be_stored(two_documents, researcher_c
     page = researcher_client.get("/research/")
     assert page.status_code == 200  # the figures without gamma, never an error page
     assert "γ is being computed for 2 documents" in page.text
+
+
+def test_span_f1_ignores_the_category_and_the_figure_beside_it_does_not(app, runner, tmp_path):
+    app.config["GAMMA_CACHE_DIR"] = str(tmp_path / "gamma")
+    # Two annotators overlap by one character ("a" of "Clara"/"a left"), in two categories.
+    marks = [
+        ("ann-1", "new-person", (0, 0, 5), None, None),
+        ("ann-2", "abrupt-transition", (0, 4, 11), None, None),
+    ]
+    seed_document("f1-doc", SECOND_PARAGRAPHS, marks, annotators=("ann-1", "ann-2"))
+    agreement = _report(runner)["agreement"]
+    assert agreement["mean_pairwise_span_f1"]["value"] == pytest.approx(100.0)
+    assert agreement["mean_pairwise_span_f1_same_category"]["value"] == pytest.approx(0.0)
+    assert "one shared character" in agreement["mean_pairwise_span_f1"]["unit"]

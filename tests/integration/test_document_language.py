@@ -73,6 +73,7 @@ def test_the_study_report_counts_sentences_by_the_language(runner, tmp_path):
     result = runner.invoke(args=["study-report", "--format", "json"])
     assert result.exit_code == 0, result.output
     sentences = {d["document_id"]: d["sentences"] for d in json.loads(result.stdout)["documents"]}
-    # The English rule wants a capital letter after the full stop, which Arabic has not.
-    assert sentences == {"ar-1": 3, "ar-2": 1}
+    # Without a language the English splitter (NLTK's Punkt) ends a sentence at the full
+    # stop but knows no Arabic question mark.
+    assert sentences == {"ar-1": 3, "ar-2": 2}
     assert len(document_sentences([ARABIC], "ar")) == 3

@@ -162,12 +162,14 @@ def test_jsonl_export_reads_back_equal_to_the_database(app, runner, stored, tmp_
         "annotator_id",
         "platform",
         "session_id",
+        "unit_id",  # issue 28: every worker's Add is a unit of its own
         "submitted",
         "created_at",
         "taxonomy_version",
         "origin",
         "suggestion_id",
     }
+    assert len({r["unit_id"] for r in records}) == len(records)
     got = [_from_record(r) for r in records]
     # Ordered by document, session, paragraph, start, and equal to the stored rows.
     assert got == _ordered(_db_rows())

@@ -2,10 +2,11 @@
 annotations (the six incremental and six hierarchical summaries in tests/fixtures).
 
 The expected figures are computed here from the raw JSON files, independently of the
-importer, the locator and the report: paragraphs by cutting the summary at blank lines,
-spans by `str.find`, the footnote-12 count and Table 1's rates written out below. Only
-the sentence splitter is the app's (`split_sentences`, unit-tested on its own), because
-the paper's figures depend on a splitter and the app documents its own.
+importer, the locator, the splitter and the report, by the release's own rule
+(`Scorer.get_score` in booookscore/legacy/get_booookscore_v1.py): per book,
+``1 - (len(singles) + len(relations)) / len(sent_tokenize(summary))``, the sentences being
+NLTK's own splits of each summary (punkt-sentences.json, made outside the project), the
+mean over books; Table 1's rates are label occurrences over all those sentences.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ import pytest
 
 from app import create_app
 from app.extensions import db
-from app.metrics import split_sentences
-from app.models import Annotation, AnnotationSession, Annotator
+from app.models import Annotation, AnnotationSession, Annotator, ValidationItem
 from tests.support.apps import ROOT, dispose_engines, make_test_config
 
 BOOOOKSCORE_TAXONOMY = ROOT / "config" / "taxonomies" / "booookscore.yaml"
@@ -34,67 +34,29 @@ def app(database_uri):
         dispose_engines()
 
 
-def _first(paragraphs: list[str], text: str, after: tuple[int, int, int] | None = None):
-    """The first (paragraph, start, end) of text, optionally after and apart from `after`."""
-    for pid, paragraph in enumerate(paragraphs):
-        start = paragraph.find(text)
-        while start != -1:
-            place = (pid, start, start + len(text))
-            if after is None or (place > after and (pid != after[0] or start >= after[2])):
-                return place
-            start = paragraph.find(text, start + 1)
-    raise AssertionError(f"{text!r} not in the summary")
-
-
-def _expected(data: dict) -> dict:
-    """BooookScore per book (footnote 12) and Table 1's rates, from the raw file."""
+def _expected(data: dict, nltk_sentences: dict[str, list[str]]) -> dict:
+    """The release's BooookScore per book and Table 1's rates, from the raw file."""
     books, occurrences, all_sentences = {}, {}, 0
     for book, entry in data.items():
-        paragraphs = [p.strip() for p in entry["summary"].split("\n\n") if p.strip()]
-        sentences = [(pid, s, e) for pid, p in enumerate(paragraphs) for s, e in split_sentences(p)]
-        units = []  # the places each annotation highlights: one, or two for a relation
-        for single in entry["singles"]:
-            units.append([_first(paragraphs, single["span"].strip())])
-            for label in dict.fromkeys(single["labels"]):
+        confusing = len(entry["singles"]) + len(entry["relations"])
+        sentences = len(nltk_sentences[book])
+        books[book] = (sentences, confusing)
+        all_sentences += sentences
+        for annotation in entry["singles"] + entry["relations"]:
+            labels = annotation.get("labels", annotation.get("shared_labels"))
+            for label in dict.fromkeys(labels):
                 occurrences[label] = occurrences.get(label, 0) + 1
-        for relation in entry["relations"]:
-            a, b = relation["span_a"].strip(), relation["span_b"].strip()
-            place_a, place_b = _first(paragraphs, a), _first(paragraphs, b)
-            if place_a[0] == place_b[0] and place_a[1] < place_b[2] and place_b[1] < place_a[2]:
-                place_a = _first(paragraphs, a, after=place_b)  # same text: the next one
-            units.append([place_a, place_b])
-            for label in dict.fromkeys(relation["shared_labels"]):
-                occurrences[label] = occurrences.get(label, 0) + 1
-        # Footnote 12: the sentences one annotation covers are one sentence.
-        group = list(range(len(sentences)))
-
-        def top(i, group=group):
-            while group[i] != i:
-                i = group[i]
-            return i
-
-        errors = []
-        for places in units:
-            covered = [
-                i
-                for pid, start, end in places
-                for i, (p, s, e) in enumerate(sentences)
-                if p == pid and s < end and start < e
-            ]
-            for i in covered:
-                group[top(i)] = top(covered[0])
-            errors.append(covered[0])
-        merged = {top(i) for i in range(len(sentences))}
-        books[book] = (len(sentences), len(merged), len({top(i) for i in errors}))
-        all_sentences += len(sentences)
+    scores = [
+        1 - confusing / sentences if confusing else 1 for sentences, confusing in books.values()
+    ]
     return {
         "books": books,
-        "booookscore": sum(100 * (1 - e / n) for _, n, e in books.values()) / len(books),
+        "booookscore": 100 * sum(scores) / len(scores),
         "rates": {
             "-".join(label.split()): 100 * count / all_sentences
             for label, count in occurrences.items()
         },
-        "annotations": sum(occurrences.values()),
+        "rows": sum(occurrences.values()),
     }
 
 
@@ -112,20 +74,21 @@ def _study_report(runner, *args) -> dict:
 
 
 def test_booookscore_samples_through_import_and_study_report(app, runner, booookscore_sample):
+    nltk = json.loads((booookscore_sample / "punkt-sentences.json").read_text("utf-8"))
     for prefix in FILES:
         result = _import(runner, booookscore_sample, prefix)
         data = json.loads((booookscore_sample / FILES[prefix]).read_text("utf-8"))
-        expected = _expected(data)
-        assert f"Imported {expected['annotations']} annotation(s) in {len(data)} " in result.output
+        expected = _expected(data, nltk[prefix.rstrip("-")])
+        assert f"Imported {expected['rows']} annotation(s) in {len(data)} " in result.output
         report = _study_report(runner, "--id-prefix", prefix)
         got = {d["document_id"]: d for d in report["documents"]}
         assert set(got) == {prefix + book for book in data}
-        for book, (sentences, merged, errors) in expected["books"].items():
+        for book, (sentences, confusing) in expected["books"].items():
             row = got[prefix + book]
-            assert row["sentences"] == sentences, book
-            assert (row["footnote12_sentences"], row["error_sentences"]) == (merged, errors), book
-            assert row["booookscore"] == pytest.approx(100 * (1 - errors / merged))
-        assert report["booookscore"] == pytest.approx(expected["booookscore"])
+            assert (row["sentences"], row["error_sentences"]) == (sentences, confusing), book
+            assert row["booookscore"] == pytest.approx(100 * (1 - confusing / sentences))
+        # To the last digit: the same arithmetic on the same counts.
+        assert report["booookscore"] == pytest.approx(expected["booookscore"], abs=1e-9)
         rates = {k: v for k, v in report["errors_per_sentence"].items() if v}
         assert rates == pytest.approx(expected["rates"])
         assert report["annotators"] == 1
@@ -135,9 +98,9 @@ def test_booookscore_samples_through_import_and_study_report(app, runner, booook
     both = _study_report(runner)
     assert len(both["documents"]) == 12 and both["annotators"] == 2
     table = runner.invoke(args=["study-report", "--id-prefix", "inc-"]).stdout
-    assert "BooookScore (mean over documents, 0-100)" in table
+    assert "BooookScore (mean over documents; 100 x (1 - error units / sentences)" in table
     csv_text = runner.invoke(args=["study-report", "--format", "csv"]).stdout
-    assert csv_text.startswith("section,key,sentences,footnote12_sentences,error_sentences,value")
+    assert csv_text.startswith("section,key,sentences,error_sentences,value")
 
 
 def test_our_export_imports_back_to_the_same_export(app, runner, booookscore_sample, tmp_path):
@@ -156,11 +119,16 @@ def test_our_export_imports_back_to_the_same_export(app, runner, booookscore_sam
 
     def records(path):
         rows = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+        units: dict[int, int] = {}
         for row in rows:
             del row["session_id"], row["created_at"]
+            # unit_id is a database id, like session_id; which rows share one is kept.
+            row["unit_id"] = units.setdefault(row["unit_id"], len(units))
         return rows
 
     assert records(first) and records(second) == records(first)
+    # A released span with several labels: one row per label, one unit.
+    assert len({r["unit_id"] for r in records(first)}) < len(records(first))
 
 
 def test_errors_are_by_line_and_nothing_is_written(app, runner, tmp_path):
@@ -273,3 +241,100 @@ def test_skip_rejected_leaves_out_unlocatable_spans(app, runner, tmp_path):
     assert [a.span_text for a in db.session.scalars(db.select(Annotation))] == ["Anna"]
     assert runner.invoke(args=["import-annotations", "--help"]).exit_code == 0
     assert runner.invoke(args=["study-report", "--help"]).exit_code == 0
+
+
+def _labelless_file(booookscore_sample, tmp_path, name: str = "summary-gpt4-4096-hier.json"):
+    """One released book whose first relation has empty shared_labels (as two relations of
+    the-true-love-experiment.epub have in the full release) and whose first single has two
+    labels."""
+    data = json.loads((booookscore_sample / FILES["hier-"]).read_text("utf-8"))
+    book = "the-night-travelers.epub"  # one single, two relations
+    entry = data[book]
+    entry["relations"][0]["shared_labels"] = []
+    entry["singles"][0]["labels"] = ["discontinuity", "salience"]
+    path = tmp_path / name
+    path.write_text(json.dumps({book: entry}), "utf-8")
+    return path, book, entry
+
+
+def test_a_relation_without_labels_is_imported_counted_and_in_no_category(
+    app, runner, researcher_client, booookscore_sample, tmp_path
+):
+    path, book, entry = _labelless_file(booookscore_sample, tmp_path)
+    # The README's recipe, without --skip-rejected (it exited 1 before).
+    result = runner.invoke(args=["import-annotations", str(path), "--id-prefix", "hier-"])
+    assert result.exit_code == 0, result.output
+    assert f"{path.name}:{book} relations[0]: shared_labels: empty: imported without" in (
+        result.output
+    )
+    rows = db.session.scalars(db.select(Annotation).order_by(Annotation.id)).all()
+    labelless = [row for row in rows if row.category is None]
+    assert len(labelless) == 1 and labelless[0].paired_text is not None
+    # The two labels of one single: two rows, one unit.
+    first = [row for row in rows if row.comment == entry["singles"][0]["questions"]]
+    assert sorted(row.category for row in first) == ["discontinuity", "salience"]
+    assert first[0].unit_id == first[1].unit_id == first[0].id
+
+    report = _study_report(runner, "--id-prefix", "hier-")
+    (document,) = report["documents"]
+    units = len(entry["singles"]) + len(entry["relations"])
+    nltk = json.loads((booookscore_sample / "punkt-sentences.json").read_text("utf-8"))
+    sentences = len(nltk["hier"][book])
+    assert (document["sentences"], document["error_sentences"]) == (sentences, units)
+    assert report["booookscore"] == pytest.approx(100 * (1 - units / sentences))
+    occurrences = sum(len(a.get("labels", a.get("shared_labels"))) for a in entry["singles"])
+    occurrences += sum(len(a["shared_labels"]) for a in entry["relations"])
+    rates = report["errors_per_sentence"]
+    assert None not in rates and "" not in rates
+    assert sum(rates.values()) == pytest.approx(100 * occurrences / sentences)
+
+    # Every export form says category null, and unit_id.
+    for fmt in ("jsonl", "csv"):
+        out = tmp_path / f"export.{fmt}"
+        result = runner.invoke(args=["export-annotations", "--format", fmt, "--output", out])
+        assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (tmp_path / "export.jsonl").read_text().splitlines()]
+    (null,) = [r for r in records if r["category"] is None]
+    assert (null["category_name"], null["category_type"]) == (None, None)
+    assert null["unit_id"] == labelless[0].id
+    assert len({r["unit_id"] for r in records}) == units
+    download = researcher_client.get("/research/export/annotations.jsonl").get_data(as_text=True)
+    assert [json.loads(line) for line in download.splitlines()] == records
+    csv_text = (tmp_path / "export.csv").read_text("utf-8-sig")
+    assert "unit_id" in csv_text.splitlines()[0]
+
+    # The researcher's pages, validation rounds, gamma and adjudication take it.
+    document_row = db.session.scalars(db.select(AnnotationSession)).one()
+    for url in (
+        "/research/",
+        f"/research/documents/hier-{book}",
+        f"/research/sessions/{document_row.id}",
+        f"/research/documents/hier-{book}/adjudicate",
+    ):
+        response = researcher_client.get(url)
+        assert response.status_code == 200, url
+    result = runner.invoke(
+        args=["validation", "create-round", "r1", "--items", str(tmp_path / "export.jsonl")]
+    )
+    assert result.exit_code == 0, result.output
+    second, _, _ = _labelless_file(booookscore_sample, tmp_path, "second-annotator.json")
+    result = runner.invoke(args=["import-annotations", str(second), "--id-prefix", "hier-"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(args=["agreement", "--gamma", "--samples", "2", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["documents"][0]["gamma"] is not None
+    report = _study_report(runner, "--id-prefix", "hier-")
+    assert report["agreement"]["mean_pairwise_span_f1"]["value"] == pytest.approx(100.0)
+    assert report["agreement"]["mean_pairwise_span_f1_same_category"]["value"] == (
+        pytest.approx(100.0)
+    )
+    # The round trip keeps the null category and the units.
+    export = tmp_path / "again.jsonl"
+    runner.invoke(args=["export-annotations", "--format", "jsonl", "--output", export])
+    db.session.execute(db.delete(ValidationItem))
+    db.session.execute(db.delete(Annotation))
+    db.session.execute(db.delete(AnnotationSession))
+    db.session.commit()
+    result = runner.invoke(args=["import-annotations", str(export)])
+    assert result.exit_code == 0, result.output
+    assert _study_report(runner, "--id-prefix", "hier-")["documents"][0]["error_sentences"] == units

@@ -132,7 +132,7 @@ def test_load_study_figures_by_hand(app, small_study):
     assert study.annotators[0].label == "direct:a"  # flagged workers first
 
 
-def test_study_figures_leave_attention_checks_out_and_follow_footnote_12(app, small_study):
+def test_study_figures_leave_attention_checks_out_and_count_error_units(app, small_study):
     # Both workers agree perfectly on a second check: its F1 (1.0) and its sentences
     # would move every pooled figure if checks were counted.
     check = add_document(
@@ -140,21 +140,20 @@ def test_study_figures_leave_attention_checks_out_and_follow_footnote_12(app, sm
     )
     for worker in ("a", "b"):
         add_session(check, worker, "submitted", [(1, 0, 4, "new-person")], is_attention_check=True)
-    # A span over "Bob. They" covers sentences 0 and 1: one sentence (footnote 12), so
-    # 1 of 2 sentences has an error.
+    # A span over "Bob. They" covers sentences 0 and 1: one error unit of the document's 3
+    # sentences (the release's Scorer.get_score; footnote 12 merged sentences before).
     doc = add_document("doc-long")
     add_session(doc, "d", "submitted", [(0, 9, 18, "new-person")])
     db.session.commit()
     study = load_study(study_settings())
-    assert study.by_id[doc.id].coherence == pytest.approx(1 / 2)
+    assert study.by_id[doc.id].coherence == pytest.approx(2 / 3)
     assert study.by_id[doc.id].error_sentences == 1
-    assert study.by_id[doc.id].scored_sentences == 2
     assert study.by_id[check.id].f1 == 1.0  # the check's own row keeps its figure
     assert study.mean_f1 == 0.0  # doc-a only (doc-long has one reader)
     assert study.pooled_alpha == pytest.approx(study.by_id[small_study.id].alpha)
     assert study.submitted_sentences == 3 * 2 + 3
     assert study.errors_per_sentence["new-person"] == pytest.approx(3 / 9)
-    assert study.mean_coherence == pytest.approx((1 / 3 + 1 / 2) / 2)
+    assert study.mean_coherence == pytest.approx((1 / 3 + 2 / 3) / 2)
     assert study.excluded == ["check-1", "check-2"]
     annotators = {row.label: row for row in study.annotators}
     gold = annotators["direct:a"].gold  # missed check-1, found check-2 with its one span

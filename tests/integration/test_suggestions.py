@@ -10,7 +10,14 @@ import pytest
 
 from app import create_app
 from app.extensions import db
-from app.models import Annotation, AnnotationSession, Suggestion, SuggestionRejection
+from app.models import (
+    Annotation,
+    AnnotationSession,
+    Document,
+    Suggestion,
+    SuggestionRejection,
+    ValidationItem,
+)
 from tests.support.apps import dispose_engines, make_test_config
 from tests.support.suggestions import (
     BOOK,
@@ -364,6 +371,7 @@ def test_exports_figures_and_rounds(app, client, runner, imported, researcher_cl
         "source",
         "document_id",
         "category",
+        "labels",  # issue 28: every type (category: the first)
         "span",
         "paired_span",
         "question",
@@ -404,3 +412,47 @@ def test_exports_figures_and_rounds(app, client, runner, imported, researcher_cl
     args = ["validation", "create-round", "rej", "--items", str(path), "--decision", "rejected"]
     result = runner.invoke(args=args)
     assert f"Created round 'rej': {decided - 2} items" in result.output
+
+
+def test_the_readmes_prefixed_recipe_attaches_gpt4s_file_with_every_type(
+    runner, booookscore_sample, tmp_path
+):
+    human = booookscore_sample / "human-annotations.json"
+    model = booookscore_sample / "model-annotations.json"
+    result = runner.invoke(args=["import-annotations", str(human), "--id-prefix", "inc-"])
+    assert result.exit_code == 0, result.output
+    # Without the prefix no sentence attaches: its books are stored as inc-<book>.
+    unprefixed = runner.invoke(args=["import-suggestions", str(model), "--source", "gpt-4"])
+    assert unprefixed.exit_code == 1 and "is not imported" in unprefixed.output
+    result = runner.invoke(
+        args=["import-suggestions", str(model), "--source", "gpt-4", "--id-prefix", "inc-"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(model.read_text("utf-8"))
+    sentences = sum(len(entry) for entry in data.values())
+    assert f"Imported {sentences} suggestion(s)" in result.output
+    attached = db.select(Document.external_id).join(Suggestion).distinct()
+    assert set(db.session.scalars(attached)) == {"inc-" + book for book in data}
+    # Every type of a sentence is exported (category stays the first, one key).
+    exported = runner.invoke(args=["export-annotations", "--what", "suggestions"]).output
+    records = [json.loads(line) for line in exported.splitlines()]
+    types = {
+        ("inc-" + book, sentence): [t.replace(" ", "-") for t in dict.fromkeys(v["types"])]
+        for book, entry in data.items()
+        for sentence, v in entry.items()
+    }
+    assert len(records) == sentences
+    several = 0
+    for record in records:
+        expected = types[(record["document_id"], record["span"]["text"])]
+        assert record["labels"] == expected and record["category"] == expected[0]
+        several += len(expected) > 1
+    assert several  # the sample has sentences with several types
+    path = tmp_path / "suggestions.jsonl"
+    path.write_text(exported, "utf-8")
+    result = runner.invoke(args=["validation", "create-round", "s", "--items", str(path)])
+    assert result.exit_code == 0, result.output
+    items = db.session.scalars(db.select(ValidationItem)).all()
+    assert sorted(len(item.labels) for item in items) == sorted(
+        len(types[(r["document_id"], r["span"]["text"])]) for r in records
+    )

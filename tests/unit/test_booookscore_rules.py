@@ -1,7 +1,8 @@
 """BooookScore's definitions (Chang et al., ICLR 2024) on hand-made cases.
 
-Equation 1: the score is the share of sentences without error. Footnote 12: a span over
-consecutive sentences, and a relation between two spans, count as a single sentence.
+The score is the release's `Scorer.get_score` (booookscore/legacy/get_booookscore_v1.py):
+1 - (singles + relations) / sentences per book, i.e. every error unit counts once, whatever
+it spans and however many labels it has; a book without annotations scores 1; not clipped.
 Table 1: errors per sentence = occurrences of a category / all sentences.
 """
 
@@ -10,51 +11,55 @@ from __future__ import annotations
 import pytest
 
 from app.metrics import (
+    Reading,
     attention_flagged,
     booookscore,
-    footnote12_counts,
+    error_units,
+    error_units_of,
     gold_recall,
+    span_f1,
     substantial_overlap,
+    unit_rows,
 )
 
-# Four sentences: two in paragraph 0, two in paragraph 1.
-SENTENCES = [(0, 0, 10), (0, 11, 20), (1, 0, 8), (1, 9, 15)]
+
+def test_every_unit_counts_once_whatever_it_spans():
+    # A single over three sentences, a relation across paragraphs and a one-word span are
+    # three units: 3 of 10 sentences, not the sentences they touch (footnote 12).
+    assert booookscore(10, error_units(["a", "b", "c"])) == pytest.approx(70.0)
 
 
-def test_a_span_over_consecutive_sentences_is_one_sentence():
-    # Sentences 0 and 1 become one: 3 sentences, 1 with an error (was 2 of 4).
-    assert footnote12_counts(SENTENCES, [(0, 0, 20)]) == (3, 1)
-    assert footnote12_counts(SENTENCES, [(0, 8, 12)]) == (3, 1)
-    assert booookscore(*footnote12_counts(SENTENCES, [(0, 0, 20)])) == pytest.approx(200 / 3)
+def test_rows_of_one_unit_count_once_and_two_units_on_one_span_twice():
+    # One released span with two labels = two rows sharing a unit: one error.
+    assert error_units([7, 7]) == 1
+    # Two singles with the same text are two units (the release counts both).
+    assert error_units([7, 8]) == 2
+    rows = [(0, 0, 5, "salience"), (0, 0, 5, "language"), (0, 0, 5, "salience")]
+    assert unit_rows(rows, [1, 1, 2]) == [rows[0], rows[2]]
+    assert error_units_of(rows, [1, 1, 2]) == [
+        ((0, 0, 5), frozenset({"salience", "language"})),
+        ((0, 0, 5), frozenset({"salience"})),
+    ]
 
 
-def test_a_relation_is_one_sentence():
-    # A span in sentence 3 related to one in sentence 0: one sentence of 3.
-    assert footnote12_counts(SENTENCES, [(1, 9, 15)], [(0, 0, 4)]) == (3, 1)
-    # Both spans in one sentence: nothing to merge.
-    assert footnote12_counts(SENTENCES, [(1, 9, 11)], [(1, 12, 15)]) == (4, 1)
-    # Without its pair it is an ordinary span.
-    assert footnote12_counts(SENTENCES, [(1, 9, 15)], [None]) == (4, 1)
-
-
-def test_a_sentence_with_several_errors_counts_once():
-    assert footnote12_counts(SENTENCES, [(0, 0, 3), (0, 5, 8), (0, 2, 9)]) == (4, 1)
-    assert footnote12_counts(SENTENCES, [(0, 0, 3), (1, 0, 3)]) == (4, 2)
-
-
-def test_merging_is_transitive():
-    # One span covers sentences 0-1; a relation joins sentence 2 to sentence 1: sentences
-    # 0, 1 and 2 are one sentence, sentence 3 the other; one of the two has errors.
-    spans = [(0, 0, 20), (1, 0, 3)]
-    assert footnote12_counts(SENTENCES, spans, [None, (0, 12, 14)]) == (2, 1)
-
-
-def test_score_on_the_papers_scale():
+def test_the_score_is_not_clipped_and_no_error_scores_100():
     assert booookscore(25, 2) == pytest.approx(92.0)  # Figure 2: 23/25 error-free, 92%
+    assert booookscore(4, 6) == pytest.approx(-50.0)  # more units than sentences
     assert booookscore(4, 0) == 100.0
-    assert booookscore(0, 0) is None
-    assert booookscore(*footnote12_counts(SENTENCES, [])) == 100.0
-    assert booookscore(*footnote12_counts([], [(0, 0, 1)])) is None
+    assert booookscore(0, 0) == 100.0  # a book without annotations scores 1
+    assert booookscore(0, 1) is None
+
+
+def test_span_f1_counts_units_and_the_category_aware_figure_needs_a_shared_category():
+    # Annotator a: one unit with two labels; b: one span of one of them, overlapping by
+    # one character; c: the same place, another category.
+    a = Reading.of_units(error_units_of([(0, 0, 5, "x"), (0, 0, 5, "y")], [1, 1]))
+    b = Reading.of_units(error_units_of([(0, 4, 9, "y")], [2]))
+    c = Reading.of_units(error_units_of([(0, 4, 9, "z")], [3]))
+    assert span_f1(a, b) == 1.0  # one unit each, overlapping: not 2 spans of which 1 matches
+    assert span_f1(a, b, same_category=True) == 1.0
+    assert span_f1(a, c) == 1.0
+    assert span_f1(a, c, same_category=True) == 0.0
 
 
 # --- attention checks ---------------------------------------------------------------------

@@ -366,3 +366,21 @@ def test_error_string_format():
 def test_id_of_200_characters_is_accepted(tmp_path):
     [document] = parse_documents(jsonl(tmp_path, {"id": "a" * 200, "text": "x"}))
     assert len(document.external_id) == 200
+
+
+def test_angle_brackets_in_json_and_jsonl_paragraphs_are_plain_text(tmp_path):
+    # Issue 28: an LLM output with <think>, code or "a<b and c>d" was refused in JSON and
+    # JSONL, though the same text imports from a .txt file. Only a paragraph with FALTE's
+    # entity marks is read as markup.
+    paragraphs = ["<think>Plan the summary.</think> Anna left.", "if a<b and c>d: print(x)"]
+    jsonl_path = jsonl(tmp_path, {"id": "llm", "paragraphs": paragraphs})
+    json_path = write(tmp_path, "docs.json", json.dumps({"llm": paragraphs}))
+    txt_path = write(tmp_path, "llm.txt", "\n\n".join(paragraphs))
+    for path in (jsonl_path, json_path, txt_path):
+        (document,) = parse_documents(path)
+        assert document.paragraphs == tuple(paragraphs), path.name
+        assert document.entities == (), path.name
+    marked = ['<span class="ne ne-0">Anna</span> left.', "a<b and c>d"]
+    (document,) = parse_documents(jsonl(tmp_path, {"id": "m", "paragraphs": marked}))
+    assert document.paragraphs == ("Anna left.", "a<b and c>d")
+    assert document.entities == ("Anna",)

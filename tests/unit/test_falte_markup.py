@@ -36,24 +36,45 @@ def test_plain_text_is_left_exactly_as_it_is():
         assert parse_paragraph(text).entities == ()
 
 
+MARK = '<span class="ne ne-0">Anna</span> '
+OTHER_MARKUP = [
+    "She met <b>Bob</b>.",
+    '<span class="ne">Anna</span>',
+    '<span class="ne ne-1" style="color:red">Anna</span>',
+    '<span class="ne ne-x">Anna</span>',
+    "<img src=x onerror=alert(1)>",
+    "Anna</span>",
+    "<!-- note --> Anna",
+    "<br/>",
+]
+
+
 @pytest.mark.parametrize(
     "paragraph",
     [
-        "She met <b>Bob</b>.",
-        '<span class="ne">Anna</span>',
-        '<span class="ne ne-1" style="color:red">Anna</span>',
-        '<span class="ne ne-x">Anna</span>',
-        "<img src=x onerror=alert(1)>",
+        *(MARK + other for other in OTHER_MARKUP),
         '<span class="ne ne-1">Anna',
-        "Anna</span>",
-        "<!-- note --> Anna",
         '<span class="ne ne-1"><span class="ne ne-2">A</span></span>',
-        "<br/>",
     ],
 )
-def test_any_other_markup_is_refused(paragraph):
+def test_other_markup_in_a_paragraph_with_entity_marks_is_refused(paragraph):
     with pytest.raises(MarkupError):
         parse_paragraph(paragraph)
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        *OTHER_MARKUP,
+        "<think>The user wants a summary.</think> Anna left.",
+        "if a<b and c>d then print(x)",
+        'Use <div class="x"> for layout &amp; more.',
+    ],
+)
+def test_a_paragraph_without_entity_marks_is_plain_text_as_it_is(paragraph):
+    # Issue 28: such a paragraph was refused, although a .txt file imports it as it is.
+    assert parse_paragraph(paragraph).text == paragraph
+    assert parse_paragraph(paragraph).entities == ()
 
 
 def test_stories_json_imports_as_plain_text_with_entities():

@@ -122,7 +122,8 @@ export class AnnotationTable {
     swatch.className = 'swatch';
     swatch.setAttribute('aria-hidden', 'true');
     swatch.style.setProperty('--cat-color', category?.color ?? '#ccc');
-    categoryCell.append(swatch, document.createTextNode(category?.name ?? annotation.category));
+    // An imported error without a label has no category (researchers' read-only view).
+    categoryCell.append(swatch, document.createTextNode(category?.name ?? annotation.category ?? '–'));
     const severity = this.severityName?.(annotation.severity);
     if (severity) {
       const $severity = document.createElement('span');
