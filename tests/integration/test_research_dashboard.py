@@ -94,7 +94,7 @@ def small_study(app):
         "check-1", gold=[{"paragraph_id": 0, "start": 0, "end": 4, "category": "new-person"}]
     )
     add_session(check, "a", "submitted", is_attention_check=True, spans=[(1, 0, 4, "new-person")])
-    add_session(check, "b", "submitted", is_attention_check=True, spans=[(0, 2, 6, "missing-info")])
+    add_session(check, "b", "submitted", is_attention_check=True, spans=[(0, 1, 4, "missing-info")])
     db.session.commit()
     return doc
 
@@ -121,8 +121,9 @@ def test_load_study_figures_by_hand(app, small_study):
     assert study.errors_per_sentence["new-person"] == pytest.approx(2 / 6)
     assert study.excluded == ["check-1"]
     annotators = {row.label: row for row in study.annotators}
-    # Worker a missed the gold span (annotated paragraph 1); b's span shares 2 of the gold
-    # span's 4 characters (half of the shorter: a match) but has another category.
+    # Worker a missed the gold span (annotated paragraph 1); b's span "nna" shares 3 of
+    # the 4 characters the two cover (intersection over union 0.75: located) but has
+    # another category.
     assert annotators["direct:a"].gold.recall_any == 0.0
     assert annotators["direct:a"].flagged
     assert annotators["direct:b"].gold.recall_any == 1.0

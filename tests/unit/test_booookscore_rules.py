@@ -9,13 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.metrics import (
-    attention_flagged,
-    booookscore,
-    footnote12_counts,
-    gold_recall,
-    substantial_overlap,
-)
+from app.metrics import booookscore, footnote12_counts
 
 # Four sentences: two in paragraph 0, two in paragraph 1.
 SENTENCES = [(0, 0, 10), (0, 11, 20), (1, 0, 8), (1, 9, 15)]
@@ -55,34 +49,3 @@ def test_score_on_the_papers_scale():
     assert booookscore(0, 0) is None
     assert booookscore(*footnote12_counts(SENTENCES, [])) == 100.0
     assert booookscore(*footnote12_counts([], [(0, 0, 1)])) is None
-
-
-# --- attention checks ---------------------------------------------------------------------
-
-GOLD = [{"paragraph_id": 0, "start": 10, "end": 20, "category": "new-person"}]
-
-
-def test_a_gold_span_needs_half_of_the_shorter_span():
-    # 5 of the gold span's 10 characters: half of the shorter span, found.
-    assert gold_recall(GOLD, [(0, 15, 40, "new-person")]).found_same_category == 1
-    # 4 of 10: not found (any one-character overlap used to count).
-    assert gold_recall(GOLD, [(0, 16, 40, "new-person")]).found_same_category == 0
-    # A short span inside the gold span shares all of its own characters: found.
-    assert gold_recall(GOLD, [(0, 12, 14, "new-person")]).found_same_category == 1
-    assert substantial_overlap((0, 0, 4), (0, 2, 9))  # 2 of the shorter's 4
-    assert not substantial_overlap((0, 0, 4), (0, 3, 9))
-    assert not substantial_overlap((0, 0, 4), (1, 0, 4))
-
-
-def test_highlighting_everything_is_flagged():
-    # One span per sentence of a long paragraph in the gold category: the gold span is
-    # found, but 9 of the worker's 10 spans match nothing.
-    spans = [(0, start, start + 10, "new-person") for start in range(0, 100, 10)]
-    score = gold_recall(GOLD, spans)
-    assert score.recall_category == 1.0
-    assert score.precision == pytest.approx(1 / 10)
-    assert attention_flagged(score, 0.5, 0.5)
-    careful = gold_recall(GOLD, [(0, 10, 20, "new-person")])
-    assert not attention_flagged(careful, 0.5, 0.5)
-    assert attention_flagged(gold_recall(GOLD, []), 0.5, 0.5)  # found nothing
-    assert not attention_flagged(gold_recall([], spans), 0.5, 0.5)  # no check: no flag
