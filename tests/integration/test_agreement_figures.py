@@ -142,10 +142,22 @@ def test_study_report_scores_annotators_against_adjudicated_gold(
     # recall 1/3.
     assert gold["direct:ann-2"] == pytest.approx({"precision": 50, "recall": 100 / 3})
     assert gold["direct:ann-3"] == pytest.approx({"precision": 100, "recall": 200 / 3})
-    # Once promoted, the same gold scores as an attention check: same figures.
+    # Once promoted, the same gold scores as an attention check: same figures, and ann-1
+    # and ann-2 (recall 1/3) are flagged by it: left out unless --include-flagged.
     assert runner.invoke(args=["promote-gold", "adj-doc"]).exit_code == 0
     report = _report(runner)
-    assert report["gold"] == gold and report["excluded"] == ["adj-doc"]
+    assert report["gold"] == {"direct:ann-3": gold["direct:ann-3"]}
+    assert report["excluded"] == {
+        "documents": ["adj-doc"],
+        "annotators": [
+            {"annotator_id": "direct:ann-1", "reason": "flagged"},
+            {"annotator_id": "direct:ann-2", "reason": "flagged"},
+        ],
+    }
+    result = runner.invoke(args=["study-report", "--format", "json", "--include-flagged"])
+    counted = json.loads(result.stdout)
+    assert counted["gold"] == gold
+    assert counted["excluded"] == {"documents": ["adj-doc"], "annotators": []}
 
 
 def test_gold_export_round_trips_through_import_annotations(

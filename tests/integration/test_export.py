@@ -167,6 +167,7 @@ def test_jsonl_export_reads_back_equal_to_the_database(app, runner, stored, tmp_
         "taxonomy_version",
         "origin",
         "suggestion_id",
+        "flagged",
     }
     got = [_from_record(r) for r in records]
     # Ordered by document, session, paragraph, start, and equal to the stored rows.
