@@ -109,6 +109,12 @@ def test_the_dashboard_switch_counts_them_again(study, researcher_client):
         json.loads(researcher_client.get("/research/export/study-report.json").data)["annotators"]
         == 2
     )
+    # A document's page says which of its sessions count in no figure.
+    document = researcher_client.get("/research/documents/doc-1").get_data(as_text=True)
+    assert "1 session of workers left out" in document and ">66.7%<" in document
+    assert 'href="/research/documents/doc-1?include_flagged=1">Count flagged workers' in document
+    document = researcher_client.get("/research/documents/doc-1?include_flagged=1")
+    assert ">44.4%<" in document.get_data(as_text=True)
 
 
 # --- point 6 and point 5: flask agreement --gamma ----------------------------------------
