@@ -14,7 +14,7 @@ its document's quota follows app.assignment.claims, the rule the assignment uses
 Workers left out (app.checks.flagged: flagged by attention checks, failed checks or
 failed training) keep their rows, sessions and counts, but no figure counts their
 sessions (BooookScore, Table 1, alpha, F1, gamma, linked-pair F1, MQM, gold scores)
-unless `include_flagged`; `left_out_workers` adds its two queries to the four.
+unless `include_flagged`; `left_out_workers` adds its one query to the four.
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ class Study:
 
     def counted(self, session: SessionRow) -> bool:
         """Whether the study's figures count this session's worker (app.checks.flagged)."""
-        return self.include_flagged or not session.flagged
+        return _counted(session, self.include_flagged)
 
     @cached_property
     def excluded_annotator_ids(self) -> set[int]:
@@ -440,6 +440,10 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
             session.packed = spans  # parsed only if its document's figures are not memoised
 
 
+def _counted(session: SessionRow, include_flagged: bool) -> bool:
+    return include_flagged or not session.flagged
+
+
 def _compute(
     documents: list[DocumentRow],
     sessions: list[SessionRow],
@@ -456,7 +460,7 @@ def _compute(
         submitted = [
             s
             for s in document.sessions
-            if s.status == SessionStatus.SUBMITTED and (include_flagged or not s.flagged)
+            if s.status == SessionStatus.SUBMITTED and _counted(s, include_flagged)
         ]
         figures = document.figures = _document_figures(document, submitted)
         document.coherence, document.alpha, document.f1 = (
