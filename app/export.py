@@ -23,6 +23,7 @@ from flask.cli import with_appcontext
 from sqlalchemy import func, select
 
 from app import export_copy
+from app.checks.flagged import left_out_workers
 from app.csv_safety import safe_cell
 from app.export_record import (
     ANNOTATION_CSV_COLUMNS,
@@ -42,6 +43,7 @@ from app.export_record import (
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.paragraph_times import PARAGRAPH_COLUMNS, count_paragraph_rows, iter_paragraph_records
+from app.study import study_settings
 from app.surveys.store import SURVEY_COLUMNS, count_survey_rows, iter_survey_records
 from app.taxonomy import Taxonomy, current_taxonomy
 from app.training.export import TRAINING_COLUMNS, count_training_rows, iter_training_records
@@ -89,6 +91,7 @@ SESSION_COLUMNS = (
     "annotations",
     "is_attention_check",
     "arm",
+    "flagged",  # the worker is left out of the study's figures (app.checks.flagged)
 )
 
 
@@ -120,6 +123,7 @@ def iter_session_records(
     )
     if document is not None:
         query = query.where(Document.external_id == document)
+    flagged = set(left_out_workers(study_settings()))
     result = db.session.execute(query.execution_options(yield_per=BATCH, stream_results=True))
     for session, document_id, annotator, count in result:
         status = session.status
@@ -146,6 +150,7 @@ def iter_session_records(
             "annotations": count,
             "is_attention_check": session.is_attention_check,
             "arm": session.arm,
+            "flagged": annotator.id in flagged,
         }
         db.session.expunge(session)  # keep the identity map from growing with the export
 

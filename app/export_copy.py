@@ -39,9 +39,10 @@ def supported() -> bool:
 
 
 def _copy_command(cursor: Any, query: Select) -> str:
-    compiled = query.compile(dialect=db.engine.dialect)
-    # Every value is a bound parameter, quoted by the driver (mogrify): COPY takes none.
-    sql = cursor.mogrify(str(compiled), compiled.params).decode("utf-8")
+    # Every value is a bound parameter, quoted by the driver (mogrify): COPY takes none. A
+    # list bound to IN (the record's `flagged`) is expanded to one parameter per value.
+    state = query.compile(dialect=db.engine.dialect).construct_expanded_state()
+    sql = cursor.mogrify(state.statement, state.parameters).decode("utf-8")
     return f"COPY ({sql}) TO STDOUT WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')"
 
 

@@ -9,6 +9,11 @@ the flat CSV row (flatten_annotation). Keys and order are a contract (DESIGN.md
 
 `session_id` is the session's database id, not its token: the token is a capability that
 lets its holder work in the session, and exports get shared.
+
+`flagged` says the worker is left out of the study's figures (app.checks.flagged: failed
+checks, failed training, or flagged by their attention checks): the export keeps every
+annotation and marks theirs. Which workers that is is computed once per export
+(`flagged_params`) and bound into the query as a list of annotator ids.
 """
 
 from __future__ import annotations
@@ -22,12 +27,14 @@ from json.encoder import encode_basestring as _quote  # C-accelerated
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import Select, String, case, cast, func, literal, null, select
+from sqlalchemy import Select, String, bindparam, case, cast, func, literal, null, select
 from sqlalchemy.dialects.postgresql import JSONB
 
+from app.checks.flagged import left_out_workers
 from app.extensions import db
 from app.models import UNIT_ID, Annotation, AnnotationSession, Annotator, Document, Suggestion
 from app.statuses import SessionStatus
+from app.study import study_settings
 from app.taxonomy import Taxonomy, current_taxonomy
 
 BATCH = 1000
@@ -164,6 +171,8 @@ class Field:
 
 
 ANNOTATOR_ID = Annotator.platform + ":" + Annotator.external_id  # Annotator.label, in SQL
+# True for the annotations of workers left out of the figures; the ids: flagged_params().
+FLAGGED = AnnotationSession.annotator_id.in_(bindparam("flagged_annotators", expanding=True))
 
 # The export record, in key order. To add a field, add one line here (where its key goes):
 #     Field("severity", Annotation.severity),                      # text or null
@@ -217,6 +226,8 @@ FIELDS: tuple[Field, ...] = (
     # Issue 18: worker | suggestion-accepted | suggestion-edited, and the suggestion's id.
     Field("origin", Annotation.origin),
     Field("suggestion_id", Suggestion.external_id),
+    # Issue 28: the worker is left out of the study's figures (app.checks.flagged).
+    Field("flagged", FLAGGED, BOOL),
 )
 # Only with --include-removed / include_removed=1: when the worker removed the annotation.
 REMOVED_AT = Field("removed_at", Annotation.deleted_at, TIMESTAMP)
@@ -306,17 +317,25 @@ def _ordered(query: Select) -> Select:
     )
 
 
+def flagged_params() -> dict[str, list[int]]:
+    """The values the record's `flagged` field binds: the annotator ids of the workers
+    left out (app.checks.flagged), computed once for a whole export."""
+    return {"flagged_annotators": sorted(left_out_workers(study_settings()))}
+
+
 def copy_select(flt: ExportFilter, taxonomy: Taxonomy) -> Select:
     """The export as one json value a row, built by PostgreSQL (for COPY)."""
     pairs = []
     for f in flt.fields:
         pairs += [literal(f.key), f.format.sql(f.column, taxonomy)]
-    return _ordered(filtered(annotation_select(func.json_build_object(*pairs)), flt))
+    query = _ordered(filtered(annotation_select(func.json_build_object(*pairs)), flt))
+    return query.params(**flagged_params())
 
 
 def _rows(flt: ExportFilter) -> Iterator[tuple]:
     """The fields' column values in export order, BATCH rows at a time (server-side cursor)."""
     query = _ordered(filtered(annotation_select(*(c for f in flt.fields for c in f.columns)), flt))
+    query = query.params(**flagged_params())
     # A Core connection, not the ORM session: plain tuples, no ORM row bookkeeping.
     result = db.session.connection().execute(
         query.execution_options(yield_per=BATCH, stream_results=True)

@@ -71,6 +71,7 @@ import punkt
 
 from app.languages import primary_subtag
 from app.sentences import split_sentences_multilingual
+from app.spans import locates, matches
 
 Span = tuple[int, int, int]  # (paragraph_id, start, end)
 Sentence = tuple[int, int, int]  # (paragraph_id, start, end)
@@ -313,12 +314,12 @@ def mean_pairwise_f1(
 class GoldRecall:
     """An attention check's score: gold spans found (recall) and stray spans (precision).
 
-    Rule (issue 16: a check must not be passed by highlighting everything): an annotation
-    *matches* a gold span when it is in the same paragraph and they share at least half of
-    the shorter one's characters (`substantial_overlap`). A gold span is found when an
-    annotation of its category matches it (`found_same_category`; `found_any` ignores the
-    category, shown for information). The worker's annotations that match no gold span of
-    their category are `unmatched`; precision = matched annotations / annotations.
+    Rule (app.spans.locates: a check must not be passed by highlighting everything): an
+    annotation *locates* a gold span when it is in the same paragraph and their character
+    intersection over union is at least 0.5. A gold span is found when an annotation of
+    its category locates it (`found_same_category`, app.spans.matches; `found_any` ignores
+    the category, shown for information). The worker's annotations that match no gold
+    span of their category are `unmatched`; precision = matched annotations / annotations.
     """
 
     total: int
@@ -357,15 +358,6 @@ class GoldRecall:
 NO_GOLD = GoldRecall(0, 0, 0)
 
 
-def substantial_overlap(a: Span, b: Span) -> bool:
-    """Same paragraph, and at least half of the shorter span's characters shared."""
-    if a[0] != b[0]:
-        return False
-    shared = min(a[2], b[2]) - max(a[1], b[1])
-    shorter = min(a[2] - a[1], b[2] - b[1])
-    return shared > 0 and 2 * shared >= shorter
-
-
 def gold_recall(
     gold: Iterable[Mapping[str, object]], annotations: Sequence[tuple[int, int, int, str]]
 ) -> GoldRecall:
@@ -376,11 +368,11 @@ def gold_recall(
     ]
     found_any = found_category = 0
     for span, category in spans:
-        hits = [a for a in annotations if substantial_overlap(span, a[:3])]
+        hits = [a for a in annotations if locates(a[:3], span)]
         found_any += bool(hits)
         found_category += any(a[3] == category for a in hits)
     unmatched = sum(
-        not any(a[3] == category and substantial_overlap(span, a[:3]) for span, category in spans)
+        not any(matches(a[:3], a[3], span, category) for span, category in spans)
         for a in annotations
     )
     return GoldRecall(len(spans), found_any, found_category, len(annotations), unmatched)

@@ -3,6 +3,15 @@
 
 Nothing here touches Flask or the database: the API loads the paragraphs it needs and
 calls `check_annotation`, which raises `SpanError` with a message a worker can act on.
+
+`locates` is the one rule that says whether a worker's span marks a known error (an
+attention check's gold span, a practice text's, a planted error, an adjudicated gold
+span): character intersection over union (the Jaccard index of the two spans' sets of
+characters) of at least MIN_MATCH_IOU, in the same paragraph. Same category too, and the
+error is *found* (`matches`). Attention checks (app.metrics.gold_recall), training
+feedback (app.training.feedback), planted checks, gold precision and recall in
+study-report use it; so must recall estimates and judge matching. Only primary spans
+are compared: a paired span points at earlier text, which is not itself the error.
 """
 
 from __future__ import annotations
@@ -39,6 +48,41 @@ class Span:
             "end": self.end,
             "text": self.text,
         }
+
+
+SpanKey = tuple[int, int, int]  # (paragraph_id, start, end), end exclusive
+# Half of the characters the two spans cover between them are shared: highlighting a
+# whole paragraph around a short error does not locate it (issue 28: the earlier "half of
+# the shorter span" was met by any superset).
+MIN_MATCH_IOU = 0.5
+
+
+def span_iou(a: SpanKey, b: SpanKey) -> float:
+    """Character intersection over union of two spans; 0.0 in different paragraphs."""
+    if a[0] != b[0]:
+        return 0.0
+    shared = max(min(a[2], b[2]) - max(a[1], b[1]), 0)
+    union = (a[2] - a[1]) + (b[2] - b[1]) - shared
+    return shared / union if union > 0 else 0.0
+
+
+def locates(found: SpanKey, known: SpanKey) -> bool:
+    """The match rule, category-blind: same paragraph and intersection over union >= 0.5.
+
+    Compared without rounding (half a whole number is exact in floating point): a span
+    at exactly one half matches."""
+    if found[0] != known[0]:
+        return False
+    shared = min(found[2], known[2]) - max(found[1], known[1])
+    union = (found[2] - found[1]) + (known[2] - known[1]) - shared
+    return shared > 0 and shared >= MIN_MATCH_IOU * union
+
+
+def matches(
+    found: SpanKey, found_category: str | None, known: SpanKey, category: str | None
+) -> bool:
+    """A known error found: `locates` and the same category."""
+    return found_category == category and locates(found, known)
 
 
 class SpanError(ValueError):

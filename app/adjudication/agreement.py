@@ -5,6 +5,11 @@ the live annotations, each document's paragraphs laid end to end (one character 
 paragraphs) so that spans have one position line; and the mean over annotator pairs of
 the F1 of linked span pairs (paired categories). Pooled: the mean over documents, with a
 percentile bootstrap 95% interval resampling whole documents (seeded).
+
+As every study figure: attention-check documents (documents with gold spans) are left
+out, and so are the sessions of workers app.checks.flagged leaves out (failed checks,
+failed training, flagged by their attention checks) unless `include_flagged`; the
+report says how many of each (`left_out`).
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ from sqlalchemy import select
 from app.adjudication.gamma import Unit, bootstrap_ci, mean_linked_pair_f1
 from app.adjudication.gamma_cache import cache_dir, compute, continuum, defined
 from app.adjudication.service import load_marks, paragraph_texts
+from app.checks.flagged import left_out_workers
 from app.extensions import db
 from app.metrics import unit_rows
 from app.models import AnnotationSession, Annotator, Document
 from app.statuses import SessionStatus
+from app.study import study_settings
 
 GAMMA_UNIT = (
     "gamma (Mathet et al. 2015) per document, combined dissimilarity alpha=1 beta=1, "
@@ -34,22 +41,29 @@ GAMMA_UNIT = (
 PAIR_UNIT = "F1 of linked span pairs (both spans overlap, same category), mean over annotator pairs"
 
 
-def _documents(document: str | None) -> list[tuple[int, str]]:
+def _documents(document: str | None) -> tuple[list[tuple[int, str]], list[str]]:
+    """The documents with submitted sessions, (id, external id), and the external ids of
+    the attention checks among them (left out)."""
+    submitted = select(AnnotationSession.document_id).where(
+        AnnotationSession.status == SessionStatus.SUBMITTED
+    )
     query = (
-        select(Document.id, Document.external_id)
-        .join(AnnotationSession, AnnotationSession.document_id == Document.id)
-        .where(AnnotationSession.status == SessionStatus.SUBMITTED)
-        .group_by(Document.id, Document.external_id)
+        select(Document.id, Document.external_id, Document.gold)
+        .where(Document.id.in_(submitted))
         .order_by(Document.external_id)
     )
     if document is not None:
         query = query.where(Document.external_id == document)
-    return [(row[0], row[1]) for row in db.session.execute(query)]
+    rows = db.session.execute(query).all()
+    checks = [external_id for _, external_id, gold in rows if gold]
+    return [(pk, external_id) for pk, external_id, gold in rows if not gold], checks
 
 
-def document_units(document_id: int) -> tuple[list[Unit], dict[str, list[tuple]], list[str]]:
+def document_units(
+    document_id: int, left_out: frozenset[str] | set[str] = frozenset()
+) -> tuple[list[Unit], dict[str, list[tuple]], list[str]]:
     """(gamma units, linked pairs per annotator, annotators) of one document's
-    submitted sessions."""
+    submitted sessions, without those of the annotators ("platform:id") `left_out`."""
     texts = paragraph_texts(document_id)
     lengths = [len(texts[position]) for position in sorted(texts)]
     # Every submitted annotator counts, also one who marked nothing (load_marks has only
@@ -64,8 +78,9 @@ def document_units(document_id: int) -> tuple[list[Unit], dict[str, list[tuple]]
                 AnnotationSession.status == SessionStatus.SUBMITTED,
             )
         )
+        if f"{platform}:{external_id}" not in left_out
     ]
-    marks = load_marks(document_id)
+    marks = [mark for mark in load_marks(document_id) if mark.annotator not in left_out]
     # One gamma unit per error unit (the rows of one span with several labels are one; its
     # first row's category, "" for none: app.metrics.unit_rows).
     units = continuum(
@@ -93,13 +108,21 @@ def document_units(document_id: int) -> tuple[list[Unit], dict[str, list[tuple]]
 
 
 def agreement_report(
-    document: str | None = None, samples: int = 30, seed: int = 0, progress=None
+    document: str | None = None,
+    samples: int = 30,
+    seed: int = 0,
+    progress=None,
+    include_flagged: bool = False,
 ) -> dict[str, Any]:
-    """Per-document gamma and linked-pair F1, pooled with bootstrap intervals."""
+    """Per-document gamma and linked-pair F1, pooled with bootstrap intervals (attention
+    checks left out, and the workers left out unless `include_flagged`)."""
     rows = []
     directory = cache_dir()
-    for document_id, external_id in _documents(document):
-        units, linked, annotators = document_units(document_id)
+    documents, checks = _documents(document)
+    workers = [] if include_flagged else list(left_out_workers(study_settings()).values())
+    left_out = {worker.label for worker in workers}
+    for document_id, external_id in documents:
+        units, linked, annotators = document_units(document_id, left_out)
         row: dict[str, Any] = {
             "document_id": external_id,
             "annotators": len(annotators),
@@ -127,6 +150,10 @@ def agreement_report(
         "documents": rows,
         "samples": samples,
         "seed": seed,
+        "left_out": {
+            "documents": checks,
+            "annotators": [worker.as_report() for worker in workers],
+        },
     }
 
 
@@ -157,26 +184,55 @@ def _number(value: float | None) -> str:
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every sampler.")
 @click.option(
+    "--include-flagged",
+    is_flag=True,
+    help="Count the sessions of workers who failed checks or training or were flagged by "
+    "their attention checks (left out by default, as in study-report).",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
 @with_appcontext
 def agreement_command(
-    with_gamma: bool, document: str | None, samples: int, seed: int, fmt: str
+    with_gamma: bool,
+    document: str | None,
+    samples: int,
+    seed: int,
+    include_flagged: bool,
+    fmt: str,
 ) -> None:
     """Boundary-aware agreement of submitted sessions: gamma (Mathet et al. 2015) per
     document and pooled, and the F1 of linked span pairs, with bootstrap 95% intervals
     over documents. Gamma is a Monte-Carlo estimate: fixed --samples and --seed make it
-    reproducible."""
-    if document is not None and not _documents(document):
+    reproducible. Attention-check documents are left out, and so are the sessions of
+    workers who failed checks or training or were flagged (see --include-flagged)."""
+    documents, checks = _documents(document)
+    if document is not None and checks:
+        raise click.BadParameter(
+            f"{document!r} is an attention check: no agreement figure counts it",
+            param_hint="--document",
+        )
+    if document is not None and not documents:
         raise click.BadParameter(
             f"no document {document!r} with submitted sessions", param_hint="--document"
         )
-    total = len(_documents(document))
-    with click.progressbar(length=total, label="Computing gamma", file=sys.stderr) as bar:
-        report = agreement_report(document, samples, seed, bar.update)
+    with click.progressbar(length=len(documents), label="Computing gamma", file=sys.stderr) as bar:
+        report = agreement_report(document, samples, seed, bar.update, include_flagged)
     if fmt == "json":
         click.echo(json.dumps(report, ensure_ascii=False, indent=2))
         return
+    left_out = report["left_out"]
+    if left_out["documents"]:
+        click.echo(
+            f"Left out: {len(left_out['documents'])} attention-check document(s) "
+            f"({', '.join(left_out['documents'])})"
+        )
+    if left_out["annotators"]:
+        workers = ", ".join(f"{w['annotator_id']} ({w['reason']})" for w in left_out["annotators"])
+        click.echo(
+            f"Left out: the sessions of {len(left_out['annotators'])} worker(s): {workers} "
+            "(--include-flagged counts them)"
+        )
     for name, figure in report["agreement"].items():
         ci = figure["ci95"]
         interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import make_response, redirect, render_template, request, url_for
 
 from app.assignment import bp
-from app.assignment.service import assign
+from app.assignment.service import Stopped, assign
 from app.identity import (
     OpenRefused,
     opened_response,
@@ -38,8 +38,14 @@ def start():
         )
     identity, anonymous = request_identity(target="start")
     session = assign(identity)
-    if session is None:
-        response = make_response(render_template("assignment/no_tasks.html", taxonomy=taxonomy))
+    if session is None or isinstance(session, Stopped):
+        page = render_template(
+            "assignment/no_tasks.html",
+            taxonomy=taxonomy,
+            stopped=isinstance(session, Stopped),
+            exit_url=session.exit_url if session else None,
+        )
+        response = make_response(page)
         if anonymous:
             remember_anonymous(response, identity)
     else:

@@ -21,6 +21,12 @@ Rules, in order:
    workers arriving in the same instant may each get one.
 5. When no regular document has a free place for this worker, there is no task, even if
    attention checks remain: checks alone collect nothing.
+6. A worker flagged by attention checks (app.checks.flagged: a `failed_checks` outcome,
+   or their submitted checks below the thresholds) gets nothing more, not even a session
+   to resume: /start shows them the study's end (`Stopped`), with the study's
+   `failed_checks` completion address for a Prolific worker when it has one. Looked up
+   only for a worker the snapshot shows with a submitted attention check, so every other
+   arrival costs no statement more.
 
 Abandonment: an active session not seen for `abandon_after_minutes` is marked
 'abandoned', lazily, each time an assignment is made; its annotations stay in the
@@ -62,9 +68,11 @@ from sqlalchemy import bindparam, func, insert, select, text, update
 
 from app.annotate.sessions import start_or_resume_session
 from app.assignment.claims import ClaimRule, holds_place
+from app.checks.flagged import flagged_by_checks
 from app.extensions import db
 from app.identity import WorkerIdentity
 from app.models import AnnotationSession, Annotator, Document
+from app.outcomes import CODE_PLACEHOLDER, completion_address
 from app.persistence import autocommit_connection, end_orm_transaction
 from app.statuses import SessionStatus
 from app.study import EffectiveStudySettings, as_utc, study_settings
@@ -153,6 +161,13 @@ class Assignment:
 
     id: int
     token: str
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """Rule 6: the worker's attention checks flagged them; nothing more in this study."""
+
+    exit_url: str | None  # the study's failed_checks completion address, if any
 
 
 class DecisionLocks:
@@ -305,8 +320,9 @@ def plan(documents: list[DocumentState], settings: EffectiveStudySettings) -> Pl
     )
 
 
-def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment | None:
-    """The session this worker should work in (resumed or new); None when no task is left.
+def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment | Stopped | None:
+    """The session this worker should work in (resumed or new); None when no task is left;
+    Stopped for a worker flagged by attention checks (rule 6).
 
     The snapshot is read in autocommit: a worker who resumes an active session or gets
     no task takes no lock and writes nothing."""
@@ -316,6 +332,11 @@ def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment 
     rule = ClaimRule.at(now, settings.claim_minutes)
     mark_abandoned(settings, now)
     documents, annotator_id = snapshot(rule, identity, autocommit_connection())
+    checked = any(d.is_check and d.my_status == SessionStatus.SUBMITTED for d in documents)
+    if checked and annotator_id is not None and flagged_by_checks(settings, annotator_id):
+        stopped = Stopped(_failed_checks_exit(settings, identity, annotator_id))
+        end_orm_transaction()
+        return stopped
     todo = plan(documents, settings)
     if todo.active is not None:
         return _resume(todo.active, identity)
@@ -348,6 +369,30 @@ def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment 
             return _new_session(document_id, False, identity, annotator_id)
     db.session.commit()  # nothing was written: ends the transaction, releases the locks
     return None
+
+
+def _failed_checks_exit(
+    settings: EffectiveStudySettings, identity: WorkerIdentity, annotator_id: int
+) -> str | None:
+    """Where a flagged Prolific worker goes: the study's failed_checks completion address
+    ({code}: the code of their latest submitted attention check); None elsewhere, as
+    app.annotate.sessions.exit_url sends only Prolific workers to completion URLs."""
+    template = settings.completion_template("failed_checks")
+    if identity.platform != "prolific" or not template:
+        return None
+    code = ""
+    if CODE_PLACEHOLDER in template:
+        code = db.session.scalar(
+            select(AnnotationSession.completion_code)
+            .where(
+                AnnotationSession.annotator_id == annotator_id,
+                AnnotationSession.is_attention_check.is_(True),
+                AnnotationSession.status == SessionStatus.SUBMITTED,
+            )
+            .order_by(AnnotationSession.submitted_at.desc(), AnnotationSession.id.desc())
+            .limit(1)
+        )
+    return completion_address(template, code or "")
 
 
 def _resumable(documents: list[DocumentState], quota: int) -> list[DocumentState]:

@@ -10,6 +10,11 @@ content hash and the exact live spans of its submitted, read-only sessions). Not
 writes: a stale active session is *shown* as abandoned (the assignment code
 marks it in the database when it next hands out work). Whether a session holds a place of
 its document's quota follows app.assignment.claims, the rule the assignment uses.
+
+Workers left out (app.checks.flagged: flagged by attention checks, failed checks or
+failed training) keep their rows, sessions and counts, but no figure counts their
+sessions (BooookScore, Table 1, alpha, F1, gamma, linked-pair F1, MQM, gold scores)
+unless `include_flagged`; `left_out_workers` adds its one query to the four.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from app import metrics
 from app.adjudication.gamma import Unit, mean_linked_pair_f1
 from app.adjudication.gamma_cache import content_key, continuum, defined
 from app.assignment.claims import ClaimRule
+from app.checks.flagged import LeftOut, left_out_workers
 from app.extensions import db
 from app.metrics import GoldRecall, Sentence
 from app.models import UNIT_ID, Annotation, AnnotationSession, Annotator, Document, Paragraph
@@ -57,6 +63,7 @@ class SessionRow:
     seconds: float
     is_check: bool
     holds_place: bool = False  # occupies a place of the quota (app.assignment.claims)
+    flagged: bool = False  # its worker is left out of the figures (app.checks.flagged)
     outcome: str | None = None  # completed | failed_training | failed_checks | no_consent
     annotations: int = 0
     categories: Counter[str] = field(default_factory=Counter)
@@ -180,7 +187,8 @@ class AnnotatorRow:
     seconds: float = 0.0
     categories: Counter[str] = field(default_factory=Counter)
     gold: GoldRecall = metrics.NO_GOLD
-    flagged: bool = False
+    flagged: bool = False  # left out of the figures (app.checks.flagged)
+    reason: str | None = None  # why: failed_checks | failed_training | flagged
 
 
 @dataclass
@@ -196,6 +204,8 @@ class Study:
     pooled_alpha: float | None
     mean_f1: float | None
     mean_coherence: float | None
+    left_out: list[LeftOut] = field(default_factory=list)  # workers the figures leave out
+    include_flagged: bool = False  # the figures count them all the same
 
     @cached_property
     def by_id(self) -> dict[int, DocumentRow]:
@@ -240,6 +250,20 @@ class Study:
         return [document.external_id for document in self.documents if document.is_check]
 
     @property
+    def excluded_annotators(self) -> list[LeftOut]:
+        """The workers whose sessions no study figure counts (none with include_flagged)."""
+        return [] if self.include_flagged else self.left_out
+
+    def counted(self, session: SessionRow) -> bool:
+        """Whether the study's figures count this session's worker (app.checks.flagged)."""
+        return _counted(session, self.include_flagged)
+
+    @cached_property
+    def excluded_annotator_ids(self) -> set[int]:
+        """Database ids of `excluded_annotators`."""
+        return {worker.annotator_id for worker in self.excluded_annotators}
+
+    @property
     def errors_per_sentence(self) -> dict[str, float]:
         """BooookScore Table 1 rates over submitted sessions (attention checks left out)."""
         return metrics.errors_per_sentence(self.submitted_categories, self.submitted_sentences)
@@ -250,11 +274,17 @@ def load_study(
     now: datetime | None = None,
     document_id: int | None = None,
     id_prefix: str | None = None,
+    include_flagged: bool = False,
 ) -> Study:
-    """Query the study (one document, or those whose id starts with id_prefix): every figure."""
+    """Query the study (one document, or those whose id starts with id_prefix): every figure,
+    without the sessions of workers left out unless `include_flagged`."""
     now = now or datetime.now(UTC)
     documents = _documents(document_id)
     sessions = _sessions(settings, now, document_id)
+    left_out = list(left_out_workers(settings).values())
+    flagged = {worker.label for worker in left_out}
+    for session in sessions:
+        session.flagged = session.annotator in flagged
     # Practice documents (app.training) are no part of the study: no figure, no row.
     practice = set(current_taxonomy().training.documents)
     if id_prefix or practice:
@@ -269,7 +299,14 @@ def load_study(
     for session in sessions:
         documents[session.document_id].sessions.append(session)
     weights = current_taxonomy().severity_weights
-    return _compute(list(documents.values()), sessions, settings, weights)
+    study = _compute(list(documents.values()), sessions, weights, include_flagged)
+    study.left_out, study.include_flagged = left_out, include_flagged
+    reasons = {worker.label: worker.reason for worker in left_out}
+    for row in study.annotators:
+        row.reason = reasons.get(row.label)
+        row.flagged = row.reason is not None
+    study.annotators.sort(key=lambda r: (not r.flagged, r.label))
+    return study
 
 
 def _documents(document_id: int | None) -> dict[int, DocumentRow]:
@@ -428,19 +465,28 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
             session.packed = spans  # parsed only if its document's figures are not memoised
 
 
+def _counted(session: SessionRow, include_flagged: bool) -> bool:
+    return include_flagged or not session.flagged
+
+
 def _compute(
     documents: list[DocumentRow],
     sessions: list[SessionRow],
-    settings: EffectiveStudySettings,
     weights: dict[str, float],
+    include_flagged: bool = False,
 ) -> Study:
     # Attention checks (documents with gold spans) measure the workers, not the texts: every
-    # study figure leaves them out; their rows still show their own figures.
+    # study figure leaves them out; their rows still show their own figures. Sessions of
+    # workers left out (app.checks.flagged) count in no figure, unless include_flagged.
     value_counts: list[tuple[int, int]] = []
     all_submitted: list[SessionRow] = []
     submitted_sentences = 0
     for document in documents:
-        submitted = [s for s in document.sessions if s.status == SessionStatus.SUBMITTED]
+        submitted = [
+            s
+            for s in document.sessions
+            if s.status == SessionStatus.SUBMITTED and _counted(s, include_flagged)
+        ]
         figures = document.figures = _document_figures(document, submitted)
         document.coherence, document.alpha, document.f1 = (
             figures.coherence,
@@ -460,7 +506,7 @@ def _compute(
     return Study(
         documents=documents,
         sessions=sessions,
-        annotators=_annotators(documents, sessions, settings),
+        annotators=_annotators(documents, sessions),
         categories=_total(session.categories for session in sessions),
         submitted_categories=_total(session.categories for session in all_submitted),
         submitted_sentences=submitted_sentences,
@@ -556,9 +602,9 @@ def _total(counters: Iterable[Counter[str]]) -> Counter[str]:
     return Counter(total)
 
 
-def _annotators(
-    documents: list[DocumentRow], sessions: list[SessionRow], settings: EffectiveStudySettings
-) -> list[AnnotatorRow]:
+def _annotators(documents: list[DocumentRow], sessions: list[SessionRow]) -> list[AnnotatorRow]:
+    """Each worker's counts and gold score on attention checks (load_study marks the ones
+    left out, by app.checks.flagged's rule)."""
     gold = {d.id: d.gold for d in documents if d.gold}
     rows: dict[str, AnnotatorRow] = {}
     for session in sessions:
@@ -570,11 +616,7 @@ def _annotators(
         row.categories.update(session.categories)
         if session.status == SessionStatus.SUBMITTED and session.document_id in gold:
             row.gold += metrics.gold_recall(gold[session.document_id], session.spans)
-    for row in rows.values():
-        row.flagged = metrics.attention_flagged(
-            row.gold, settings.min_gold_recall, settings.min_gold_precision
-        )
-    return sorted(rows.values(), key=lambda r: (not r.flagged, r.label))
+    return list(rows.values())
 
 
 def load_pacing(study: Study, limit: float | None) -> pacing.PacingSummary:

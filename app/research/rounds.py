@@ -28,6 +28,7 @@ from app.validation.rounds import (
     RoundSummary,
     create_round,
     find_round,
+    left_out_lines,
     round_overview,
 )
 
@@ -118,6 +119,8 @@ def _created_message(summary: RoundSummary) -> str:
     text = f"Created round {summary.name}: {summary.total} item(s), seed {summary.seed}."
     if summary.unsubmitted_left_out:
         text += f" Left out {summary.unsubmitted_left_out} annotation(s) of sessions not submitted."
+    for line in left_out_lines(summary):
+        text += f" Left out {line}."
     if summary.rejected:
         text += f" {len(summary.rejected)} annotation(s) could not be used."
     return text

@@ -17,6 +17,7 @@ from app.research import bp
 from app.research.agreement import agreement_figures, resolve_gamma
 from app.research.charts import dashboard_charts, document_charts, formatters, pacing_charts
 from app.research.dashboard import load_pacing, load_study
+from app.research.report_cli import include_flagged_arg
 from app.research.viewer import session_annotations, viewer_bootstrap
 from app.study import check_taxonomy_file, instructions_markup, study_settings
 from app.suggestions.records import counts_table, source_counts
@@ -34,10 +35,11 @@ def _research_helpers() -> dict:
 
 @bp.get("/")
 def dashboard():
-    """Study progress, category distribution, error rates, agreement, attention checks."""
+    """Study progress, category distribution, error rates, agreement, attention checks
+    (?include_flagged=1: the figures count the workers left out by app.checks.flagged)."""
     settings = study_settings()
     taxonomy = current_taxonomy()
-    study = load_study(settings)
+    study = load_study(settings, include_flagged=include_flagged_arg())
     resolve_gamma(study)  # cached values only: what is missing is computed in the background
     pace = load_pacing(study, taxonomy.study.min_words_per_minute)
     return render_template(
@@ -51,7 +53,11 @@ def dashboard():
         pacing_charts=pacing_charts(pace),
         surveys=_survey_summary(taxonomy),
         practice=_practice_figures(taxonomy),
-        suggestions=counts_table(source_counts({d.id for d in study.documents if not d.is_check})),
+        suggestions=counts_table(
+            source_counts(
+                {d.id for d in study.documents if not d.is_check}, study.excluded_annotator_ids
+            )
+        ),
     )
 
 
@@ -78,7 +84,7 @@ def document(document_id: str):
     pk = db.session.scalar(db.select(Document.id).filter_by(external_id=document_id))
     if pk is None:
         abort(404, description="No document has this id.")
-    study = load_study(settings, document_id=pk)
+    study = load_study(settings, document_id=pk, include_flagged=include_flagged_arg())
     resolve_gamma(study)  # cached value only, as on the dashboard
     row = study.documents[0]
     return render_template(

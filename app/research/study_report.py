@@ -18,7 +18,10 @@ error units (the key keeps its second-wave name: it counts units, each error onc
 whatever it spans and however many labels it has), the mean over the document's submitted
 sessions (a whole number with one annotator), so that with one annotator booookscore =
 100 * (1 - error_sentences / sentences).
-Attention-check documents are listed under ``excluded`` and counted in no figure.
+Attention-check documents are listed under ``excluded.documents`` and counted in no
+figure; the workers left out (app.checks.flagged: failed checks, failed training, or
+flagged by their attention checks) under ``excluded.annotators`` with their reason, and
+no figure counts their sessions (``--include-flagged`` counts them again).
 ``suggestions`` gives, per source of model suggestions, the shares accepted, edited and
 rejected by workers and the workers' own additions (app.suggestions.records, where the
 rule is written). A document's ``mqm_per_100_words`` is its MQM-style score
@@ -53,13 +56,14 @@ def gold_scores(
     """Each annotator's score against gold: attention checks' gold (as the dashboard
     scores it) plus, on other documents, their adjudicated gold set (`gold_sets`, by
     document database id), at the attention-check matching rule (metrics.gold_recall)."""
-    scores = {row.label: row.gold for row in study.annotators}
+    left_out = {worker.label for worker in study.excluded_annotators}
+    scores = {row.label: row.gold for row in study.annotators if row.label not in left_out}
     for document in study.documents:
         gold = (gold_sets or {}).get(document.id)
         if document.is_check or not gold:
             continue
         for session in document.sessions:
-            if session.status == SessionStatus.SUBMITTED:
+            if session.status == SessionStatus.SUBMITTED and study.counted(session):
                 earlier = scores.get(session.annotator, metrics.NO_GOLD)
                 scores[session.annotator] = earlier + metrics.gold_recall(gold, session.spans)
     return {label: score for label, score in sorted(scores.items()) if score.total}
@@ -80,7 +84,7 @@ def build_report(
         session.annotator
         for document in regular
         for session in document.sessions
-        if session.status == SessionStatus.SUBMITTED
+        if session.status == SessionStatus.SUBMITTED and study.counted(session)
     }
     return {
         "documents": [
@@ -100,7 +104,9 @@ def build_report(
         "booookscore": _percent(study.mean_coherence),
         "errors_per_sentence": {key: 100 * rates.get(key, 0.0) for key in keys},
         "agreement": {figure.name: figure.as_report() for figure in figures},
-        "suggestions": suggestion_figures({document.id for document in regular}),
+        "suggestions": suggestion_figures(
+            {document.id for document in regular}, study.excluded_annotator_ids
+        ),
         "gold": {
             label: {
                 "precision": _percent(score.precision),
@@ -108,7 +114,10 @@ def build_report(
             }
             for label, score in gold_scores(study, gold_sets).items()
         },
-        "excluded": study.excluded,
+        "excluded": {
+            "documents": study.excluded,
+            "annotators": [worker.as_report() for worker in study.excluded_annotators],
+        },
         "annotators": len(annotators),
     }
 
@@ -161,8 +170,12 @@ def format_table(report: Mapping[str, Any]) -> str:
             f"{_number(s['rejected'], 1)}; {_number(s['worker_added'], 1)}"
             for source, s in report["suggestions"].items()
         ]
-    excluded = report["excluded"]
-    lines += ["", f"Excluded (attention checks): {', '.join(excluded) if excluded else 'none'}"]
+    documents, workers = report["excluded"]["documents"], report["excluded"]["annotators"]
+    lines += ["", f"Excluded (attention checks): {', '.join(documents) if documents else 'none'}"]
+    lines.append(
+        "Excluded annotators (their sessions count in no figure): "
+        + (", ".join(f"{w['annotator_id']} ({w['reason']})" for w in workers) or "none")
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -216,6 +229,10 @@ def format_csv(report: Mapping[str, Any]) -> str:
     for source, shares in report.get("suggestions", {}).items():
         for key, value in shares.items():
             writer.writerow((f"suggestions_{key}", _cell(source), "", "", _cell(value)))
-    for document_id in report["excluded"]:
+    for document_id in report["excluded"]["documents"]:
         writer.writerow(("excluded", _cell(document_id), "", "", ""))
+    for worker in report["excluded"]["annotators"]:
+        writer.writerow(
+            ("excluded_annotator", _cell(worker["annotator_id"]), "", "", worker["reason"])
+        )
     return buffer.getvalue()

@@ -167,19 +167,21 @@ def source_shares(counts: SourceCounts) -> dict[str, float | None]:
     }
 
 
-def source_counts(document_ids: set[int] | None = None) -> dict[str, SourceCounts]:
+def source_counts(
+    document_ids: set[int] | None = None, left_out: set[int] | None = None
+) -> dict[str, SourceCounts]:
     """Per source: standing decisions and workers' own annotations, in submitted sessions
     of the show arm on documents with that source's suggestions (attention checks out);
-    `document_ids` keeps only those documents."""
-    sessions = (
-        select(AnnotationSession.id, AnnotationSession.document_id)
-        .where(
-            AnnotationSession.status == SessionStatus.SUBMITTED,
-            AnnotationSession.arm == "show",
-            AnnotationSession.is_attention_check.is_(False),
-        )
-        .subquery()
+    `document_ids` keeps only those documents, `left_out` drops the sessions of these
+    annotators (database ids: the workers app.checks.flagged leaves out)."""
+    sessions = select(AnnotationSession.id, AnnotationSession.document_id).where(
+        AnnotationSession.status == SessionStatus.SUBMITTED,
+        AnnotationSession.arm == "show",
+        AnnotationSession.is_attention_check.is_(False),
     )
+    if left_out:
+        sessions = sessions.where(AnnotationSession.annotator_id.not_in(left_out))
+    sessions = sessions.subquery()
     sources = select(Suggestion.document_id, Suggestion.source).distinct()
     if document_ids is not None:
         sources = sources.where(Suggestion.document_id.in_(document_ids))
@@ -226,9 +228,12 @@ def source_counts(document_ids: set[int] | None = None) -> dict[str, SourceCount
     return counts
 
 
-def suggestion_figures(document_ids: set[int] | None = None) -> dict[str, dict[str, Any]]:
+def suggestion_figures(
+    document_ids: set[int] | None = None, left_out: set[int] | None = None
+) -> dict[str, dict[str, Any]]:
     """{source: {"accepted", "edited", "rejected", "worker_added"}} in percent."""
-    return {source: source_shares(c) for source, c in source_counts(document_ids).items()}
+    counts = source_counts(document_ids, left_out)
+    return {source: source_shares(c) for source, c in counts.items()}
 
 
 def counts_table(counts: Mapping[str, SourceCounts]) -> list[dict[str, Any]]:

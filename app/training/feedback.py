@@ -2,15 +2,15 @@
 
 A practice document's answer is its gold spans (the document's `gold` entries, each with
 an optional `paired_span` and `explanation`). What the worker marked is matched against
-them with the attention-check rule (app.metrics: an annotation matches a gold
-span when it is in the same paragraph and shares at least half of the shorter span's
-characters, `substantial_overlap`), on the primary span only, as attention checks are.
+them with the attention-check rule (app.spans.locates: an annotation locates a gold span
+when it is in the same paragraph and their character intersection over union is at
+least 0.5), on the primary span only, as attention checks are.
 
 Feedback, one item per gold span, in document order:
-- `found`: an annotation of the gold span's category matches it;
-- `wrong_category`: annotations match it, none of its category (`chosen`: the first one's);
-- `missed`: no annotation matches it;
-then one `extra` item ("not an error here") per annotation that matches no gold span.
+- `found`: an annotation of the gold span's category locates it;
+- `wrong_category`: annotations locate it, none of its category (`chosen`: the first one's);
+- `missed`: no annotation locates it;
+then one `extra` item ("not an error here") per annotation that locates no gold span.
 
 Pass rule (docs/training.md): recall and precision exactly as attention checks count them
 (`gold_recall`): recall = gold spans found with their category / gold spans, precision =
@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.metrics import gold_recall, substantial_overlap
+from app.metrics import gold_recall
+from app.spans import locates
 
 FOUND, MISSED, WRONG_CATEGORY, EXTRA = "found", "missed", "wrong_category", "extra"
 
@@ -85,7 +86,7 @@ def gold_feedback(
     """The feedback item of one gold span: found, wrong_category or missed."""
     span = _gold_span(item)
     category = item.get("category")
-    hits = [answer for answer in answers if substantial_overlap(span, answer.span)]
+    hits = [answer for answer in answers if locates(answer.span, span)]
     right = [answer for answer in hits if answer.category == category]
     paired = item.get("paired_span")
     matched = right or hits
@@ -113,7 +114,7 @@ def check_answers(
     feedback = [gold_feedback(item, answers, texts) for item in ordered]
     spans = [_gold_span(item) for item in ordered]
     for answer in sorted(answers, key=lambda a: (a.span, a.id)):
-        if not any(substantial_overlap(span, answer.span) for span in spans):
+        if not any(locates(answer.span, span) for span in spans):
             feedback.append(
                 {
                     "kind": EXTRA,

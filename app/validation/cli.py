@@ -15,7 +15,13 @@ from app.taxonomy import current_taxonomy
 from app.validation.importers import DECISIONS, FORMATS
 from app.validation.judgments import JudgmentImportError, import_judgments
 from app.validation.report import compute_report, format_csv, format_table
-from app.validation.rounds import RoundError, create_round, find_round, round_overview
+from app.validation.rounds import (
+    RoundError,
+    create_round,
+    find_round,
+    left_out_lines,
+    round_overview,
+)
 
 validation_group = AppGroup(
     "validation", help="Precision-validation rounds: create, list, import judgments, report."
@@ -77,7 +83,9 @@ def create_round_command(name: str, paths: tuple[Path, ...], **options: Any) -> 
     Items are shuffled with the seed; spans without offsets are found in their document
     by their text. With any unusable item nothing is written, unless --skip-rejected.
     From our export, only submitted sessions' annotations are taken, unless
-    --include-unsubmitted.
+    --include-unsubmitted. Items on attention-check documents and the annotations of
+    workers who failed checks or training or were flagged by their attention checks are
+    left out (as every study figure leaves them out), and counted.
     """
     click.echo(f"Reading {len(paths)} item file(s)...", err=True)
     try:
@@ -104,6 +112,8 @@ def create_round_command(name: str, paths: tuple[Path, ...], **options: Any) -> 
             f"Left out: {summary.unsubmitted_left_out} annotation(s) of sessions not submitted "
             "(--include-unsubmitted keeps them)"
         )
+    for line in left_out_lines(summary):
+        click.echo(f"Left out: {line}")
     click.echo(f"Rejected items: {len(summary.rejected)}")
     for line in summary.rejected:
         click.echo(f"  {line}")

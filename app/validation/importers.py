@@ -57,6 +57,7 @@ EXPORT_KEYS = {
     "severity",  # taxonomies with severities (docs/severities.md); not judged
     "origin",  # issue 18: worker | suggestion-accepted | suggestion-edited
     "suggestion_id",
+    "flagged",  # issue 28: the worker is left out of the study's figures (rounds too)
     "provenance",  # gold exports (app.adjudication.gold): export records plus provenance
     "unit_id",  # issue 28: the error unit (rows of one span with several labels share it)
 }
@@ -117,6 +118,8 @@ class ItemInput:
     removed: bool = False
     # Our export's `submitted` (None for other formats): rounds leave out unsubmitted work.
     submitted: bool | None = None
+    # Our export's `flagged`: the worker is left out of the figures (rounds too).
+    flagged: bool = False
     # Said when the item's document is not imported (e.g. model files carry no text).
     document_hint: str | None = None
     # From the suggestions export: the standing decisions of the workers on it; else None.
@@ -349,6 +352,9 @@ def _generic_item(where: str, record: Any, problems: list[str]) -> ItemInput | N
     submitted = record.get("submitted") if is_export else None
     if submitted is not None and not isinstance(submitted, bool):
         problems.append(f"{where}: submitted: must be true or false")
+    flagged = record.get("flagged") if is_export else None
+    if flagged is not None and not isinstance(flagged, bool):
+        problems.append(f"{where}: flagged: must be true or false")
     if len(problems) > before or span is None or document_id is None:
         return None
     return ItemInput(
@@ -365,6 +371,7 @@ def _generic_item(where: str, record: Any, problems: list[str]) -> ItemInput | N
         origin_annotator=_string(record.get("annotator_id")),
         removed=is_export and record.get("removed_at") is not None,
         submitted=submitted,
+        flagged=flagged is True,
     )
 
 

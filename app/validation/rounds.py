@@ -4,6 +4,12 @@ Nothing is written unless every item is usable, or the caller asked to skip the
 rejected ones (`skip_rejected`); either way the summary lists every rejected item with
 its file and line or record, and every ambiguous span (its text occurs more than once:
 the first occurrence is used).
+
+As every study figure, a round leaves out (and counts in its summary) the items on
+attention-check documents (documents of this database with gold spans) and the
+annotations of workers the study leaves out (app.checks.flagged): those marked
+`flagged` in our export, and those of this database's sessions whose worker is left out
+now.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from pathlib import Path
 
 from sqlalchemy import func, insert, select
 
+from app.checks.flagged import left_out_workers
 from app.document_formats import DocumentInput, content_hash
 from app.errors import ProblemsError
 from app.export_record import ANNOTATOR_ID, annotation_select
@@ -31,6 +38,7 @@ from app.models import (
     ValidationJudgment,
     ValidationRound,
 )
+from app.study import study_settings
 from app.taxonomy import Taxonomy
 from app.validation.importers import ItemInput, SpanInput, generated_id, read_items
 from app.validation.locate import Located, locate, overlap, place_pair
@@ -55,11 +63,28 @@ class RoundSummary:
     documents_imported: list[str] = field(default_factory=list)
     # Annotations of sessions not submitted (our export's `"submitted": false`), left out.
     unsubmitted_left_out: int = 0
+    # Items on attention-check documents, and annotations of workers left out
+    # (app.checks.flagged), left out.
+    checks_left_out: int = 0
+    flagged_left_out: int = 0
 
     @property
     def total(self) -> int:
         """Items stored in the round."""
         return sum(self.items_by_source.values())
+
+
+def left_out_lines(summary: RoundSummary) -> list[str]:
+    """What the round left out as every study figure does, one line each (CLI, console)."""
+    lines = []
+    if summary.checks_left_out:
+        lines.append(f"{summary.checks_left_out} item(s) on attention-check documents")
+    if summary.flagged_left_out:
+        lines.append(
+            f"{summary.flagged_left_out} annotation(s) of workers left out of the study's "
+            "figures (failed checks, failed training, flagged)"
+        )
+    return lines
 
 
 @dataclass
@@ -192,6 +217,8 @@ def create_round(
         resolved.append(outcome)
     if problems and not skip_rejected:
         raise RoundError(problems)
+    _link_annotations(resolved)
+    resolved, checks, flagged = _leave_out(resolved)
     if not resolved:
         why = "no usable items: the round was not created"
         if left_out:
@@ -199,15 +226,25 @@ def create_round(
                 f" ({left_out} annotation(s) of unsubmitted sessions left out; "
                 "--include-unsubmitted keeps them)"
             )
+        if checks or flagged:
+            why += (
+                f" ({checks} item(s) on attention-check documents and {flagged} "
+                "annotation(s) of flagged workers left out)"
+            )
         raise RoundError([*problems, why])
     seed = seed if seed is not None else secrets.randbelow(2**31)
     chosen = list(resolved)
     random.Random(seed).shuffle(chosen)
     if sample is not None:
         chosen = chosen[:sample]
-    _link_annotations(chosen)
     summary = RoundSummary(
-        name=name, seed=seed, ambiguous=ambiguous, rejected=problems, unsubmitted_left_out=left_out
+        name=name,
+        seed=seed,
+        ambiguous=ambiguous,
+        rejected=problems,
+        unsubmitted_left_out=left_out,
+        checks_left_out=checks,
+        flagged_left_out=flagged,
     )
     summary.skipped = skipped
     try:
@@ -340,6 +377,23 @@ def _place(span: SpanInput, doc: _Doc) -> Located | str:
     if found is None:
         return f"text {span.text[:60]!r} not found in document {doc.external_id}"
     return found
+
+
+def _leave_out(resolved: list[_Resolved]) -> tuple[list[_Resolved], int, int]:
+    """The items a round keeps, then how many it leaves out on attention-check documents
+    and how many annotations of workers left out (see the module docstring)."""
+    on_checks = [r for r in resolved if r.doc.row is not None and r.doc.row.gold]
+    rest = [r for r in resolved if r.doc.row is None or not r.doc.row.gold]
+    labels = set()
+    if any(r.annotation_id is not None for r in rest):
+        labels = {worker.label for worker in left_out_workers(study_settings()).values()}
+    kept = [
+        r
+        for r in rest
+        if not r.item.flagged
+        and not (r.annotation_id is not None and r.item.origin_annotator in labels)
+    ]
+    return kept, len(on_checks), len(rest) - len(kept)
 
 
 def _link_annotations(chosen: list[_Resolved]) -> None:

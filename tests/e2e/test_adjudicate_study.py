@@ -15,6 +15,7 @@ from playwright.sync_api import Page, expect
 from werkzeug.security import generate_password_hash
 
 from app.adjudication.gold import iter_gold_records
+from app.checks.flagged import left_out_workers
 from app.extensions import db
 from app.models import Researcher
 from app.research.dashboard import load_study
@@ -147,6 +148,7 @@ def test_adjudicate_promote_and_see_agreement(study, page: Page):
     assert result.exit_code == 0, result.output
     with study.app.app_context():
         scores = {row.label: row.gold for row in load_study(study_settings()).annotators}
+        left_out = [worker.label for worker in left_out_workers(study_settings()).values()]
         assert len(list(iter_gold_records(DOC_ID))) == len(expected)
         db.session.remove()
     page.goto(f"{study.url}/research/")
@@ -155,6 +157,13 @@ def test_adjudicate_promote_and_see_agreement(study, page: Page):
         assert score.total == len(expected), label
         row = annotators.get_by_role("row", name=re.compile(re.escape(label)))
         expect(row).to_contain_text(f"{score.found_any}/{score.total}")
+
+    # b and c find one of the three gold spans of their category: the new check flags
+    # them, so no figure counts them (a alone agrees with nobody) until the switch.
+    assert left_out == ["import:b", "import:c"]
+    expect(page.locator(".flagged-switch")).to_contain_text("2 workers left out of every figure")
+    page.get_by_role("link", name="Count flagged workers").click()
+    expect(page.locator(".flagged-switch")).to_contain_text("counts the 2 workers")
 
     # Agreement: the two other documents; gamma computed in the background, then shown
     # with its interval (the page itself never computes it).

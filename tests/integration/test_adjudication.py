@@ -246,10 +246,13 @@ def test_promote_gold_makes_an_attention_check_the_dashboard_scores(
     ]
     study = load_study(study_settings())
     scored = {row.label: row.gold for row in study.annotators}
-    # ann-1 overlaps "met Bob at" and the repetition: 2 of the 3 gold spans.
+    # ann-1 locates the repetition; its "Bob" is 3 of the 10 characters of "met Bob at"
+    # (intersection over union 0.3: not located). ann-3 locates both with "Bob at" (0.6)
+    # and "met Bob again" (13 of 18).
     assert scored["direct:ann-1"].total == 3
-    assert scored["direct:ann-1"].found_any == 2
+    assert scored["direct:ann-1"].found_any == 1
     assert scored["direct:ann-2"].found_any == 1
+    assert scored["direct:ann-3"].found_same_category == 2
 
 
 def test_promote_gold_refuses_a_document_without_decisions(seeded, runner):

@@ -138,17 +138,32 @@ def test_study_report_scores_annotators_against_adjudicated_gold(
     assert _report(runner)["gold"] == {}
     adjudicate_all(researcher_client)  # gold: "met Bob at", "Then", the repetition
     gold = _report(runner)["gold"]
-    # Attention-check rule: half of the shorter span shared, same category.
-    # ann-1: "Bob" (matches "met Bob at"), repetition (matches), "all day" (ungrammatical:
-    # no gold of its category): precision 2/3; recall 2/3 ("Then" missed).
-    assert gold["direct:ann-1"] == pytest.approx({"precision": 200 / 3, "recall": 200 / 3})
-    # ann-2: "met Bob" (matches), "the old mill" (rejected): precision 1/2, recall 1/3.
+    # Attention-check rule (app.spans.locates): same paragraph, character intersection
+    # over union >= 0.5, same category.
+    # ann-1: "Bob" (3 of the 10 characters of "met Bob at": not located), repetition
+    # (matches), "all day" (ungrammatical: no gold of its category): precision 1/3;
+    # recall 1/3.
+    assert gold["direct:ann-1"] == pytest.approx({"precision": 100 / 3, "recall": 100 / 3})
+    # ann-2: "met Bob" (7 of 10: matches), "the old mill" (rejected): precision 1/2,
+    # recall 1/3.
     assert gold["direct:ann-2"] == pytest.approx({"precision": 50, "recall": 100 / 3})
     assert gold["direct:ann-3"] == pytest.approx({"precision": 100, "recall": 200 / 3})
-    # Once promoted, the same gold scores as an attention check: same figures.
+    # Once promoted, the same gold scores as an attention check: same figures, and ann-1
+    # and ann-2 (recall 1/3) are flagged by it: left out unless --include-flagged.
     assert runner.invoke(args=["promote-gold", "adj-doc"]).exit_code == 0
     report = _report(runner)
-    assert report["gold"] == gold and report["excluded"] == ["adj-doc"]
+    assert report["gold"] == {"direct:ann-3": gold["direct:ann-3"]}
+    assert report["excluded"] == {
+        "documents": ["adj-doc"],
+        "annotators": [
+            {"annotator_id": "direct:ann-1", "reason": "flagged"},
+            {"annotator_id": "direct:ann-2", "reason": "flagged"},
+        ],
+    }
+    result = runner.invoke(args=["study-report", "--format", "json", "--include-flagged"])
+    counted = json.loads(result.stdout)
+    assert counted["gold"] == gold
+    assert counted["excluded"] == {"documents": ["adj-doc"], "annotators": []}
 
 
 def test_gold_export_round_trips_through_import_annotations(

@@ -168,6 +168,7 @@ def test_jsonl_export_reads_back_equal_to_the_database(app, runner, stored, tmp_
         "taxonomy_version",
         "origin",
         "suggestion_id",
+        "flagged",
     }
     assert len({r["unit_id"] for r in records}) == len(records)
     got = [_from_record(r) for r in records]

@@ -92,7 +92,7 @@ def test_booookscore_samples_through_import_and_study_report(app, runner, booook
         rates = {k: v for k, v in report["errors_per_sentence"].items() if v}
         assert rates == pytest.approx(expected["rates"])
         assert report["annotators"] == 1
-        assert report["excluded"] == []
+        assert report["excluded"] == {"documents": [], "annotators": []}
         assert report["suggestions"] == {} and report["gold"] == {}
         assert all(d["mqm_per_100_words"] is None for d in report["documents"])
     both = _study_report(runner)

@@ -3,6 +3,7 @@ scripted worker who marks the planted spans is found by the dashboard's attentio
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from app.extensions import db
 from app.models import Document, Paragraph
 from app.research.dashboard import load_study
 from app.study import study_settings
-from tests.support.worker_api import csrf, save, start, submit
+from tests.support.worker_api import csrf, read_to_the_end, save, start, submit
 
 SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "planted" / "source.json"
 
@@ -110,3 +111,108 @@ def test_a_worker_who_marks_the_planted_spans_passes_and_one_who_marks_nothing_i
     assert careful_row.gold.recall_any == 1.0 and careful_row.gold.recall_category == 1.0
     assert not careful_row.flagged
     assert careless_row.gold.recall_any == 0.0 and careless_row.flagged
+
+
+# --- issue 28, point 4: the error must be located, not surrounded --------------------------
+
+TWO_PARAGRAPHS = {
+    "id": "bakery",
+    "paragraphs": [
+        "Anna Berg opened the old bakery on the corner at dawn. She baked bread for the "
+        "whole village every morning. Her brother Tom delivered the loaves on his bicycle.",
+        "Winter came early that year and the roads froze. Tom slipped on the ice near the "
+        "church. Anna closed the bakery for a week to look after him. The village missed "
+        "its bread and sent soup instead. By spring the roads were clear again.",
+    ],
+}
+
+
+LAZY, EXACT = "direct:lazy", "direct:exact"
+
+
+def _planted_pair(app, tmp_path) -> tuple[list[str], list[dict]]:
+    """A two-paragraph document with a repetition and a new person planted (both in the
+    second paragraph), through the real commands; its paragraphs and gold."""
+    source = tmp_path / "bakery.jsonl"
+    source.write_text(json.dumps(TWO_PARAGRAPHS) + "\n", encoding="utf-8")
+    runner = app.test_cli_runner()
+    result = runner.invoke(args=["import-documents", str(source)])
+    assert result.exit_code == 0, result.output
+    kinds = ["--kinds", "repetition,new-entity", "--seed", "2", "--id", "planted"]
+    result = runner.invoke(args=["plant-checks", "bakery", *kinds])
+    assert result.exit_code == 0, result.output
+    document, texts = stored("planted")
+    assert len(texts) == 2 and {g["paragraph_id"] for g in document.gold} == {1}
+    return texts, document.gold
+
+
+def _finish(client, texts: list[str], annotator: str, marks: list[tuple]) -> dict:
+    """Open the check, save (category, paragraph, start, end, paired) marks, Submit."""
+    token = start(client, "planted", annotator=annotator)
+    read_to_the_end(client, token, len(texts))
+    for category, paragraph_id, begin, end, paired in marks:
+        body = {
+            "id": str(uuid.uuid4()),
+            "category": category,
+            "span": {
+                "paragraph_id": paragraph_id,
+                "start": begin,
+                "end": end,
+                "text": texts[paragraph_id][begin:end],
+            },
+        }
+        if paired is not None:
+            p, s, e = paired
+            body["paired_span"] = {"paragraph_id": p, "start": s, "end": e, "text": texts[p][s:e]}
+        answer = save(client, token, body)
+        assert answer.status_code == 201, answer.data
+    answer = submit(client, token)
+    assert answer.status_code == 200, answer.data
+    return answer.get_json()
+
+
+def _whole_paragraphs(texts: list[str]) -> list[tuple]:
+    """Each paragraph marked whole, the second with each planted category (the repetition
+    paired with the whole first paragraph): every gold span lies inside some mark."""
+    whole = [(0, 0, len(texts[0])), (1, 0, len(texts[1]))]
+    return [
+        ("new-person", *whole[0], None),
+        ("new-person", *whole[1], None),
+        ("repetition", *whole[1], whole[0]),
+    ]
+
+
+def _exact(gold: list[dict], trim: int = 0) -> list[tuple]:
+    """The gold spans themselves (`trim` characters fewer at the end: near-exact)."""
+    marks = []
+    for item in gold:
+        paired = item.get("paired_span")
+        paired = (paired["paragraph_id"], paired["start"], paired["end"]) if paired else None
+        end = item["end"] - (trim if item["end"] - item["start"] > 2 * trim else 0)
+        marks.append((item["category"], item["paragraph_id"], item["start"], end, paired))
+    return marks
+
+
+def test_whole_paragraphs_fail_a_planted_check_and_exact_spans_pass(make_app, tmp_path):
+    app = make_app(attention_checks="fail")
+    with app.app_context():
+        texts, gold = _planted_pair(app, tmp_path)
+        client = app.test_client()
+        assert _finish(client, texts, "lazy", _whole_paragraphs(texts))["outcome"] == (
+            "failed_checks"
+        )
+        assert _finish(client, texts, "exact", _exact(gold))["outcome"] == "completed"
+        assert _finish(client, texts, "near", _exact(gold, trim=1))["outcome"] == "completed"
+
+
+def test_whole_paragraphs_are_flagged_where_the_study_only_flags(make_app, tmp_path):
+    app = make_app()  # attention_checks: flag (the default)
+    with app.app_context():
+        texts, gold = _planted_pair(app, tmp_path)
+        client = app.test_client()
+        assert _finish(client, texts, "lazy", _whole_paragraphs(texts))["outcome"] == "completed"
+        assert _finish(client, texts, "exact", _exact(gold))["outcome"] == "completed"
+        rows = {row.label: row for row in load_study(study_settings()).annotators}
+        assert rows[LAZY].flagged
+        assert rows[LAZY].gold.found_any == 0
+        assert not rows[EXACT].flagged

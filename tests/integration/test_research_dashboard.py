@@ -94,13 +94,15 @@ def small_study(app):
         "check-1", gold=[{"paragraph_id": 0, "start": 0, "end": 4, "category": "new-person"}]
     )
     add_session(check, "a", "submitted", is_attention_check=True, spans=[(1, 0, 4, "new-person")])
-    add_session(check, "b", "submitted", is_attention_check=True, spans=[(0, 2, 6, "missing-info")])
+    add_session(check, "b", "submitted", is_attention_check=True, spans=[(0, 1, 4, "missing-info")])
     db.session.commit()
     return doc
 
 
 def test_load_study_figures_by_hand(app, small_study):
-    study = load_study(study_settings())
+    # Both workers are flagged by check-1: the figures count them only when asked.
+    assert load_study(study_settings()).by_id[small_study.id].coherence is None
+    study = load_study(study_settings(), include_flagged=True)
     doc = study.by_id[small_study.id]
     assert len(doc.sentences) == 3
     assert doc.count("submitted") == 2
@@ -121,8 +123,9 @@ def test_load_study_figures_by_hand(app, small_study):
     assert study.errors_per_sentence["new-person"] == pytest.approx(2 / 6)
     assert study.excluded == ["check-1"]
     annotators = {row.label: row for row in study.annotators}
-    # Worker a missed the gold span (annotated paragraph 1); b's span shares 2 of the gold
-    # span's 4 characters (half of the shorter: a match) but has another category.
+    # Worker a missed the gold span (annotated paragraph 1); b's span "nna" shares 3 of
+    # the 4 characters the two cover (intersection over union 0.75: located) but has
+    # another category.
     assert annotators["direct:a"].gold.recall_any == 0.0
     assert annotators["direct:a"].flagged
     assert annotators["direct:b"].gold.recall_any == 1.0
@@ -145,7 +148,7 @@ def test_study_figures_leave_attention_checks_out_and_count_error_units(app, sma
     doc = add_document("doc-long")
     add_session(doc, "d", "submitted", [(0, 9, 18, "new-person")])
     db.session.commit()
-    study = load_study(study_settings())
+    study = load_study(study_settings(), include_flagged=True)  # a and b are flagged
     assert study.by_id[doc.id].coherence == pytest.approx(2 / 3)
     assert study.by_id[doc.id].error_sentences == 1
     assert study.by_id[check.id].f1 == 1.0  # the check's own row keeps its figure
@@ -161,9 +164,17 @@ def test_study_figures_leave_attention_checks_out_and_count_error_units(app, sma
 
 
 def test_dashboard_page_shows_the_study(researcher_client, small_study):
-    response = researcher_client.get("/research/")
+    # Both workers are flagged: the page leaves them out and offers to count them.
+    default = researcher_client.get("/research/").get_data(as_text=True)
+    assert "2 workers left out of every figure" in default
+    assert "direct:a (below the attention-check threshold)" in default
+    assert 'href="/research/?include_flagged=1">Count flagged workers</a>' in default
+    assert "33.3%" not in default
+    response = researcher_client.get("/research/?include_flagged=1")
     assert response.status_code == 200
     html = response.get_data(as_text=True)
+    assert "Every figure on this page counts the 2 workers otherwise left out" in html
+    assert 'href="/research/">Leave flagged workers out</a>' in html
     assert "doc-a" in html and "check-1" in html
     assert "33.3%" in html  # BooookScore of doc-a
     assert "Attention checks (1) are left out of every study figure" in html
@@ -207,7 +218,7 @@ def test_dashboard_query_count_does_not_grow_with_data(researcher_client, app):
     with count_statements() as large:
         assert researcher_client.get("/research/").status_code == 200
     assert len(small) == len(large), (small, large)
-    assert len(large) <= 6
+    assert len(large) <= 7  # with the workers left out (app.checks.flagged): one query
     db.session.remove()
     with count_statements() as document_page:
         assert researcher_client.get("/research/documents/small-doc-00001").status_code == 200
@@ -294,13 +305,13 @@ def test_taxonomy_preview_and_file_checks(app, researcher, tmp_path):
 
 
 def test_memoised_figures_follow_changes_to_submitted_spans(app, small_study):
-    before = load_study(study_settings()).by_id[small_study.id]
+    before = load_study(study_settings(), include_flagged=True).by_id[small_study.id]
     assert before.coherence == pytest.approx(1 / 3)
     # Remove worker B's "talked" annotation behind the app's back: B now labels [1, 0, 0].
     talked = db.session.scalars(db.select(Annotation).filter_by(span_text="talked")).one()
     talked.deleted_at = utcnow()
     db.session.commit()
-    after = load_study(study_settings()).by_id[small_study.id]
+    after = load_study(study_settings(), include_flagged=True).by_id[small_study.id]
     assert after.coherence == pytest.approx((1 / 3 + 2 / 3) / 2)
     assert after.categories["repetition"] == 0
 

@@ -111,6 +111,19 @@ def test_failing_every_attempt_ends_with_failed_training(study):
     assert [(a.attempt, a.passed) for a in attempts] == [(1, False), (2, False)]
 
 
+def test_whole_paragraphs_fail_the_practice_and_near_exact_spans_pass(study):
+    # docs/training.md's worked example through the API: each paragraph highlighted whole
+    # with the right error types surrounds both errors but locates neither.
+    client = study.test_client()
+    token = open_task(client)
+    whole = [answer(0, 0, 64, "new-person"), answer(1, 0, 63, "repetition", paired=(0, 0, 31))]
+    body = check(client, token, whole).get_json()
+    assert (body["passed"], body["recall"], body["precision"]) == (False, 0.0, 0.0)
+    near = [answer(0, 37, 43, "new-person"), answer(1, 32, 62, "repetition", paired=(0, 0, 31))]
+    body = check(client, token, near).get_json()
+    assert (body["passed"], body["recall"], body["precision"]) == (True, 1.0, 1.0)
+
+
 def test_failed_training_sends_a_prolific_worker_to_the_outcome_code(make_app, tmp_path):
     path = Path(training_taxonomy(tmp_path, attempts=1))
     completion = "study:\n  completion: {completed: CDONE, failed_training: CTRAIN}\n"

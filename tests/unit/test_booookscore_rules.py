@@ -10,17 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.metrics import (
-    Reading,
-    attention_flagged,
-    booookscore,
-    error_units,
-    error_units_of,
-    gold_recall,
-    span_f1,
-    substantial_overlap,
-    unit_rows,
-)
+from app.metrics import Reading, booookscore, error_units, error_units_of, span_f1, unit_rows
 
 
 def test_every_unit_counts_once_whatever_it_spans():
@@ -60,34 +50,3 @@ def test_span_f1_counts_units_and_the_category_aware_figure_needs_a_shared_categ
     assert span_f1(a, b, same_category=True) == 1.0
     assert span_f1(a, c) == 1.0
     assert span_f1(a, c, same_category=True) == 0.0
-
-
-# --- attention checks ---------------------------------------------------------------------
-
-GOLD = [{"paragraph_id": 0, "start": 10, "end": 20, "category": "new-person"}]
-
-
-def test_a_gold_span_needs_half_of_the_shorter_span():
-    # 5 of the gold span's 10 characters: half of the shorter span, found.
-    assert gold_recall(GOLD, [(0, 15, 40, "new-person")]).found_same_category == 1
-    # 4 of 10: not found (any one-character overlap used to count).
-    assert gold_recall(GOLD, [(0, 16, 40, "new-person")]).found_same_category == 0
-    # A short span inside the gold span shares all of its own characters: found.
-    assert gold_recall(GOLD, [(0, 12, 14, "new-person")]).found_same_category == 1
-    assert substantial_overlap((0, 0, 4), (0, 2, 9))  # 2 of the shorter's 4
-    assert not substantial_overlap((0, 0, 4), (0, 3, 9))
-    assert not substantial_overlap((0, 0, 4), (1, 0, 4))
-
-
-def test_highlighting_everything_is_flagged():
-    # One span per sentence of a long paragraph in the gold category: the gold span is
-    # found, but 9 of the worker's 10 spans match nothing.
-    spans = [(0, start, start + 10, "new-person") for start in range(0, 100, 10)]
-    score = gold_recall(GOLD, spans)
-    assert score.recall_category == 1.0
-    assert score.precision == pytest.approx(1 / 10)
-    assert attention_flagged(score, 0.5, 0.5)
-    careful = gold_recall(GOLD, [(0, 10, 20, "new-person")])
-    assert not attention_flagged(careful, 0.5, 0.5)
-    assert attention_flagged(gold_recall(GOLD, []), 0.5, 0.5)  # found nothing
-    assert not attention_flagged(gold_recall([], spans), 0.5, 0.5)  # no check: no flag

@@ -197,8 +197,8 @@ def test_gold_recall_category_blind_and_aware():
         {"paragraph_id": 2, "start": 0, "end": 4, "category": "ungrammatical"},
     ]
     annotations = [
-        (0, 2, 8, "new-person"),  # shares 3 of gold 1's 5 characters: found, right category
-        (1, 15, 25, "inconsistency"),  # shares 5 of 10: found, wrong category
+        (0, 1, 6, "new-person"),  # 4 shared of 6 covered (IoU 0.67): found, right category
+        (1, 12, 20, "inconsistency"),  # 8 of 10 (0.8): located, wrong category
         (3, 0, 4, "ungrammatical"),  # other paragraph: finds nothing
     ]
     result = gold_recall(gold, annotations)

@@ -32,15 +32,33 @@ def test_every_gold_span_found_passes_with_its_explanation():
     assert result.feedback[1]["paired_span"]["text"] == "Mara opened the bakery at dawn."
 
 
-def test_half_the_shorter_span_matches_as_attention_checks_do():
-    # "Findon" (6 of the 11 characters of "Lord Findon") is more than half of the shorter.
-    answers = [Answer("a", 0, 37, 43, "new-person"), Answer("b", 1, 32, 63, "repetition")]
-    assert kinds(check_answers(PRACTICE_GOLD, answers, TEXTS, RULE)) == ["found", "found"]
+def test_near_exact_spans_match_as_attention_checks_do():
+    # "Findon": 6 shared of the 11 covered together (IoU 0.55); "Lord Findon bought" 11
+    # of 18 (0.61); the repeated sentence without its full stop 30 of 31.
+    for start, end in ((37, 43), (32, 50)):
+        answers = [Answer("a", 0, start, end, "new-person"), Answer("b", 1, 32, 62, "repetition")]
+        assert kinds(check_answers(PRACTICE_GOLD, answers, TEXTS, RULE)) == ["found", "found"]
     # One character in common with a longer span is not a match.
     answers = [Answer("a", 0, 42, 50, "new-person"), Answer("b", 1, 32, 63, "repetition")]
     result = check_answers(PRACTICE_GOLD, answers, TEXTS, RULE)
     assert kinds(result) == ["missed", "found", "extra"]
     assert not result.passed
+
+
+def test_whole_paragraphs_do_not_pass_the_worked_example():
+    # docs/training.md: each paragraph highlighted whole. The earlier rule ("half of the
+    # shorter span") matched both gold spans: recall 1 and precision 1 with the right
+    # types, 0.5 and 0.5 with one type for both, which passed the default rule.
+    default = PassRule(0.5, 0.5)
+    for second in ("repetition", "new-person"):
+        answers = [Answer("a", 0, 0, 64, "new-person"), Answer("b", 1, 0, 63, second)]
+        result = check_answers(PRACTICE_GOLD, answers, TEXTS, default)
+        assert kinds(result) == ["missed", "missed", "extra", "extra"]
+        assert (result.recall, result.precision, result.passed) == (0.0, 0.0, False)
+    # The sentence holding the error, not the error: "Lord Findon bought three loaves."
+    # shares 11 of 32 characters (0.34).
+    answers = [Answer("a", 0, 32, 64, "new-person"), Answer("b", 1, 32, 63, "repetition")]
+    assert kinds(check_answers(PRACTICE_GOLD, answers, TEXTS, default))[0] == "missed"
 
 
 def test_wrong_category_missed_and_extra_are_told_apart():
