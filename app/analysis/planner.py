@@ -26,19 +26,20 @@ random document and a random set of k readers, so by the law of total variance
           + mean over documents of (the variance of z over its sets)
 
 (P pilot documents). For a mean of k readings this is exactly between-document variance
-+ within-document variance / k. The forecast 95% half-width for n documents is
++ within-document variance / k. With D_k the mean denominator (1 for a mean), the forecast
+95% half-width for n documents is
 
-    t(0.975, P - 1) * sqrt(V_k / n) / mean denominator,
+    t(0.975, P - 1) * sqrt(V_k / D_k^2 / n),
 
 Student's t with the pilot's degrees of freedom rather than 1.96, so that the forecast
 allows for the pilot's own uncertainty about V_k (a prediction interval for the study's
 figure; with a pilot of 15 documents it is 9% wider than 1.96 would give, with 50, 3%).
-The study's figure falls within the true value +- this half-width in 95% of studies
-(tests/unit/test_analysis_planner.py simulates it). For k larger than the pilot's
-annotators, V_k is extrapolated as ``a + b / k`` (the variance of a mean of k readings,
-Cochran section 10.2) fitted to the pilot's values of k, and the plan says
-``extrapolated``. The number of documents is the fewest whose forecast is at most the
-target half-width (at least 2).
+The study's figure falls within the true value +- this half-width in about 95% of
+studies (tests/unit/test_analysis_planner.py simulates it). For k larger than the
+pilot's annotators, V_k / D_k^2 is extrapolated as ``a + b / k`` (the variance of a mean of
+k readings, Cochran section 10.2; a ratio's sums grow with k alike) fitted to the pilot's
+values of k, and the plan says ``extrapolated``. The number of documents is the fewest
+whose forecast is at most the target half-width (at least 2).
 
 Cost: worker-minutes = k * n * the pilot's mean minutes per reading (its paragraph
 timings summed); cost = worker-minutes / 60 * hourly rate * (1 + fee percent / 100).
@@ -117,9 +118,10 @@ def document_summaries(
     return rows
 
 
-def pilot_variance(summaries: np.ndarray) -> tuple[float, float, int] | None:
-    """(V_k, mean denominator, pilot documents used) from `document_summaries`; None
-    with fewer than two documents or no positive denominator."""
+def pilot_variance(summaries: np.ndarray) -> tuple[float, int] | None:
+    """(V_k / mean denominator^2, pilot documents used) from `document_summaries`: one
+    document's variance on the figure's scale; None with fewer than two documents or no
+    positive denominator."""
     rows = summaries[~np.isnan(summaries[:, 0])]
     if len(rows) < MIN_DOCUMENTS:
         return None
@@ -129,7 +131,7 @@ def pilot_variance(summaries: np.ndarray) -> tuple[float, float, int] | None:
     ratio = rows[:, 0].mean() / denominator
     between = float(np.var(rows[:, 0] - ratio * rows[:, 1], ddof=1))
     within = float(np.mean(rows[:, 2] - 2 * ratio * rows[:, 3] + ratio**2 * rows[:, 4]))
-    return between + within, denominator, len(rows)
+    return (between + within) / denominator**2, len(rows)
 
 
 def _extrapolated(known: dict[int, float], k: int) -> float:
@@ -146,27 +148,23 @@ def _extrapolated(known: dict[int, float], k: int) -> float:
 
 @dataclass(frozen=True)
 class Forecaster:
-    """The pilot's V_k per k (`pilot_variance`), its mean denominator and its size."""
+    """The pilot's per-document variance of the figure for each k (`pilot_variance`) and
+    the number of pilot documents it rests on."""
 
     variance: dict[int, float]
-    denominator: float
     pilot_documents: int
 
     @classmethod
     def of(cls, documents: Sequence[Sequence[R]], per_document: PerDocument) -> Forecaster:
         """Summarise a pilot: per document, its readings (one per annotator)."""
-        known: dict[int, tuple[float, float, int]] = {}
+        known: dict[int, tuple[float, int]] = {}
         for k in range(1, max((len(r) for r in documents), default=0) + 1):
             estimate = pilot_variance(document_summaries(documents, per_document, k))
             if estimate is not None:
                 known[k] = estimate
         if not known:
-            return cls({}, 1.0, 0)
-        return cls(
-            {k: v[0] for k, v in known.items()},
-            float(np.mean([v[1] for v in known.values()])),
-            min(v[2] for v in known.values()),
-        )
+            return cls({}, 0)
+        return cls({k: v[0] for k, v in known.items()}, min(v[1] for v in known.values()))
 
     def half_width(self, annotators: int, documents: int) -> float:
         """The forecast 95% half-width for `annotators` per document and `documents`."""
@@ -174,7 +172,7 @@ class Forecaster:
         if variance is None:
             variance = _extrapolated(self.variance, annotators)
         quantile = float(student_t.ppf(0.975, self.pilot_documents - 1))
-        return quantile * math.sqrt(variance / documents) / self.denominator
+        return quantile * math.sqrt(variance / documents)
 
     def documents_needed(self, annotators: int, half_width: float) -> int:
         """The fewest documents whose forecast half-width is at most `half_width`."""
