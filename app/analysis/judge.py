@@ -1,9 +1,9 @@
 """How well a model's annotations (the judge) agree with the humans'. Pure.
 
-Precision, recall and F1 of span annotations against a reference, as in span-level
-evaluation of error detection (e.g. Freitag et al. 2021, "Experts, Errors, and Context",
-TACL 9, and the span F1 of app.metrics), at the attention-check matching rule
-(app.analysis.matching.iou_match: same paragraph, same category, character IoU >= 0.5):
+Precision, recall and their harmonic mean F1 (van Rijsbergen 1979, "Information
+Retrieval", 2nd ed., ch. 7, the F measure with beta = 1) of span annotations against a
+reference, at the attention-check matching rule (app.analysis.matching.iou_match: same
+paragraph, same category, character IoU >= 0.5):
 
 - Against one human on one document, a judge span is *matched* when it matches one of
   the human's spans, a human span when one of the judge's matches it. Precision = matched

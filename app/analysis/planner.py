@@ -4,8 +4,9 @@ From a pilot (per document, the readings of its annotators), forecast the 95% in
 half-width of a study figure for k annotators per document and n documents: resampling
 the pilot's annotators within each document gives the variance of one document's
 contribution, and over n independent documents that variance is divided by n (a mean or
-a ratio of sums over documents: Cochran 1977, "Sampling Techniques", 3rd ed., section 2.15
-for the mean, section 6.4 for the ratio estimator, chapter 10 for two-stage sampling).
+a ratio of sums over documents: Cochran 1977, "Sampling Techniques", 3rd ed., ch. 2 for
+the mean, ch. 6 for the ratio estimator and its linearised variance, ch. 10 for two-stage
+sampling).
 
 A figure is given per document: ``per_document(readings) -> (numerator, denominator)`` or
 None when undefined, the study's figure being sum(numerators) / sum(denominators):
@@ -19,7 +20,7 @@ Rule. For k annotators, each pilot document with at least k readings gives the f
 (numerator, denominator) on every set of k of its readings (all sets: at most C(6, 3) =
 20 for a six-annotator pilot; beyond `MAX_SUBSETS`, that many drawn, seeded). With R the
 pooled ratio, z = numerator - R * denominator is the ratio's linearised value (Cochran
-section 6.4; for a mean, z = value - mean). A new document read by k new annotators is a
+ch. 6; for a mean, z = value - mean). A new document read by k new annotators is a
 random document and a random set of k readers, so by the law of total variance
 
     V_k = var over documents of (the mean of z over its sets)      [divisor P - 1]
@@ -37,7 +38,7 @@ figure; with a pilot of 15 documents it is 9% wider than 1.96 would give, with 5
 The study's figure falls within the true value +- this half-width in about 95% of
 studies (tests/unit/test_analysis_planner.py simulates it). For k larger than the
 pilot's annotators, V_k / D_k^2 is extrapolated as ``a + b / k`` (the variance of a mean of
-k readings, Cochran section 10.2; a ratio's sums grow with k alike) fitted to the pilot's
+k readings, Cochran ch. 10; a ratio's sums grow with k alike) fitted to the pilot's
 values of k, and the plan says ``extrapolated``. The number of documents is the fewest
 whose forecast is at most the target half-width (at least 2).
 

@@ -200,8 +200,17 @@ def _missed_variances(
     return per_document + missed, study + float(missed.sum())
 
 
-def loglinear_mt(captures: Sequence[DocumentCaptures]) -> MtFit:
-    """Model M_t over the documents, annotators' probabilities shared across documents."""
+def recaptured(captures: Sequence[DocumentCaptures]) -> bool:
+    """True when some error was found by two annotators or more (without one, M_t's
+    estimate is infinite and Chao's undefined)."""
+    return any(len(finders) >= 2 for doc in captures for _, finders in doc.errors)
+
+
+def loglinear_mt(captures: Sequence[DocumentCaptures]) -> MtFit | None:
+    """Model M_t over the documents, annotators' probabilities shared across documents;
+    None without a recaptured error (the estimate is infinite)."""
+    if not recaptured(captures):
+        return None
     annotators, readers, caught = _design(captures)
     found = np.array([len(doc.errors) for doc in captures], dtype=float)
     p = _darroch(found, readers, caught.sum(axis=0))
@@ -268,6 +277,8 @@ def _estimates(
         study = _summed(list(by_id.values()))
     elif method == LOGLINEAR_MT:
         fit = loglinear_mt(estimable)
+        if fit is None:
+            return [None] * len(captures), None
         by_id = dict(zip((doc.document_id for doc in estimable), fit.documents, strict=True))
         study = fit.study
     elif method == CHAO:
@@ -283,7 +294,8 @@ def recall_estimate(
 ) -> dict[str, Any]:
     """The recall-estimate JSON: per document, per category and for the study, errors
     found, estimated (with a 95% interval) and the share found (0-100). Documents read by
-    fewer than two annotators have no estimate and are left out of the study's."""
+    fewer than two annotators have no estimate and are left out of the study's; without
+    an error found twice there is no estimate (None)."""
     method = method or choose_method(captures)
     per_document, study = _estimates(captures, method)
     estimable = [doc for doc in captures if len(doc.readers) >= 2]

@@ -120,6 +120,19 @@ def test_different_workers_on_different_documents_share_their_probabilities():
     assert fit.study.variance > max(e.variance for e in fit.documents) - 1e-9
 
 
+def test_without_an_error_found_twice_there_is_no_estimate():
+    # Three workers, three errors, no overlap: M_t's estimate is infinite, not a number.
+    lonely = _doc(1, "ABC", "A", "B", "C")
+    assert loglinear_mt([lonely]) is None
+    assert recall_estimate([lonely])["study"] == {
+        "found": 3,
+        "estimated": None,
+        "ci95": None,
+        "share_found": None,
+    }
+    assert recall_estimate([_doc(1, "ABC")])["study"]["estimated"] is None  # nothing found
+
+
 def test_recall_estimate_json():
     readings = {
         "ann": [Mark(0, 0, 10, "a"), Mark(0, 20, 30, "b"), Mark(1, 0, 8, "a")],
