@@ -32,12 +32,13 @@ LEVEL = 0.95
 AlphaParts = tuple[float, int, int]  # (D, n_0, n_1)
 
 
-def _resample_indices(documents: int, resamples: int, seed: int) -> np.ndarray:
+def resample_indices(documents: int, resamples: int, seed: int) -> np.ndarray:
     """resamples x documents indices drawn with replacement (seeded)."""
     return np.random.default_rng(seed).integers(0, documents, size=(resamples, documents))
 
 
-def _percentiles(values: np.ndarray, level: float) -> tuple[float, float] | None:
+def percentile_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float] | None:
+    """The percentile interval of resampled figures (NaN left out; None if none is left)."""
     kept = np.sort(values[~np.isnan(values)])
     if kept.size == 0:
         return None
@@ -65,8 +66,8 @@ def _mean_ci(
     if len(values) < 2:
         return None
     data = np.asarray(values, dtype=float)
-    means = data[_resample_indices(len(data), resamples, seed)].mean(axis=1)
-    return _percentiles(means, level)
+    means = data[resample_indices(len(data), resamples, seed)].mean(axis=1)
+    return percentile_interval(means, level)
 
 
 def alpha_parts(value_counts: Sequence[tuple[int, int]]) -> AlphaParts:
@@ -110,7 +111,7 @@ def _alpha_ci(
     if len(parts) < 2:
         return None
     data = np.asarray(parts, dtype=float)
-    sums = data[_resample_indices(len(data), resamples, seed)].sum(axis=1)
+    sums = data[resample_indices(len(data), resamples, seed)].sum(axis=1)
     disagreement, no_error, error = sums[:, 0], sums[:, 1], sums[:, 2]
     defined = (no_error > 0) & (error > 0)
     alphas = np.full(len(sums), np.nan)
@@ -118,4 +119,4 @@ def _alpha_ci(
     alphas[defined] = 1 - (total[defined] - 1) * disagreement[defined] / (
         no_error[defined] * error[defined]
     )
-    return _percentiles(alphas, level)
+    return percentile_interval(alphas, level)
