@@ -6,6 +6,8 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+from flask_migrate import downgrade, upgrade
+
 from app.extensions import db
 from app.models import Document, Paragraph
 from app.research.dashboard import load_study
@@ -35,6 +37,8 @@ def test_plant_checks_stores_a_check_document_with_exact_gold(app, runner):
     document, texts = stored("the-golden-doves-check-3")
     assert document.is_attention_check
     assert document.meta["planted_from"] == "the-golden-doves"
+    # The source's title, as it is: workers must not be told it is a check.
+    assert document.title == stored("the-golden-doves")[0].title
     assert [g["category"] for g in document.gold] == ["repetition", "inconsistency", "new-person"]
     for gold in document.gold:
         text = texts[gold["paragraph_id"]][gold["start"] : gold["end"]]
@@ -110,3 +114,29 @@ def test_a_worker_who_marks_the_planted_spans_passes_and_one_who_marks_nothing_i
     assert careful_row.gold.recall_any == 1.0 and careful_row.gold.recall_category == 1.0
     assert not careful_row.flagged
     assert careless_row.gold.recall_any == 0.0 and careless_row.flagged
+
+
+def test_the_migration_gives_earlier_planted_checks_their_sources_title(app, runner):
+    """Checks planted before were titled "<source title> (attention check)"."""
+    assert plant(runner, "--seed", "3").exit_code == 0
+    db.session.execute(
+        db.update(Document)
+        .where(Document.external_id == "the-golden-doves-check-3")
+        .values(title="The Golden Doves (GPT-4 summary, BooookScore sample) (attention check)")
+    )
+    own = Document(
+        external_id="chosen",
+        title="Researchers chose this (attention check)",
+        meta={},
+        gold=[{"paragraph_id": 0, "start": 0, "end": 2, "category": "new-person"}],
+        content_hash="0" * 64,
+        paragraph_count=1,
+    )
+    db.session.add(own)
+    db.session.commit()
+    db.session.close()
+    downgrade(revision="e20a00000005")
+    upgrade()
+    source = stored("the-golden-doves")[0].title
+    assert stored("the-golden-doves-check-3")[0].title == source
+    assert stored("chosen")[0].title == "Researchers chose this (attention check)"
