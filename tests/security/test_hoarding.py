@@ -23,6 +23,7 @@ from config.settings import DEFAULT_TAXONOMY
 from tests.support import signed_links
 from tests.support.apps import app_factory, make_test_config
 from tests.support.assignment import add_documents
+from tests.support.training import PRACTICE_ID, import_practice, training_taxonomy
 from tests.support.validation import judge, vcsrf, write_jsonl
 
 SECRET = "test-secret-key-for-the-hoarding-tests-0123456789"
@@ -49,7 +50,9 @@ def make_app(database_uri, tmp_path):
 
     def config(study: str = "", extra: str = "", **overrides) -> dict:
         path = taxonomy_file(tmp_path, study, extra)
-        return make_test_config(database_uri, TAXONOMY_PATH=path, **{**BEHIND_NGINX, **overrides})
+        return make_test_config(
+            database_uri, **{"TAXONOMY_PATH": path, **BEHIND_NGINX, **overrides}
+        )
 
     yield from app_factory(config)
 
@@ -289,6 +292,28 @@ def test_a_declined_session_stays_ended_and_gives_no_place_back(make_app):
             db.session.scalars(db.select(AnnotationSession).filter_by(token=nxt)).one().document_id
             == document_id
         )
+
+
+def test_a_failed_training_stays_ended(make_app, tmp_path):
+    app = make_app(TAXONOMY_PATH=training_taxonomy(tmp_path, attempts=1))
+    with app.app_context():
+        import_practice(app, tmp_path, {"id": "task-1", "paragraphs": ["Anna met Bob.", "Rain."]})
+        client = app.test_client()
+        token = token_of(open_from(client, HOARDER, "/annotate/task-1", **prolific(1)))
+        failed = client.post(
+            f"/api/sessions/{token}/training",
+            json={"document_id": PRACTICE_ID, "annotations": []},
+            headers=headers(token),
+        )
+        assert failed.get_json()["failed"] is True
+        heartbeat = client.post(f"/api/sessions/{token}/heartbeat", headers=headers(token))
+        assert heartbeat.status_code == 204
+        again = open_from(app.test_client(), HOARDER, "/annotate/task-1", **prolific(1))
+        assert token_of(again) == token
+        assert client.get(f"/s/{token}/training").headers["Location"] == f"/s/{token}/end"
+        db.session.expire_all()
+        stored = db.session.scalars(db.select(AnnotationSession).filter_by(token=token)).one()
+        assert (stored.status, stored.outcome) == ("abandoned", "failed_training")
 
 
 # --- validation items -------------------------------------------------------------------------
