@@ -33,7 +33,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from app.errors import envelope, wants_json
 from app.extensions import db
-from app.models import AnnotationSession
+from app.models import AnnotationSession, utcnow
 from app.rate_limits import client_network
 from app.statuses import SessionStatus
 from app.study import study_settings
@@ -103,6 +103,8 @@ def try_network_lock() -> ColumnElement[bool]:
 
 def room_params(network: str | None) -> dict[str, Any]:
     """The parameters of `has_room` for this network key (None: not capped)."""
+    if network is None:  # the condition holds without a count: nothing to look up
+        return {"network": None, "network_cap": 0, "network_open_since": utcnow()}
     settings = study_settings()
     return {
         "network": network,
