@@ -76,16 +76,11 @@ def seen_seconds_ago(last_seen_at: datetime | None) -> float:
     return (utcnow() - as_utc(last_seen_at)).total_seconds()
 
 
-def ended(status: str, outcome: str | None) -> bool:
-    """Whether a session ended before the task (no_consent, failed_training: abandoned
-    with an outcome): nothing brings it back to active (writes.REVIVED_STATUS)."""
-    return status == SessionStatus.ABANDONED and outcome is not None
-
-
 def touch_due(last_seen_at: datetime | None, status: str, outcome: str | None = None) -> bool:
     """Whether a request should record activity: last_seen_at is written at most once a
     minute (abandonment is measured in minutes, and skipping the UPDATE keeps requests to
-    a few round trips), and at once when the session was marked abandoned."""
+    a few round trips), and at once when the session was marked abandoned (not when it
+    ended before the task: abandoned with an outcome, it stays so: writes.REVIVED_STATUS)."""
     if status == SessionStatus.ABANDONED and outcome is None:
         return True
     return seen_seconds_ago(last_seen_at) >= TOUCH_INTERVAL.total_seconds()

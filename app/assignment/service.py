@@ -21,6 +21,10 @@ Rules, in order:
    workers arriving in the same instant may each get one.
 5. When no regular document has a free place for this worker, there is no task, even if
    attention checks remain: checks alone collect nothing.
+6. A new session needs room in the worker's client network (`study: max_open_per_network`
+   open sessions at most, app.networks), else PlaceRefused (a 429 page); resuming needs
+   none. A session that ended before the task (no_consent, failed_training) never
+   becomes active again nor takes a place: resuming it (rule 2) leads to its end page.
 
 Abandonment: an active session not seen for `abandon_after_minutes` is marked
 'abandoned', lazily, each time an assignment is made; its annotations stay in the
@@ -30,8 +34,10 @@ Concurrency: decisions are serialised per document, not globally: arrivals that 
 different documents never wait for each other, and simultaneous arrivals cannot both
 take the last place of a document (nor can one worker's double click take two).
 - PostgreSQL: a transaction-level advisory lock on the worker's identity comes first (one
-  decision per worker at a time). The documents are ranked from one snapshot query (their
-  occupied places and this worker's sessions, read without a lock); then the best one's
+  decision per worker at a time), after one on their client network when it is capped
+  (one decision per network at a time: its count of open sessions is exact). The
+  documents are ranked from one snapshot query (their occupied places and this worker's
+  sessions, read without a lock); then the best one's
   row is locked with `SELECT ... FOR NO KEY UPDATE SKIP LOCKED` and its occupied places
   are counted again under the lock (read committed: the count sees every session
   committed by the arrivals that held the lock before). A free place is taken by
