@@ -181,8 +181,8 @@ def next_item(session: ValidationSession) -> ValidationItem | None:
 
 def _lock_reservations(round_id: int, network: str) -> None:
     """PostgreSQL: one new reservation per network and round at a time (a transaction-level
-    advisory lock, released by the commit), so that its count below is exact; SQLite
-    writes one transaction at a time anyway."""
+    advisory lock, released by the commit), so that its count below is exact. (SQLite,
+    for development, takes no lock: simultaneous requests may pass the cap together.)"""
     if db.session.get_bind().dialect.name == "postgresql":
         key = f"reservations:{round_id}:{network}"
         db.session.execute(select(func.pg_advisory_xact_lock(func.hashtextextended(key, 0))))
