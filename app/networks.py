@@ -67,7 +67,7 @@ def capped_network(platform: str) -> str | None:
 # --- open sessions per network ----------------------------------------------------------
 
 
-def has_room(sessions: Any = SESSIONS.c) -> ColumnElement[bool]:
+def has_room() -> ColumnElement[bool]:
     """SQL: the worker's network (the `network` parameter) has fewer open sessions than
     the cap, or is not capped (NULL). Execute with `room_params()`."""
     open_sessions = (
@@ -83,7 +83,7 @@ def has_room(sessions: Any = SESSIONS.c) -> ColumnElement[bool]:
     return or_(NETWORK.is_(None), open_sessions < _CAP)
 
 
-def lock_network_now() -> ColumnElement[Any]:
+def lock_network() -> ColumnElement[Any]:
     """PostgreSQL: the transaction-level advisory lock of the `network` parameter's
     network (one decision per network at a time); a bigint hash, shared by chance by
     another network now and then, which then waits a moment."""
@@ -115,13 +115,13 @@ def room_params(network: str | None) -> dict[str, Any]:
 
 def take_network_room(network: str | None) -> None:
     """Inside the caller's transaction, before it inserts a session: wait for the
-    network's lock (PostgreSQL; SQLite writes one at a time) and refuse the session
-    (PlaceRefused) when the network has no room left."""
+    network's lock (PostgreSQL; SQLite, for development, takes none) and refuse the
+    session (PlaceRefused) when the network has no room left."""
     if network is None:
         return
     params = room_params(network)
     if db.session.get_bind().dialect.name == "postgresql":
-        db.session.execute(select(lock_network_now()), params)
+        db.session.execute(select(lock_network()), params)
     if not db.session.scalar(select(has_room()), params):
         raise PlaceRefused.network_limit()
 
@@ -158,7 +158,7 @@ class PlaceRefused(Exception):
 
     @classmethod
     def network_limit(cls) -> PlaceRefused:
-        """429: the client's network holds as many open sessions or reservations as allowed."""
+        """429: the client's network holds its cap of the study's open sessions."""
         return cls(429, "network_limit")
 
     @classmethod

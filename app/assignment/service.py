@@ -76,7 +76,7 @@ from app.networks import (
     PlaceRefused,
     capped_network,
     has_room,
-    lock_network_now,
+    lock_network,
     room_params,
 )
 from app.persistence import autocommit_connection, end_orm_transaction
@@ -130,7 +130,7 @@ _LOCK_DOCUMENT = {
 }
 _WORKER_LOCK = func.pg_advisory_xact_lock(func.hashtextextended(bindparam("worker"), 0))
 # A capped worker's network first, then the worker: every decision takes them in this order.
-_LOCK_WORKER = {False: select(_WORKER_LOCK), True: select(lock_network_now(), _WORKER_LOCK)}
+_LOCK_WORKER = {False: select(_WORKER_LOCK), True: select(lock_network(), _WORKER_LOCK)}
 _MARK_ABANDONED = (
     update(SESSIONS)
     .where(SESSIONS.c.status == SessionStatus.ACTIVE, SESSIONS.c.last_seen_at < bindparam("cutoff"))
