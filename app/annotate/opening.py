@@ -73,9 +73,11 @@ _SESSION_VALUES = {
     "network": NETWORK,
 }
 # Unless the worker's client network holds its cap of open sessions (app.networks), or
-# another first open from that network is being decided right now (its advisory lock is
-# taken): then nothing is inserted and open_session decides on the exact path, which
-# waits for that lock and counts again.
+# another decision on that network is in progress (its advisory lock is taken): then
+# nothing is inserted and open_session decides on the exact path, which waits for that
+# lock and counts again. (The statement counts in its own snapshot, taken a moment before
+# it tries the lock: an open from the network committed in that moment is not counted,
+# so simultaneous first opens may, rarely, pass the cap by one. /start is exact.)
 _NEW_SESSION = (
     postgresql_insert(SESSIONS)
     .from_select(
