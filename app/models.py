@@ -161,6 +161,7 @@ class AnnotationSession(WorkerSession, db.Model):
             name="progress_consistent",
         ),
         Index("ix_annotation_sessions_document_status", "document_id", "status"),
+        Index("ix_annotation_sessions_network_status", "network", "status"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -175,6 +176,12 @@ class AnnotationSession(WorkerSession, db.Model):
     # When the worker's browser first loaded the page (None: never, e.g. a link opened by a
     # script): whether the session holds its place (app.assignment.claims).
     page_loaded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The first real work (a finished step: consent, a survey, a training check; a save or a
+    # move); until then the session holds its place for 5 minutes only (claims).
+    worked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The keyed hash of the client network that opened it (app.networks); None for signed
+    # annotator links and sessions from before the caps.
+    network: Mapped[str | None] = mapped_column(String(32))
     submitted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # The suggestions arm the worker is in ("show" | "none"; app.suggestions.arms), set when
     # the page is first loaded in a study that uses suggestions; None otherwise.
@@ -308,7 +315,10 @@ class ValidationSession(WorkerSession, db.Model):
     """A validator's progress through one round, reached by its capability token."""
 
     __tablename__ = "validation_sessions"
-    __table_args__ = (UniqueConstraint("round_id", "annotator_id"),)
+    __table_args__ = (
+        UniqueConstraint("round_id", "annotator_id"),
+        Index("ix_validation_sessions_round_network", "round_id", "network"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     round_id: Mapped[int] = mapped_column(ForeignKey("validation_rounds.id", ondelete="CASCADE"))
@@ -319,6 +329,8 @@ class ValidationSession(WorkerSession, db.Model):
         ForeignKey("validation_items.id", ondelete="SET NULL")
     )
     assigned_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The keyed hash of the client network that made the reservation (app.networks).
+    network: Mapped[str | None] = mapped_column(String(32))
 
     round: Mapped[ValidationRound] = relationship()
     annotator: Mapped[Annotator] = relationship()

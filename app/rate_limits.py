@@ -1,7 +1,7 @@
 """Rate limits, on the `limits` library: per capability token on the worker's and the
-validator's writes, per client address on the researchers' login and on the opens of
-start links (`limit_opens`). Beyond a limit: a 429 with Retry-After (rendered by
-app.errors).
+validator's writes, per client address on the researchers' login, and per client network
+(`client_network`: an IPv4 address, an IPv6 /64; app.networks) on the opens of start
+links (`limit_opens`). Beyond a limit: a 429 with Retry-After (rendered by app.errors).
 
 Limits are strings in the library's syntax ("120 per minute", "10/minute; 100/hour"),
 read from the app's config on every check (so a test or a deploy can change them). The
@@ -25,6 +25,7 @@ The memory storage is the library's minus its expiry thread (SweptMemoryStorage)
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import time
 from collections.abc import Callable, Collection
@@ -40,6 +41,7 @@ from limits.strategies import FixedWindowRateLimiter
 from werkzeug.exceptions import TooManyRequests
 
 EXTENSION = "rate_limits"
+IPV6_PREFIX = 64  # one subscriber's prefix: app.networks
 WRITE_METHODS = frozenset({"POST", "PUT", "DELETE", "PATCH"})
 
 P = ParamSpec("P")
@@ -228,9 +230,29 @@ def client_address() -> str:
     return request.remote_addr or "127.0.0.1"
 
 
+def network_of(address: str) -> str:
+    """The network an address counts for: an IPv4 address itself (also written as an
+    IPv4-mapped IPv6 address), an IPv6 address's /64; anything else as it is."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network(f"{ip}/{IPV6_PREFIX}", strict=False))
+    return str(ip)
+
+
+def client_network() -> str:
+    """The network of this request's client: its address's (`network_of`)."""
+    return network_of(client_address())
+
+
 def limit_opens(view: Callable[P, T]) -> Callable[P, T]:
     """Decorate a start link's view (/start, /annotate/<doc>, /validate/<round>): its GETs
-    count against OPEN_RATE_LIMIT per client address, so that nobody can drain a study's
-    places or grow its tables from one address."""
+    count against OPEN_RATE_LIMIT per client network (an IPv4 address, an IPv6 /64:
+    app.networks), so that nobody can drain a study's places or grow its tables from one
+    address, nor from the 2^64 addresses of one IPv6 subscriber."""
     # HEAD runs the same view (it would open a session too).
-    return rate_limited("OPEN_RATE_LIMIT", "open", client_address, methods={"GET", "HEAD"})(view)
+    return rate_limited("OPEN_RATE_LIMIT", "open", client_network, methods={"GET", "HEAD"})(view)

@@ -37,6 +37,7 @@ class EffectiveStudySettings:
     completion: tuple[CompletionTarget, ...] = ()  # one per outcome, in OUTCOMES order
     attention_checks: str = "flag"  # flag | fail
     claim_minutes: int = 10  # see app.assignment.claims
+    max_open_per_network: int = 3  # see app.networks
 
     def completion_template(self, outcome: str | None) -> str | None:
         """The completion URL of an outcome ({code} unfilled); an open session's is None."""
@@ -75,6 +76,7 @@ def study_settings() -> EffectiveStudySettings:
         ),
         attention_checks=study.attention_checks,
         claim_minutes=study.claim_minutes,
+        max_open_per_network=study.max_open_per_network,
     )
 
 

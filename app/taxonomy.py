@@ -145,6 +145,10 @@ class StudySettings:
     # Production: whether a start link without a platform id, signed link or cookie makes
     # a new anonymous worker (development and testing always do: ANONYMOUS_WORKERS).
     anonymous: bool = False
+    # Unsubmitted sessions one client network may hold open at once (app.networks).
+    max_open_per_network: int = 3
+    # The study's id on Prolific (its arrivals' STUDY_ID), when it recruits there.
+    prolific_study_id: str | None = None
     # Sessions read faster than this are flagged as rushing on the dashboard; None: no flag.
     min_words_per_minute: float | None = None
     # Model suggestions (app.suggestions): shown to every worker (show) or to none; or,
@@ -159,6 +163,12 @@ class StudySettings:
     def completion_targets(self) -> tuple[CompletionTarget, ...]:
         """Where each outcome sends a worker by this file alone (no COMPLETION_URL)."""
         return completion_targets(dict(self.completion), self.completion_url)
+
+    @property
+    def enters_through_start(self) -> bool:
+        """Workers enter through /start: the study names completion codes per outcome or
+        its Prolific study id. Then unsigned /annotate/<doc> links create no session."""
+        return bool(self.completion or self.prolific_study_id)
 
 
 @dataclass(frozen=True)
@@ -404,6 +414,8 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             claim_minutes=(10, integer(3, 100_000)),
             attention_check_share=(0.0, number(0.0, 0.5)),
             anonymous=(False, flag),
+            max_open_per_network=(3, integer(1, 100_000)),
+            prolific_study_id=(None, text),
             min_words_per_minute=(None, number(1.0, 100_000.0)),
             suggestions=("none", one_of(*SUGGESTION_ARMS)),
             suggestion_arms=((), lambda value: _suggestion_arms(check, value)),
@@ -676,7 +688,9 @@ def summarise(taxonomy: Taxonomy) -> str:
         f"max {taxonomy.comment.max_length} characters)",
         f"study: {study.annotators_per_document} annotator(s) per document, "
         f"abandoned after {study.abandon_after_minutes} min, "
-        f"places released after {study.claim_minutes} min without activity, "
+        f"places released after {study.claim_minutes} min without activity "
+        f"(5 min before the first work), at most {study.max_open_per_network} open "
+        "per client network, "
         f"attention checks {study.attention_check_share:.0%}, "
         f"completion URL {study.completion_url or '(none)'}",
         f"attention_checks: {study.attention_checks} ("

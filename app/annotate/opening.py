@@ -5,8 +5,10 @@ a study is published, so it skips the ORM: the document is read with one Core SE
 the request's autocommit connection, and on PostgreSQL the annotator row and the session
 are created by one `WITH ... INSERT` (writes' autocommit connection: no BEGIN/COMMIT).
 When it inserts nothing (a returning worker: the session exists; a race between two first
-opens) and on SQLite, open_session goes on with sessions.start_or_resume_session, which
-is where a resume is checked (app.identity: only the worker may resume their session).
+opens; the worker's client network at its cap of open sessions, or another first open
+from it in progress: app.networks) and on SQLite, open_session goes on with
+sessions.start_or_resume_session, which is where a resume is checked (app.identity: only
+the worker may resume their session) and the network's cap counted under its lock.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from app.annotate.writes import DOCUMENTS, SESSIONS
 from app.extensions import db
 from app.identity import WorkerIdentity
 from app.models import Annotator, Document, new_completion_code, new_token, utcnow
+from app.networks import NETWORK, capped_network, has_room, room_params, try_network_lock
 from app.persistence import autocommit_connection, orm_transaction_open
 from app.statuses import SessionStatus
 from app.taxonomy import current_taxonomy
@@ -67,10 +70,20 @@ _SESSION_VALUES = {
     "furthest": literal_column("0"),
     "started_at": bindparam("now", type_=SESSIONS.c.started_at.type),
     "last_seen_at": bindparam("now", type_=SESSIONS.c.last_seen_at.type),
+    "network": NETWORK,
 }
+# Unless the worker's client network holds its cap of open sessions (app.networks), or
+# another decision on that network is in progress (its advisory lock is taken): then
+# nothing is inserted and open_session decides on the exact path, which waits for that
+# lock and counts again. (The statement counts in its own snapshot, taken a moment before
+# it tries the lock: an open from the network committed in that moment is not counted,
+# so simultaneous first opens may, rarely, pass the cap by one. /start is exact.)
 _NEW_SESSION = (
     postgresql_insert(SESSIONS)
-    .from_select(list(_SESSION_VALUES), select(*_SESSION_VALUES.values()).limit(1))
+    .from_select(
+        list(_SESSION_VALUES),
+        select(*_SESSION_VALUES.values()).where(try_network_lock(), has_room()).limit(1),
+    )
     .on_conflict_do_nothing(index_elements=["document_id", "annotator_id"])
     .returning(SESSIONS.c.id)
     .execution_options(prepare=True)  # app.prepared: every worker's first open
@@ -116,22 +129,29 @@ def find_document_key(external_id: str) -> DocumentKey | None:
     return None if row is None else DocumentKey(*row)
 
 
-def open_session(document: DocumentKey, identity: WorkerIdentity) -> Opened | None:
+def open_session(
+    document: DocumentKey, identity: WorkerIdentity, *, may_create: bool = True
+) -> Opened | None:
     """Open the worker's session on the document: a new one in one statement (the
     worker's annotator row too, when new) on PostgreSQL; otherwise, or when that inserts
-    nothing, through sessions.start_or_resume_session (the resume checks). None when the
-    document was deleted a moment ago."""
-    opened = _insert_new_session(document, identity)
-    if opened is not None:
-        return opened
+    nothing, through sessions.start_or_resume_session (the resume checks, the cap of the
+    worker's client network: app.networks). Without `may_create` only an existing session
+    opens (PlaceRefused otherwise). None when the document was deleted a moment ago."""
+    network = capped_network(identity.platform)
+    if may_create:
+        opened = _insert_new_session(document, identity, network)
+        if opened is not None:
+            return opened
     found = db.session.get(Document, document.id)
     if found is None:
         return None
-    session = start_or_resume_session(found, identity)
+    session = start_or_resume_session(found, identity, network=network, may_create=may_create)
     return Opened(session.id, session.token)
 
 
-def _insert_new_session(document: DocumentKey, identity: WorkerIdentity) -> Opened | None:
+def _insert_new_session(
+    document: DocumentKey, identity: WorkerIdentity, network: str | None
+) -> Opened | None:
     connection = autocommit_connection()
     if connection.dialect.name != "postgresql" or orm_transaction_open():
         return None
@@ -146,6 +166,7 @@ def _insert_new_session(document: DocumentKey, identity: WorkerIdentity) -> Open
         "platform_params": dict(identity.params),
         "completion_code": new_completion_code(),
         "is_attention_check": document.is_attention_check,
+        **room_params(network),
     }
     session_id = connection.execute(_NEW_SESSION, params).scalar()
     return None if session_id is None else Opened(session_id, token)

@@ -139,9 +139,9 @@ def _read_sqlite(connection, token: str) -> tuple[Row | None, str]:
     if row is None:
         return None, ""
     status = row.status
-    if row.page_loaded_at is None or touch_due(row.last_seen_at, status):
+    if row.page_loaded_at is None or touch_due(row.last_seen_at, status, row.outcome):
         connection.execute(TOUCH, {"sid": row.id, "now": utcnow()})
-        if status == SessionStatus.ABANDONED:  # as TOUCH sets it
+        if status == SessionStatus.ABANDONED and row.outcome is None:  # as TOUCH sets it
             status = SessionStatus.ACTIVE
     if status != SessionStatus.SUBMITTED:  # the page shows the current paragraph: a visit starts
         record_visit(row.id, row.position, utcnow())

@@ -8,7 +8,12 @@ from flask_babel import gettext
 from app import steps
 from app.annotate import bp, opening, reads
 from app.annotate import sessions as domain
-from app.annotate.serializers import page_bootstrap, preview_bootstrap
+from app.annotate.serializers import (
+    page_bootstrap,
+    preview_bootstrap,
+    preview_document,
+    worker_document,
+)
 from app.identity import (
     OpenRefused,
     opened_response,
@@ -16,6 +21,7 @@ from app.identity import (
     request_identity,
 )
 from app.models import AnnotationSession, Document
+from app.networks import PlaceRefused, place_refusal
 from app.persistence import retry_on_disconnect
 from app.platforms import is_mturk_preview, mturk_target
 from app.rate_limits import limit_opens
@@ -36,6 +42,7 @@ def _no_document(document_id: str):
 
 
 bp.register_error_handler(OpenRefused, refusal_page)
+bp.register_error_handler(PlaceRefused, place_refusal)
 
 
 @bp.get("/annotate/<document_id>")
@@ -45,14 +52,19 @@ def start(document_id: str):
     """Start or resume this worker's session on the document, then go to its page.
 
     A worker's first session on a document is one statement on PostgreSQL
-    (opening.open_session); resuming needs proof of being that worker (app.identity)."""
+    (opening.open_session); resuming needs proof of being that worker (app.identity). In a
+    study entered through /start (`completion:` codes or `prolific_study_id`), only a
+    signed annotator link creates a session here (PlaceRefused otherwise)."""
     key = opening.find_document_key(document_id)
     if key is None or document_id in current_taxonomy().training.documents:
         return _no_document(document_id)  # a practice text is no task (app.training)
     if is_mturk_preview(request.args):
         return _preview(key.id, document_id)
     identity, anonymous = request_identity(target=document_id)
-    opened = opening.open_session(key, identity)
+    # A study entered through /start hands out its documents there: a direct link creates
+    # a session only when signed (the researchers' own); existing sessions still resume.
+    may_create = identity.platform == "direct" or not current_taxonomy().study.enters_through_start
+    opened = opening.open_session(key, identity, may_create=may_create)
     if opened is None:  # deleted a moment ago
         return _no_document(document_id)
     response = redirect(url_for("annotate.session_page", token=opened.token), code=302)
@@ -74,7 +86,7 @@ def _preview(document_pk: int, document_id: str):
         "annotate/session.html",
         bootstrap=preview_bootstrap(document),
         taxonomy=current_taxonomy(),
-        document=document,
+        document=preview_document(document),
         csrf_token_value="",
         read_only=True,
         preview=True,
@@ -103,7 +115,7 @@ def session_page(token: str):
         "annotate/session.html",
         bootstrap=bootstrap,
         taxonomy=current_taxonomy(),
-        document=session.document,
+        document=worker_document(session.document, token),
         csrf_token_value=bootstrap["csrf_token"],
         read_only=bootstrap["read_only"],
         preview=False,
@@ -130,7 +142,7 @@ def complete(token: str):
     return render_template(
         "annotate/complete.html",
         session=session,
-        document=session.document,
+        document=worker_document(session.document, token),
         completion_code=session.completion_code,
         prolific_url=prolific_url,
         # Straight after the last step (the after-survey's Finish): go back to the study.

@@ -1,12 +1,20 @@
-"""JSON shapes of the worker API and the page's bootstrap data."""
+"""JSON shapes of the worker API and the page's bootstrap data.
+
+A worker never sees a document's external id: it can name an attention check (a planted
+check is `<source>-check-<seed>`) or anything else the researchers put in it. Worker pages
+and the worker API give the document the session's opaque id instead (`public_document_id`,
+docs/crowd-studies.md "What workers see"); the researchers' pages keep the external id.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from flask import url_for
+from flask import current_app, url_for
 from sqlalchemy import Row
 
 from app.annotate.entities import entities_for
@@ -88,6 +96,36 @@ def _auto_entities(document_id: int, content_hash: str) -> tuple[str, ...]:
     return tuple(entities_for("auto", [], list(document_texts(document_id, content_hash))))
 
 
+def public_document_id(token: str) -> str:
+    """The id a worker's page and API give the session's document: `doc-` and 20 hex digits
+    of an HMAC of the session token (a key derived from SECRET_KEY), stable for the
+    session, the same for no two sessions, and telling nothing of the document."""
+    key = hmac.new(
+        str(current_app.config["SECRET_KEY"]).encode(), b"falte public document id", hashlib.sha256
+    ).digest()
+    return "doc-" + hmac.new(key, token.encode(), hashlib.sha256).hexdigest()[:20]
+
+
+def worker_document(document: Document | DocumentView, token: str) -> DocumentView:
+    """The document as a worker is shown it: its external id replaced by the session's
+    public id (`token`: the session's capability token)."""
+    return DocumentView(
+        document.id,
+        public_document_id(token),
+        document.title,
+        document.entities,
+        document.content_hash,
+        document.paragraph_count,
+        document.language,
+    )
+
+
+def preview_document(document: Document) -> DocumentView:
+    """The document as an MTurk HIT preview shows it (no session yet): an id as opaque as
+    a session's."""
+    return worker_document(document, f"preview\n{document.id}")
+
+
 def document_dict(document: Document | DocumentView, *, last: int) -> dict[str, Any]:
     """The document as the page gets it: only the paragraphs 0..last (those reached)."""
     texts = document_texts(document.id, document.content_hash)
@@ -107,7 +145,7 @@ def document_dict(document: Document | DocumentView, *, last: int) -> dict[str, 
 def session_state(session: SessionView, annotations: list[Row]) -> dict[str, Any]:
     """GET /api/sessions/<token>: the document so far, taxonomy, progress and the live
     annotations (reads.live_annotations)."""
-    document = session.document
+    document = worker_document(session.document, session.token)
     return {
         "document": document_dict(document, last=session.furthest),
         "taxonomy": current_taxonomy().to_public_dict(),
@@ -160,7 +198,7 @@ def page_suggestions(session: SessionView) -> list[dict[str, Any]]:
 def preview_bootstrap(document: Document) -> dict[str, Any]:
     """An MTurk HIT preview: the first paragraph, read-only, no session and no API."""
     return {
-        "document": document_dict(document, last=0),
+        "document": document_dict(preview_document(document), last=0),
         "taxonomy": current_taxonomy().to_public_dict(),
         "position": 0,
         "furthest": 0,

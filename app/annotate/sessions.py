@@ -25,6 +25,7 @@ from app.extensions import db
 from app.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
 from app.metrics import attention_flagged, gold_recall
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
+from app.networks import PlaceRefused, take_network_room
 from app.outcomes import session_outcome
 from app.persistence import get_or_create
 from app.statuses import SessionStatus
@@ -75,21 +76,31 @@ def seen_seconds_ago(last_seen_at: datetime | None) -> float:
     return (utcnow() - as_utc(last_seen_at)).total_seconds()
 
 
-def touch_due(last_seen_at: datetime | None, status: str) -> bool:
+def touch_due(last_seen_at: datetime | None, status: str, outcome: str | None = None) -> bool:
     """Whether a request should record activity: last_seen_at is written at most once a
     minute (abandonment is measured in minutes, and skipping the UPDATE keeps requests to
-    a few round trips), and at once when the session was marked abandoned."""
-    if status == SessionStatus.ABANDONED:
+    a few round trips), and at once when the session was marked abandoned (not when it
+    ended before the task: abandoned with an outcome, it stays so: writes.REVIVED_STATUS)."""
+    if status == SessionStatus.ABANDONED and outcome is None:
         return True
     return seen_seconds_ago(last_seen_at) >= TOUCH_INTERVAL.total_seconds()
 
 
 def touch(session: AnnotationSession) -> None:
-    """Record activity; a session marked abandoned comes back to life when used again."""
-    if touch_due(session.last_seen_at, session.status):
+    """Record activity; a session marked abandoned comes back to life when used again
+    (not one that ended before the task)."""
+    if touch_due(session.last_seen_at, session.status, session.outcome):
         session.last_seen_at = utcnow()
-    if session.status == SessionStatus.ABANDONED:
+    if session.status == SessionStatus.ABANDONED and session.outcome is None:
         session.status = SessionStatus.ACTIVE
+
+
+def record_work(session: AnnotationSession) -> None:
+    """Record the session's first real work (a finished step: consent, a survey, a
+    training check), written with the caller's commit: from then on it holds its place
+    by `claim_minutes` of inactivity alone (app.assignment.claims)."""
+    if session.worked_at is None:
+        session.worked_at = utcnow()
 
 
 def is_submitted(session: AnnotationSession) -> bool:
@@ -118,25 +129,43 @@ def max_comment_length() -> int:
 # --- start / resume ---------------------------------------------------------------------
 
 
-def start_or_resume_session(document: Document, identity: WorkerIdentity) -> AnnotationSession:
+def start_or_resume_session(
+    document: Document,
+    identity: WorkerIdentity,
+    *,
+    network: str | None = None,
+    may_create: bool = True,
+) -> AnnotationSession:
     """The one session of this worker on this document, created if new; commits.
 
     Resuming an existing session needs the request's proof of being its worker
-    (WorkerIdentity.may_resume), else OpenRefused and nothing changes. Safe when the same
-    worker opens the link twice at once: the unique constraint on (document, annotator)
-    lets one insert win and the other reads that row back.
+    (WorkerIdentity.may_resume), else OpenRefused and nothing changes. A new one needs
+    `may_create` and room in the worker's client network (`network`, app.networks), else
+    PlaceRefused. Safe when the same worker opens the link twice at once: the unique
+    constraint on (document, annotator) lets one insert win and the other reads that row
+    back.
     """
-    session, created = get_or_create(
-        AnnotationSession,
-        defaults={
-            "platform": identity.platform,
-            "platform_params": dict(identity.params),
-            "taxonomy_version": current_taxonomy().version,
-            "is_attention_check": document.is_attention_check,
-        },
-        document_id=document.id,
-        annotator_id=get_or_create_annotator(identity).id,
-    )
+    annotator_id = get_or_create_annotator(identity).id
+    session = db.session.scalars(
+        db.select(AnnotationSession).filter_by(document_id=document.id, annotator_id=annotator_id)
+    ).first()
+    created = False
+    if session is None:
+        if not may_create:
+            raise PlaceRefused.start_link()
+        take_network_room(network)
+        session, created = get_or_create(
+            AnnotationSession,
+            defaults={
+                "platform": identity.platform,
+                "platform_params": dict(identity.params),
+                "taxonomy_version": current_taxonomy().version,
+                "is_attention_check": document.is_attention_check,
+                "network": network,
+            },
+            document_id=document.id,
+            annotator_id=annotator_id,
+        )
     if not created:
         _resume(session, identity)
     db.session.commit()

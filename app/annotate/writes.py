@@ -14,10 +14,12 @@ needs no transaction of its own. Races are settled by the statements: the unique
 constraint on (session, client id) for saves, `status <> 'submitted'` and a monotonic
 `furthest` in moves. Every function is safe to run again (retry_on_disconnect).
 
-Activity (last_seen_at; a session marked abandoned comes back to life) is written with a
-save or remove when due, at most once a minute (sessions.TOUCH_INTERVAL): on PostgreSQL
-by the same statement (a data-modifying CTE), on SQLite by one right before it. A move and
-a Submit write it themselves.
+Activity (last_seen_at; a session marked abandoned comes back to life, one that ended
+before the task does not) is written with a save or remove when due, at most once a
+minute (sessions.TOUCH_INTERVAL): on PostgreSQL by the same statement (a data-modifying
+CTE), on SQLite by one right before it. A move and a Submit write it themselves. A save
+and a move also record the session's first real work (`worked_at`, app.assignment.claims)
+in the same way.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import Boolean, Row, bindparam, case, exists, func, or_, select, update
+from sqlalchemy import Boolean, Row, and_, bindparam, case, exists, func, or_, select, update
 
 from app.annotate.refusals import (
     ANNOTATIONS,
@@ -76,16 +78,26 @@ class Move:
 
 # --- activity -----------------------------------------------------------------------------
 
+# A session marked abandoned for want of activity comes back to life when used again; one
+# that ended before the task (no_consent, failed_training: abandoned with an outcome) stays
+# ended, and so holds no place (app.assignment.claims).
+REVIVED_STATUS = case(
+    (
+        and_(SESSIONS.c.status == SessionStatus.ABANDONED, SESSIONS.c.outcome.is_(None)),
+        SessionStatus.ACTIVE,
+    ),
+    else_=SESSIONS.c.status,
+)
+
 # Every caller is a request of the page (its load, its reads and writes, its heartbeat),
 # so the page was loaded: the session claims its place (app.assignment.claims).
 ACTIVITY = {
     "last_seen_at": bindparam("now"),
-    "status": case(
-        (SESSIONS.c.status == SessionStatus.ABANDONED, SessionStatus.ACTIVE),
-        else_=SESSIONS.c.status,
-    ),
+    "status": REVIVED_STATUS,
     "page_loaded_at": func.coalesce(SESSIONS.c.page_loaded_at, bindparam("now")),
 }
+# A save: activity, and the session's first real work (app.assignment.claims).
+WORK = {**ACTIVITY, "worked_at": func.coalesce(SESSIONS.c.worked_at, bindparam("now"))}
 
 # Record activity on the session with this id (app.annotate.reads, when due).
 TOUCH = (
@@ -95,10 +107,10 @@ TOUCH = (
     .execution_options(prepare=True)
 )
 
-# sessions.touch_due's rule in SQL: activity is due on a session marked abandoned, or last
-# seen before `stale_before` (now - TOUCH_INTERVAL), or never.
+# sessions.touch_due's rule in SQL: activity is due on a session marked abandoned (not an
+# ended one), or last seen before `stale_before` (now - TOUCH_INTERVAL), or never.
 TOUCH_IS_DUE = or_(
-    SESSIONS.c.status == SessionStatus.ABANDONED,
+    and_(SESSIONS.c.status == SessionStatus.ABANDONED, SESSIONS.c.outcome.is_(None)),
     SESSIONS.c.last_seen_at.is_(None),
     SESSIONS.c.last_seen_at < bindparam("stale_before"),
 )
@@ -107,23 +119,32 @@ TOUCH_IS_DUE = or_(
 _TOUCH_DUE = (
     update(SESSIONS).where(BY_TOKEN, TOUCH_IS_DUE).values(ACTIVITY).returning(SESSIONS.c.id)
 )
+# The same for a save: due also at the session's first work.
+_WORK_DUE = (
+    update(SESSIONS)
+    .where(BY_TOKEN, or_(TOUCH_IS_DUE, SESSIONS.c.worked_at.is_(None)))
+    .values(WORK)
+    .returning(SESSIONS.c.id)
+)
 
 
 @lru_cache(maxsize=16)
-def _with_activity(statement):
-    """The statement with the activity write as a data-modifying CTE (PostgreSQL),
-    prepared once per connection (app.prepared)."""
-    return statement.add_cte(_TOUCH_DUE.cte("touched")).execution_options(prepare=True)
+def _with_activity(statement, touch):
+    """The statement with the activity write `touch` as a data-modifying CTE
+    (PostgreSQL), prepared once per connection (app.prepared)."""
+    return statement.add_cte(touch.cte("touched")).execution_options(prepare=True)
 
 
-def _run(statement, params: dict[str, Any]):
-    """Run an action's statement and record activity when due; the statement's result."""
+def _run(statement, params: dict[str, Any], *, work: bool = False):
+    """Run an action's statement and record activity when due (and, for `work`, the
+    session's first work); the statement's result."""
     now = utcnow()
     params = {**params, "now": now, "stale_before": now - TOUCH_INTERVAL}
+    touch = _WORK_DUE if work else _TOUCH_DUE
     connection = _connection()
     if connection.dialect.name == "postgresql":
-        return connection.execute(_with_activity(statement), params)
-    connection.execute(_TOUCH_DUE, params)  # no data-modifying CTEs on SQLite
+        return connection.execute(_with_activity(statement, touch), params)
+    connection.execute(touch, params)  # no data-modifying CTEs on SQLite
     return connection.execute(statement, params)
 
 
@@ -230,7 +251,7 @@ def save(token: str, data: AnnotationIn) -> SaveResult:
         inserted = None
         if keeps_rules_as_sent(data):
             statement = _save_statement(_connection().dialect.name, data.paired_span is not None)
-            inserted = _run(statement, params).first()
+            inserted = _run(statement, params, work=True).first()
             _finish()
         if inserted is not None:
             row = SimpleNamespace(id=inserted.id, session_id=inserted.session_id, deleted_at=None)
@@ -300,7 +321,8 @@ _MOVE_ROW = (
             else_=SESSIONS.c.furthest,
         ),
         last_seen_at=bindparam("now"),
-        status=ACTIVITY["status"],
+        status=REVIVED_STATUS,
+        worked_at=func.coalesce(SESSIONS.c.worked_at, bindparam("now")),
     )
 )
 _MOVE = _MOVE_ROW.returning(

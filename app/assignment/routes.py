@@ -13,6 +13,7 @@ from app.identity import (
     remember_anonymous,
     request_identity,
 )
+from app.networks import PlaceRefused, place_refusal
 from app.persistence import retry_on_disconnect
 from app.platforms import is_mturk_preview
 from app.rate_limits import limit_opens
@@ -20,6 +21,7 @@ from app.study import instructions_markup
 from app.taxonomy import current_taxonomy
 
 bp.register_error_handler(OpenRefused, refusal_page)
+bp.register_error_handler(PlaceRefused, place_refusal)
 
 
 @bp.get("/start")

@@ -27,6 +27,10 @@ Rules, in order:
    `failed_checks` completion address for a Prolific worker when it has one. Looked up
    only for a worker the snapshot shows with a submitted attention check, so every other
    arrival costs no statement more.
+7. A new session needs room in the worker's client network (`study: max_open_per_network`
+   open sessions at most, app.networks), else PlaceRefused (a 429 page); resuming needs
+   none. A session that ended before the task (no_consent, failed_training) never
+   becomes active again nor takes a place: resuming it (rule 2) leads to its end page.
 
 Abandonment: an active session not seen for `abandon_after_minutes` is marked
 'abandoned', lazily, each time an assignment is made; its annotations stay in the
@@ -36,8 +40,10 @@ Concurrency: decisions are serialised per document, not globally: arrivals that 
 different documents never wait for each other, and simultaneous arrivals cannot both
 take the last place of a document (nor can one worker's double click take two).
 - PostgreSQL: a transaction-level advisory lock on the worker's identity comes first (one
-  decision per worker at a time). The documents are ranked from one snapshot query (their
-  occupied places and this worker's sessions, read without a lock); then the best one's
+  decision per worker at a time), after one on their client network when it is capped
+  (one decision per network at a time: its count of open sessions is exact). The
+  documents are ranked from one snapshot query (their occupied places and this worker's
+  sessions, read without a lock); then the best one's
   row is locked with `SELECT ... FOR NO KEY UPDATE SKIP LOCKED` and its occupied places
   are counted again under the lock (read committed: the count sees every session
   committed by the arrivals that held the lock before). A free place is taken by
@@ -64,14 +70,22 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from sqlalchemy import bindparam, func, insert, select, text, update
+from sqlalchemy import bindparam, func, insert, literal_column, select, text, update
 
 from app.annotate.sessions import start_or_resume_session
 from app.assignment.claims import ClaimRule, holds_place
 from app.checks.flagged import flagged_by_checks
 from app.extensions import db
 from app.identity import WorkerIdentity
-from app.models import AnnotationSession, Annotator, Document
+from app.models import AnnotationSession, Annotator, Document, new_completion_code, new_token
+from app.networks import (
+    NETWORK,
+    PlaceRefused,
+    capped_network,
+    has_room,
+    lock_network,
+    room_params,
+)
 from app.outcomes import CODE_PLACEHOLDER, completion_address
 from app.persistence import autocommit_connection, end_orm_transaction
 from app.statuses import SessionStatus
@@ -122,7 +136,9 @@ _LOCK_DOCUMENT = {
     .with_for_update(key_share=True, skip_locked=skip)  # FOR NO KEY UPDATE [SKIP LOCKED]
     for skip in (True, False)
 }
-_LOCK_WORKER = select(func.pg_advisory_xact_lock(func.hashtextextended(bindparam("worker"), 0)))
+_WORKER_LOCK = func.pg_advisory_xact_lock(func.hashtextextended(bindparam("worker"), 0))
+# A capped worker's network first, then the worker: every decision takes them in this order.
+_LOCK_WORKER = {False: select(_WORKER_LOCK), True: select(lock_network(), _WORKER_LOCK)}
 _MARK_ABANDONED = (
     update(SESSIONS)
     .where(SESSIONS.c.status == SessionStatus.ACTIVE, SESSIONS.c.last_seen_at < bindparam("cutoff"))
@@ -132,7 +148,34 @@ _MY_SESSIONS = select(SESSIONS.c.document_id, SESSIONS.c.status).where(
     SESSIONS.c.annotator_id == _WORKER
 )
 _NEW_ANNOTATOR = insert(ANNOTATORS).returning(ANNOTATORS.c.id)
-_NEW_SESSION = insert(SESSIONS).returning(SESSIONS.c.id, SESSIONS.c.token)
+_NEW_SESSION_VALUES = {
+    **{
+        name: bindparam(name, type_=SESSIONS.c[name].type)
+        for name in (
+            "token",
+            "completion_code",
+            "document_id",
+            "annotator_id",
+            "platform",
+            "platform_params",
+            "taxonomy_version",
+            "is_attention_check",
+            "started_at",
+            "last_seen_at",
+        )
+    },
+    "status": literal_column(f"'{SessionStatus.ACTIVE}'"),
+    "position": literal_column("0"),
+    "furthest": literal_column("0"),
+    "network": NETWORK,
+}
+# The session, unless the worker's network holds its cap of open sessions (app.networks):
+# under the network's lock (PostgreSQL) or the database's (SQLite), so the count is exact.
+_NEW_SESSION = (
+    insert(SESSIONS)
+    .from_select(list(_NEW_SESSION_VALUES), select(*_NEW_SESSION_VALUES.values()).where(has_room()))
+    .returning(SESSIONS.c.id, SESSIONS.c.token)
+)
 
 
 @dataclass(frozen=True)
@@ -173,18 +216,21 @@ class Stopped:
 class DecisionLocks:
     """The locks of one worker's assignment decision (see Concurrency above)."""
 
-    def __init__(self, identity: WorkerIdentity, rule: ClaimRule) -> None:
+    def __init__(self, identity: WorkerIdentity, rule: ClaimRule, network: str | None) -> None:
         self.worker = f"{identity.platform}:{identity.external_id}"
+        self.network = network
         self.params = rule.params()
         self.per_document = db.session.get_bind().dialect.name == "postgresql"
         self.holding = False  # some document's row lock
 
     def lock_worker(self) -> None:
         """Before the decision's first read: PostgreSQL, this worker's advisory lock (a
-        hash of the identity: two workers may share one, and then wait a moment);
-        SQLite, the database's write lock."""
+        hash of the identity: two workers may share one, and then wait a moment), after
+        their network's when it is capped (app.networks); SQLite, the database's write
+        lock."""
         if self.per_document:
-            db.session.execute(_LOCK_WORKER, {"worker": self.worker})
+            params = {"worker": self.worker, "network": self.network}
+            db.session.execute(_LOCK_WORKER[self.network is not None], params)
         else:
             db.session.commit()  # SQLite cannot BEGIN IMMEDIATE inside an open transaction
             db.session.execute(text("BEGIN IMMEDIATE"))
@@ -323,6 +369,8 @@ def plan(documents: list[DocumentState], settings: EffectiveStudySettings) -> Pl
 def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment | Stopped | None:
     """The session this worker should work in (resumed or new); None when no task is left;
     Stopped for a worker flagged by attention checks (rule 6).
+    PlaceRefused when a new session would exceed the cap of the worker's client network
+    (app.networks, rule 7).
 
     The snapshot is read in autocommit: a worker who resumes an active session or gets
     no task takes no lock and writes nothing."""
@@ -343,7 +391,8 @@ def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment 
     if todo.empty:
         end_orm_transaction()
         return None
-    locks = DecisionLocks(identity, rule)
+    network = capped_network(identity.platform)
+    locks = DecisionLocks(identity, rule, network)
     locks.lock_worker()
     params = {"platform": identity.platform, "external_id": identity.external_id}
     if dict(db.session.execute(_MY_SESSIONS, params).all()) != todo.mine:
@@ -361,12 +410,14 @@ def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment 
         place = "taken" if document_id in todo.checks else None
         place = place or locks.take_place(document_id, quota, wait=False)
         if place == "taken":
-            return _new_session(document_id, document_id in todo.checks, identity, annotator_id)
+            return _new_session(
+                document_id, document_id in todo.checks, identity, annotator_id, network, now
+            )
         if place == "busy":
             busy.append(document_id)
     for document_id in busy:  # every document with room was being decided on: wait
         if locks.take_place(document_id, quota, wait=True) == "taken":
-            return _new_session(document_id, False, identity, annotator_id)
+            return _new_session(document_id, False, identity, annotator_id, network, now)
     db.session.commit()  # nothing was written: ends the transaction, releases the locks
     return None
 
@@ -419,10 +470,17 @@ def _resume(document_id: int, identity: WorkerIdentity) -> Assignment:
 
 
 def _new_session(
-    document_id: int, is_check: bool, identity: WorkerIdentity, annotator_id: int | None
+    document_id: int,
+    is_check: bool,
+    identity: WorkerIdentity,
+    annotator_id: int | None,
+    network: str | None,
+    now: datetime,
 ) -> Assignment:
-    """Insert the worker's session (and annotator row, when new) and commit. The worker's
-    lock is held, so neither insert can meet a concurrent twin."""
+    """Insert the worker's session (and annotator row, when new) and commit; PlaceRefused
+    (nothing written) when the worker's network holds its cap of open sessions. The
+    worker's lock is held (and their network's), so neither insert can meet a concurrent
+    twin and the network's count is exact."""
     if annotator_id is None:
         annotator_id = db.session.scalar(
             _NEW_ANNOTATOR, {"platform": identity.platform, "external_id": identity.external_id}
@@ -430,13 +488,20 @@ def _new_session(
     row = db.session.execute(
         _NEW_SESSION,
         {
+            "token": new_token(),
+            "completion_code": new_completion_code(),
             "document_id": document_id,
             "annotator_id": annotator_id,
             "platform": identity.platform,
             "platform_params": dict(identity.params),
             "taxonomy_version": current_taxonomy().version,
             "is_attention_check": is_check,
+            "started_at": now,
+            "last_seen_at": now,
+            **room_params(network),
         },
-    ).one()
+    ).first()
+    if row is None:
+        raise PlaceRefused.network_limit()  # its handler rolls back: nothing is kept
     db.session.commit()
     return Assignment(row.id, row.token)

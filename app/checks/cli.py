@@ -72,7 +72,9 @@ def plant_checks_command(
         fail(f"{source_doc_id}: cannot plant {exc}")
     record = {
         "paragraphs": list(paragraphs),
-        "title": f"{source.title or source_doc_id} (attention check)",
+        # The source's own title: workers must not see that a document is a check (its
+        # gold and meta.planted_from say so to the researchers).
+        "title": source.title,
         "entities": list(source.entities or []),
         "language": source.language,
         "meta": {"planted_from": source_doc_id, "seed": seed, "kinds": list(kinds)},

@@ -380,6 +380,7 @@ def _sessions(
             AnnotationSession.submitted_at,
             AnnotationSession.is_attention_check,
             AnnotationSession.outcome,
+            AnnotationSession.worked_at,
         )
         .join(Annotator, Annotator.id == AnnotationSession.annotator_id)
         .order_by(AnnotationSession.started_at.desc(), AnnotationSession.id.desc())
@@ -402,6 +403,7 @@ def _sessions(
         submitted,
         check,
         outcome,
+        worked,
     ) in db.session.execute(query):
         started, seen, submitted = as_utc(started), as_utc(seen), as_utc(submitted)
         if status == SessionStatus.ACTIVE and seen < cutoff:
@@ -417,7 +419,7 @@ def _sessions(
                 started_at=started,
                 seconds=max((ended - started).total_seconds(), 0.0),
                 is_check=bool(check),
-                holds_place=rule.occupies(status, loaded, seen),
+                holds_place=rule.occupies(status, loaded, seen, started, worked),
                 outcome=outcome,
             )
         )

@@ -119,6 +119,7 @@ def consent(token: str):
             consent_html=consent_html,
             error=_text("bad_decision"),
         )
+    domain.record_work(session)  # a finished step: written with the decision
     store.record_consent(session.id, decision == "agree", taxonomy.consent or "")
     return redirect(steps.step_url(token, steps.current_step(session)), code=303)
 
@@ -151,6 +152,7 @@ def _survey(token: str, which: str):
     parsed = parse_survey_form(questions, request.form.getlist, gettext)
     if parsed.errors:
         return _render_survey(session, which, parsed.raw, parsed.errors, status=422)
+    domain.record_work(session)  # a finished step: written with the answers
     store.save_survey(session.id, which, questions, parsed.answers)
     after = steps.current_step(session)
     if after == steps.DONE:

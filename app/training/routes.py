@@ -138,6 +138,7 @@ def check(token: str):
     require_capability_csrf("annotate", token)
     if session.outcome is None:
         domain.touch(session)
+        domain.record_work(session)  # a finished step: written with the attempt
     checked = service.check_attempt(session, json_object())
     body = checked.to_dict()
     if checked.failed or checked.finished:

@@ -4,9 +4,13 @@ Rules: each item gets `round.judgments_per_item` (K) judgments from distinct val
 the least-judged items go first (then the round's shuffled order); a validator never
 gets the same item twice, nor an item made by themselves (same annotator identity as the
 item's origin annotator, or the linked annotation is theirs). An item served to a
-validator is reserved for them for RESERVATION_MINUTES, so that validators working at the
-same time are spread over different items; once served it stays judgeable by them even
-if others have meanwhile completed its K judgments (their work is never refused).
+validator is reserved for them for RESERVATION_MINUTES from when it was first served
+(asking for it again does not renew it: a reservation without a judgment lapses), so that
+validators working at the same time are spread over different items; once served it
+stays judgeable by them even if others have meanwhile completed its K judgments (their
+work is never refused). One client network holds at most MAX_RESERVATIONS_PER_NETWORK
+live reservations in a round (app.networks): beyond, a new item is refused with 429
+`reservation_limit` until one is judged or lapses.
 
 A verdict, once given, is final: posting the same judgment again is answered 200 with
 the stored one (retries are safe), a different one for the same item 409.
@@ -30,12 +34,13 @@ from app.models import (
     ValidationRound,
     ValidationSession,
 )
+from app.networks import MAX_RESERVATIONS_PER_NETWORK, PlaceRefused, network_key
 from app.persistence import get_or_create
 from app.statuses import SessionStatus
 from app.validation.schemas import JudgmentInput
 from app.validation.serializers import judgment_json
 
-RESERVATION_MINUTES = 30
+RESERVATION_MINUTES = 5
 
 
 def start_session(round_: ValidationRound, identity: WorkerIdentity) -> ValidationSession:
@@ -148,23 +153,51 @@ def progress(session: ValidationSession) -> dict[str, int]:
 
 
 def next_item(session: ValidationSession) -> ValidationItem | None:
-    """The item to show now: the reserved one if still unjudged, else a new reservation."""
+    """The item to show now: the reserved one if still unjudged (its reservation is not
+    renewed), else a new reservation; PlaceRefused when the client's network holds
+    MAX_RESERVATIONS_PER_NETWORK of the round's live reservations."""
     now = _now()
     session.last_seen_at = now
     current = session.current_item_id
     if current is not None and not _judged_by(session, current):
-        session.assigned_at = now
         db.session.commit()
         return db.session.get(ValidationItem, current)
     query = _candidates(session, now).order_by("load", ValidationItem.order_key).limit(1)
     row = db.session.execute(query).first()
     item = row[0] if row else None
+    if item is not None:
+        network = network_key()
+        _lock_reservations(session.round_id, network)
+        if _live_reservations(session, network, now) >= MAX_RESERVATIONS_PER_NETWORK:
+            raise PlaceRefused.reservation_limit()
+        session.network = network
     session.current_item_id = item.id if item else None
     session.assigned_at = now if item else None
     if item is None and session.status == SessionStatus.ACTIVE and _has_judged(session):
         session.status = SessionStatus.SUBMITTED
     db.session.commit()
     return item
+
+
+def _lock_reservations(round_id: int, network: str) -> None:
+    """PostgreSQL: one new reservation per network and round at a time (a transaction-level
+    advisory lock, released by the commit), so that its count below is exact. (SQLite,
+    for development, takes no lock: simultaneous requests may pass the cap together.)"""
+    if db.session.get_bind().dialect.name == "postgresql":
+        key = f"reservations:{round_id}:{network}"
+        db.session.execute(select(func.pg_advisory_xact_lock(func.hashtextextended(key, 0))))
+
+
+def _live_reservations(session: ValidationSession, network: str, now: datetime) -> int:
+    """The round's other sessions holding a live reservation made from this network."""
+    query = select(func.count(ValidationSession.id)).where(
+        ValidationSession.round_id == session.round_id,
+        ValidationSession.id != session.id,
+        ValidationSession.network == network,
+        ValidationSession.current_item_id.is_not(None),
+        ValidationSession.assigned_at > now - timedelta(minutes=RESERVATION_MINUTES),
+    )
+    return db.session.scalar(query) or 0
 
 
 def _same(judgment: ValidationJudgment, data: JudgmentInput) -> bool:

@@ -21,6 +21,7 @@ from app.identity import (
     request_identity,
 )
 from app.models import ValidationItem, ValidationRound, ValidationSession
+from app.networks import PlaceRefused, place_refusal
 from app.persistence import retry_on_disconnect
 from app.platforms import is_mturk_preview
 from app.rate_limits import limit_opens, rate_limited, url_token
@@ -38,6 +39,7 @@ CSRF_SCOPE = "validate"
 
 write_limit = rate_limited("VALIDATE_WRITE_LIMIT", "validate", url_token)
 bp.register_error_handler(OpenRefused, refusal_page)
+bp.register_error_handler(PlaceRefused, place_refusal)
 
 
 @bp.after_request

@@ -32,10 +32,21 @@ GOLD = [{"paragraph_id": 0, "start": 0, "end": 5, "category": "new-person"}]
 @pytest.fixture
 def study_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
     """The app with per-outcome Prolific codes and `attention_checks: fail`, on SQLite,
-    with an ordinary document (doc-1) and an attention check (check-1)."""
+    with an ordinary document (doc-1) and an attention check (check-1). Workers enter at
+    /start (a study with codes), which hands out doc-1 (no attention-check share)."""
+    yield from _serve(tmp_path, sqlite_template, STUDY)
+
+
+@pytest.fixture
+def checks_first_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
+    """study_server, whose /start hands the first worker the check (a share of 0.5)."""
+    yield from _serve(tmp_path, sqlite_template, STUDY + "  attention_check_share: 0.5\n")
+
+
+def _serve(tmp_path, sqlite_template, study: str) -> Iterator[LiveServer]:
     default = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
     taxonomy = tmp_path / "taxonomy.yaml"
-    taxonomy.write_text(default[: default.index("\nstudy:\n")] + "\n" + STUDY, encoding="utf-8")
+    taxonomy.write_text(default[: default.index("\nstudy:\n")] + "\n" + study, encoding="utf-8")
     database = tmp_path / "e2e.sqlite3"
     shutil.copy(sqlite_template, database)
     with serving(f"sqlite:///{database}", TAXONOMY_PATH=str(taxonomy)) as live:
@@ -54,7 +65,7 @@ PROLIFIC_WORKER = "PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x1"
 
 def test_a_prolific_worker_lands_on_the_fixed_code_of_completed(page: Page, study_server):
     asked = stub_prolific(page)
-    page.goto(f"{study_server.url}/annotate/doc-1?{PROLIFIC_WORKER}")
+    page.goto(f"{study_server.url}/start?{PROLIFIC_WORKER}")
     submit_task(page)
     code = page.locator(".js-completion-code")
     expect(code).not_to_be_empty()  # the app's own code is shown before leaving
@@ -64,9 +75,11 @@ def test_a_prolific_worker_lands_on_the_fixed_code_of_completed(page: Page, stud
     assert asked == [f"{PROLIFIC}C1A2B3C4"]
 
 
-def test_a_prolific_worker_who_missed_the_checks_lands_on_failed_checks(page: Page, study_server):
+def test_a_prolific_worker_who_missed_the_checks_lands_on_failed_checks(
+    page: Page, checks_first_server
+):
     asked = stub_prolific(page)
-    page.goto(f"{study_server.url}/annotate/check-1?{PROLIFIC_WORKER}")
+    page.goto(f"{checks_first_server.url}/start?{PROLIFIC_WORKER}")  # the check
     submit_task(page)  # nothing marked: the gold missed
     page.wait_for_url(f"{PROLIFIC}CQ5R4S3T")
     assert asked == [f"{PROLIFIC}CQ5R4S3T"]
@@ -74,16 +87,17 @@ def test_a_prolific_worker_who_missed_the_checks_lands_on_failed_checks(page: Pa
 
 def test_reopening_a_submitted_task_does_not_leave_the_page(page: Page, study_server):
     stub_prolific(page)
-    page.goto(f"{study_server.url}/annotate/doc-1?{PROLIFIC_WORKER}")
+    page.goto(f"{study_server.url}/start?{PROLIFIC_WORKER}")
     submit_task(page)
     page.wait_for_url(f"{PROLIFIC}C1A2B3C4")
+    # The document's own link resumes the worker's session (their SESSION_ID is the proof).
     page.goto(f"{study_server.url}/annotate/doc-1?{PROLIFIC_WORKER}")
     expect(page.get_by_role("link", name="Return to the study")).to_be_visible()
     page.wait_for_timeout(2500)  # longer than the follow delay after a Submit
     assert page.url.startswith(study_server.url)
 
 
-def test_an_mturk_workers_form_posts_the_outcome(page: Page, study_server):
+def test_an_mturk_workers_form_posts_the_outcome(page: Page, checks_first_server):
     posted: list[dict[str, list[str]]] = []
 
     def answer(route: Route) -> None:
@@ -94,7 +108,7 @@ def test_an_mturk_workers_form_posts_the_outcome(page: Page, study_server):
     mturk = (
         "workerId=W1&assignmentId=A1&hitId=H1&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com"
     )
-    page.goto(f"{study_server.url}/annotate/check-1?{mturk}")
+    page.goto(f"{checks_first_server.url}/start?{mturk}")  # the check
     submit_task(page)
     button = page.get_by_role("button", name="Send your work to MTurk")
     form = page.locator("form", has=button)

@@ -29,6 +29,7 @@ study:
     completed: C1A2B3C4
     failed_checks: CQ5R4S3T
   attention_checks: fail
+  attention_check_share: 0.5  # /start hands the first worker the check
 checks: {repetition: repetition, inconsistency: inconsistency, new-entity: new-person}
 """
 NEXT = "No more errors. Go to next paragraph"
@@ -71,11 +72,10 @@ def category_name(live: LiveServer, key: str) -> str:
 
 
 def open_as(page: Page, live: LiveServer, worker: str) -> list[str]:
-    """Open the check as a Prolific worker; the Prolific URLs the browser asks for."""
+    """Open the study link as a Prolific worker, who gets the check (the first to arrive);
+    the Prolific URLs the browser asks for."""
     asked = stub_prolific(page)
-    page.goto(
-        f"{live.url}/annotate/planted?PROLIFIC_PID={worker}&STUDY_ID=s1&SESSION_ID=x-{worker}"
-    )
+    page.goto(f"{live.url}/start?PROLIFIC_PID={worker}&STUDY_ID=s1&SESSION_ID=x-{worker}")
     expect(
         page.get_by_role("region", name="Current Paragraph").locator("[data-paragraph]")
     ).to_have_count(1)

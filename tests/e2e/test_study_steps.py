@@ -82,7 +82,7 @@ def session_row(live: LiveServer) -> AnnotationSession:
 def test_agree_survey_task_survey_then_back_to_prolific(page: Page, steps_server):
     asked = stub_prolific(page)
     problems: dict[str, list] = {}
-    page.goto(f"{steps_server.url}/annotate/doc-1?{WORKER}")
+    page.goto(f"{steps_server.url}/start?{WORKER}")
     expect(page.get_by_role("heading", name="About this study")).to_be_visible()
     expect(page.locator(".prose img")).to_have_count(0)  # the raw HTML stays text
     problems["consent"] = violations(page) + [f"overflow {overflow(page)}"] * bool(overflow(page))
@@ -131,7 +131,7 @@ def test_agree_survey_task_survey_then_back_to_prolific(page: Page, steps_server
 
 def test_declining_ends_with_no_consent_and_the_return_link(page: Page, steps_server):
     asked = stub_prolific(page)
-    page.goto(f"{steps_server.url}/annotate/doc-1?{WORKER}")
+    page.goto(f"{steps_server.url}/start?{WORKER}")
     page.get_by_role("button", name="I do not agree").click()
     expect(page.get_by_role("heading", name="You did not agree to take part")).to_be_visible()
     link = page.get_by_role("link", name="Return to the study")
@@ -142,7 +142,7 @@ def test_declining_ends_with_no_consent_and_the_return_link(page: Page, steps_se
     # Coming back to the link: the end again, never the task. (Without its script this
     # time, so that the page stays for axe instead of following the link.)
     page.route("**/js/study-end/**", lambda route: route.abort())
-    page.goto(f"{steps_server.url}/annotate/doc-1?{WORKER}")
+    page.goto(f"{steps_server.url}/start?{WORKER}")
     expect(page.get_by_role("heading", name="You did not agree to take part")).to_be_visible()
     problems = violations(page) + [f"overflow {overflow(page)}"] * bool(overflow(page))
     assert not problems, problems

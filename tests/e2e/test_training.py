@@ -73,7 +73,7 @@ def start_practice(page: Page, live: LiveServer) -> list[tuple[str, int]]:
     """Open the task link; the practice comes first. Returns every (URL, status) loaded."""
     loaded: list[tuple[str, int]] = []
     page.on("response", lambda response: loaded.append((response.url, response.status)))
-    page.goto(f"{live.url}/annotate/task-1?{WORKER}")
+    page.goto(f"{live.url}/start?{WORKER}")  # a study with codes starts there
     expect(page).to_have_url(f"{live.url}/s/{token_of(page)}/training")
     expect(page.get_by_role("region", name="Practice")).to_be_visible()
     annotator = page.locator('[data-module="annotator"]')

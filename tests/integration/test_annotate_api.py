@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import uuid
 from datetime import UTC, timedelta
@@ -149,8 +150,11 @@ def test_get_session_shows_reached_paragraphs_taxonomy_and_progress(client, toke
     assert response.status_code == 200
     assert response.headers["Cache-Control"] == "no-store"
     state = response.get_json()
+    # Not "doc-1": the worker knows the document by an opaque id of their session.
+    assert re.fullmatch(r"doc-[0-9a-f]{20}", state["document"]["id"])
+    assert state["document"]["id"] == client.get(f"/api/sessions/{token}").json["document"]["id"]
     assert state["document"] == {
-        "id": "doc-1",
+        "id": state["document"]["id"],
         "title": "A voyage",
         "language": None,
         "direction": None,

@@ -10,6 +10,7 @@ import pytest
 from flask import template_rendered
 from sqlalchemy import event
 
+from app.annotate.serializers import public_document_id
 from app.annotate.sessions import start_or_resume_session
 from app.extensions import db
 from app.identity import ANON_COOKIE, OpenRefused, WorkerIdentity
@@ -255,7 +256,9 @@ def test_session_page_context(app, client, document):
     assert context["csrf_token_value"] == capability_csrf_token("annotate", token)
     assert (context["read_only"], context["preview"]) == (False, False)
     assert context["taxonomy"] is current_taxonomy()
-    assert context["document"].external_id == "doc-1"
+    # The page knows the document by the session's opaque id, never its external id.
+    assert context["document"].external_id == public_document_id(token) != "doc-1"
+    assert context["document"].external_id == context["bootstrap"]["document"]["id"]
     bootstrap = context["bootstrap"]
     api_state = client.get(f"/api/sessions/{token}").get_json()
     for key, value in api_state.items():

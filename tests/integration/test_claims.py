@@ -40,6 +40,35 @@ def idle_for(session: AnnotationSession, minutes: float) -> None:
     db.session.commit()
 
 
+def opened_ago(session: AnnotationSession, minutes: float) -> None:
+    """Pretend the session was opened `minutes` ago."""
+    db.session.execute(
+        db.update(AnnotationSession)
+        .where(AnnotationSession.id == session.id)
+        .values(started_at=utcnow() - timedelta(minutes=minutes))
+    )
+    db.session.commit()
+
+
+def move(client, session: AnnotationSession, paragraph_id: int):
+    """PUT position: the page's Next (or Previous)."""
+    return client.put(
+        f"/api/sessions/{session.token}/position",
+        json={"paragraph_id": paragraph_id},
+        headers=headers(session.token),
+    )
+
+
+def save(client, session: AnnotationSession):
+    """POST one annotation on the first paragraph."""
+    span = {"paragraph_id": 0, "start": 0, "end": 4, "text": "Anna"}
+    return client.post(
+        f"/api/sessions/{session.token}/annotations",
+        json={"id": str(uuid.uuid4()), "category": "new-person", "span": span},
+        headers=headers(session.token),
+    )
+
+
 def holding(claim_minutes: int = 10, later: float = 0) -> Counter:
     """Places occupied per document now (or `later` minutes from now), by the claim rule."""
     db.session.expire_all()
@@ -161,12 +190,59 @@ def test_the_heartbeat_keeps_the_place(make_app):
         client = app.test_client()
         reader = session_of(start(client, "reader"))
         load_page(client, reader)
+        assert move(client, reader, 1).status_code == 200  # real work: the next paragraph
+        opened_ago(reader, 30)
         idle_for(reader, 9.5)  # reading a long paragraph: no save for a while...
         assert holding(later=1) == Counter()  # ...which would release the place soon
         response = heartbeat(client, reader.token, json={"active_seconds": 58.5})
         assert response.status_code == 204  # ...but the page is open and sends heartbeats
         assert holding(later=9) == Counter({document_id: 1})
         assert_no_tasks(start(client, "eager"))
+
+
+# --- no place hoarded before real work -----------------------------------------------------
+
+
+def test_a_heartbeat_alone_holds_a_place_for_five_minutes_only(make_app):
+    app = make_app(**QUOTA_ONE)
+    with app.app_context():
+        [document_id] = add_documents(1)
+        client = app.test_client()
+        hoarder = session_of(start(client, "hoarder"))
+        load_page(client, hoarder)
+        opened_ago(hoarder, 4)
+        assert heartbeat(client, hoarder.token, json={}).status_code == 204
+        assert_no_tasks(start(client, "early"))  # 4 minutes: it still holds the place
+        opened_ago(hoarder, 6)
+        idle_for(hoarder, 1.5)
+        assert heartbeat(client, hoarder.token, json={}).status_code == 204  # kept alive...
+        assert holding() == Counter()  # ...but past 5 minutes without work: released
+        worker = session_of(start(client, "worker"))
+        assert worker.document_id == document_id
+        # Real work brings the hoarder back (its work is never lost), over the quota.
+        assert move(client, hoarder, 1).status_code == 200
+        assert holding() == Counter({document_id: 2})
+
+
+@pytest.mark.parametrize("work", ["save", "move"])
+def test_a_save_or_a_move_is_real_work_in_its_one_statement(make_app, work):
+    app = make_app(**QUOTA_ONE)
+    with app.app_context():
+        [document_id] = add_documents(1)
+        client = app.test_client()
+        worker = session_of(start(client, "worker"))
+        load_page(client, worker)
+        opened_ago(worker, 60)
+        idle_for(worker, 0.5)  # activity is not due: only the work is written
+        assert holding() == Counter()
+        if work == "save":
+            assert save(client, worker).status_code == 201
+        else:
+            assert move(client, worker, 1).status_code == 200
+        db.session.expire_all()
+        assert db.session.get(AnnotationSession, worker.id).worked_at is not None
+        assert holding() == Counter({document_id: 1})
+        assert_no_tasks(start(client, "other"))
 
 
 # --- the heartbeat API ---------------------------------------------------------------------
@@ -257,8 +333,11 @@ def test_the_sql_rule_matches_the_python_rule(make_app):
         for status in ("active", "submitted", "abandoned"):
             for loaded in (None, now - timedelta(hours=1)):
                 for minutes in (0, 0.5, 0.99, 1.01, 5, 9.9, 10.1, 60, 600):
-                    cases.append((status, loaded, now - timedelta(minutes=minutes)))
-        for index, (status, loaded, seen) in enumerate(cases):
+                    for started_minutes, worked in ((4.9, None), (5.1, None), (60, now)):
+                        started = now - timedelta(minutes=started_minutes)
+                        seen = now - timedelta(minutes=minutes)
+                        cases.append((status, loaded, seen, started, worked))
+        for index, (status, loaded, seen, started, worked) in enumerate(cases):
             annotator = Annotator(platform="direct", external_id=f"w{index}")
             db.session.add(annotator)
             db.session.flush()
@@ -271,6 +350,8 @@ def test_the_sql_rule_matches_the_python_rule(make_app):
                     platform="direct",
                     page_loaded_at=loaded,
                     last_seen_at=seen,
+                    started_at=started,
+                    worked_at=worked,
                 )
             )
         db.session.commit()
@@ -279,15 +360,18 @@ def test_the_sql_rule_matches_the_python_rule(make_app):
                 AnnotationSession.status,
                 AnnotationSession.page_loaded_at,
                 AnnotationSession.last_seen_at,
+                AnnotationSession.started_at,
+                AnnotationSession.worked_at,
                 holds_place(AnnotationSession),
             ),
             rule.params(),
         ).all()
         assert len(rows) == len(cases)
-        for status, loaded, seen, in_sql in rows:
-            assert bool(in_sql) == rule.occupies(status, loaded, seen), (status, loaded, seen)
-        # submitted: all 18; active: 3 never loaded (< 1 min), 6 loaded (<= 10 min)
-        assert sum(bool(row[3]) for row in rows) == 18 + 3 + 6
+        for *columns, in_sql in rows:
+            assert bool(in_sql) == rule.occupies(*columns), columns
+        # submitted: all 54; active, opened within 5 minutes or worked (2 of 3): 3 never
+        # loaded (< 1 min), 6 loaded (<= 10 min)
+        assert sum(bool(row[-1]) for row in rows) == 54 + 2 * (3 + 6)
 
 
 # --- PostgreSQL: serialised per document ---------------------------------------------------

@@ -18,9 +18,9 @@ from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
 from app.models import AnnotationSession
-from app.taxonomy import load_taxonomy
+from app.taxonomy import current_taxonomy, load_taxonomy
 from tests.support.apps import ROOT
-from tests.support.worker_api import read_to_the_end, save, start, submit
+from tests.support.worker_api import read_to_the_end, save, start, start_study, submit
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
 PARAGRAPHS = ("Anna met Bob at the harbour.", "Carol waved at the ship.")
@@ -44,6 +44,8 @@ CODES = (
     "    failed_checks: CQ5R4S3T\n"
     "    no_consent: CN1M2L3K\n"
 )
+# /start hands the first arrival the check, the next one doc-1 (app.assignment.service).
+CHECKS_FIRST = "  attention_check_share: 0.5\n"
 
 
 @pytest.fixture
@@ -64,8 +66,13 @@ def stored(token: str) -> AnnotationSession:
 
 
 def finish(client, document: str, *, mark_gold: bool, **worker: str):
-    """Open, annotate (the gold span or another), read on and Submit; (token, answer)."""
-    token = start(client, document, **(worker or WORKER))
+    """Open, annotate (the gold span or another), read on and Submit; (token, answer). A
+    study with completion codes is entered through /start: it must hand out `document`."""
+    if current_taxonomy().study.enters_through_start:
+        token = start_study(client, **(worker or WORKER))
+        assert stored(token).document.external_id == document
+    else:
+        token = start(client, document, **(worker or WORKER))
     text = "Carol" if mark_gold else "ship"
     start_offset = PARAGRAPHS[1].index(text)
     end_offset = start_offset + len(text)
@@ -97,7 +104,7 @@ def test_a_prolific_worker_goes_to_the_fixed_code_of_completed(app, client, docu
 
 
 def test_missed_checks_fail_when_the_study_says_so(app, client, documents, tmp_path):
-    use_taxonomy(app, tmp_path, CODES + "  attention_checks: fail\n")
+    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
     token, answer = finish(client, "check-1", mark_gold=False)
     assert stored(token).outcome == "failed_checks"
     assert (answer["outcome"], answer["redirect_url"]) == ("failed_checks", f"{PROLIFIC}CQ5R4S3T")
@@ -109,7 +116,7 @@ def test_missed_checks_fail_when_the_study_says_so(app, client, documents, tmp_p
 
 
 def test_found_checks_and_ordinary_documents_complete_under_fail(app, client, documents, tmp_path):
-    use_taxonomy(app, tmp_path, CODES + "  attention_checks: fail\n")
+    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
     token, answer = finish(client, "check-1", mark_gold=True)
     assert (stored(token).outcome, answer["redirect_url"]) == ("completed", f"{PROLIFIC}C1A2B3C4")
     other = {"PROLIFIC_PID": "p-2", "STUDY_ID": "s-1", "SESSION_ID": "x-2"}
@@ -118,7 +125,7 @@ def test_found_checks_and_ordinary_documents_complete_under_fail(app, client, do
 
 
 def test_missed_checks_only_flag_by_default(app, client, documents, tmp_path):
-    use_taxonomy(app, tmp_path, CODES)  # attention_checks: flag, the default
+    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST)  # attention_checks: flag, the default
     token, answer = finish(client, "check-1", mark_gold=False)
     assert (stored(token).outcome, answer["redirect_url"]) == ("completed", f"{PROLIFIC}C1A2B3C4")
 
@@ -134,7 +141,7 @@ def test_first_wave_completion_urls_still_work(app, client, documents, tmp_path)
 
 
 def test_completion_url_setting_overrides_every_outcome(app, client, documents, tmp_path):
-    use_taxonomy(app, tmp_path, CODES + "  attention_checks: fail\n")
+    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
     app.config["COMPLETION_URL"] = "https://example.org/done?code={code}"
     token, answer = finish(client, "check-1", mark_gold=False)
     code = stored(token).completion_code
@@ -146,7 +153,7 @@ def test_completion_url_setting_overrides_every_outcome(app, client, documents, 
 
 
 def test_mturk_completion_page_posts_the_outcome(app, client, documents, tmp_path):
-    use_taxonomy(app, tmp_path, CODES + "  attention_checks: fail\n")
+    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
     worker = {
         "workerId": "W1",
         "assignmentId": "A1",
@@ -163,9 +170,11 @@ def test_mturk_completion_page_posts_the_outcome(app, client, documents, tmp_pat
 def test_sessions_export_has_the_outcome_and_no_code_before_submit(
     app, client, runner, researcher_client, documents, tmp_path
 ):
-    use_taxonomy(app, tmp_path, CODES + "  attention_checks: fail\n")
+    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
     failed, _ = finish(client, "check-1", mark_gold=False)
-    completed, _ = finish(client, "doc-1", mark_gold=True)
+    # Another worker: the one who failed the check gets no more documents (flagged).
+    other = {"PROLIFIC_PID": "p-2", "STUDY_ID": "s-1", "SESSION_ID": "x-2"}
+    completed, _ = finish(client, "doc-1", mark_gold=True, **other)
     start(client, "doc-1", annotator="still-reading")
     result = runner.invoke(args=["export-annotations", "--what", "sessions", "--format", "csv"])
     assert result.exit_code == 0, result.output
@@ -186,7 +195,7 @@ def test_sessions_export_has_the_outcome_and_no_code_before_submit(
 def test_dashboard_and_study_pages_show_outcomes(
     app, client, researcher_client, documents, tmp_path
 ):
-    use_taxonomy(app, tmp_path, CODES + "  attention_checks: fail\n")
+    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
     finish(client, "check-1", mark_gold=False)
     html = researcher_client.get("/research/").get_data(as_text=True)
     assert "<code>failed_checks</code> 1" in html
@@ -206,7 +215,7 @@ def test_dashboard_and_study_pages_show_outcomes(
 def test_under_fail_an_ordinary_document_is_still_submitted_in_one_statement(
     app, client, documents, tmp_path
 ):
-    use_taxonomy(app, tmp_path, CODES + "  attention_checks: fail\n")
+    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
     sent: list[str] = []
 
     def record(conn, cursor, statement, parameters, context, executemany):

@@ -7,6 +7,8 @@ import json
 import uuid
 from pathlib import Path
 
+from flask_migrate import downgrade, upgrade
+
 from app.extensions import db
 from app.models import Document, Paragraph
 from app.research.dashboard import load_study
@@ -36,6 +38,8 @@ def test_plant_checks_stores_a_check_document_with_exact_gold(app, runner):
     document, texts = stored("the-golden-doves-check-3")
     assert document.is_attention_check
     assert document.meta["planted_from"] == "the-golden-doves"
+    # The source's title, as it is: workers must not be told it is a check.
+    assert document.title == stored("the-golden-doves")[0].title
     assert [g["category"] for g in document.gold] == ["repetition", "inconsistency", "new-person"]
     for gold in document.gold:
         text = texts[gold["paragraph_id"]][gold["start"] : gold["end"]]
@@ -216,3 +220,29 @@ def test_whole_paragraphs_are_flagged_where_the_study_only_flags(make_app, tmp_p
         assert rows[LAZY].flagged
         assert rows[LAZY].gold.found_any == 0
         assert not rows[EXACT].flagged
+
+
+def test_the_migration_gives_earlier_planted_checks_their_sources_title(app, runner):
+    """Checks planted before were titled "<source title> (attention check)"."""
+    assert plant(runner, "--seed", "3").exit_code == 0
+    db.session.execute(
+        db.update(Document)
+        .where(Document.external_id == "the-golden-doves-check-3")
+        .values(title="The Golden Doves (GPT-4 summary, BooookScore sample) (attention check)")
+    )
+    own = Document(
+        external_id="chosen",
+        title="Researchers chose this (attention check)",
+        meta={},
+        gold=[{"paragraph_id": 0, "start": 0, "end": 2, "category": "new-person"}],
+        content_hash="0" * 64,
+        paragraph_count=1,
+    )
+    db.session.add(own)
+    db.session.commit()
+    db.session.close()
+    downgrade(revision="e28a0000000a")
+    upgrade()
+    source = stored("the-golden-doves")[0].title
+    assert stored("the-golden-doves-check-3")[0].title == source
+    assert stored("chosen")[0].title == "Researchers chose this (attention check)"

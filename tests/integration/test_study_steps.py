@@ -20,7 +20,7 @@ from app.security import capability_csrf_token
 from app.statuses import SessionStatus
 from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT
-from tests.support.worker_api import read_to_the_end, start, submit
+from tests.support.worker_api import read_to_the_end, start, start_study, submit
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
 WORKER = {"PROLIFIC_PID": "p-1", "STUDY_ID": "s-1", "SESSION_ID": "x-1"}
@@ -83,7 +83,7 @@ def answers(token: str) -> dict[tuple[str, str], object]:
 
 
 def test_a_worker_goes_through_every_step_in_order(study, client):
-    token = start(client, "doc-1", **WORKER)
+    token = start_study(client, **WORKER)
     assert where(client.get(f"/s/{token}")) == f"/s/{token}/consent"
     assert session_of(token).page_loaded_at is None
     page = client.get(f"/s/{token}/consent").get_data(as_text=True)
@@ -127,7 +127,7 @@ def test_a_worker_goes_through_every_step_in_order(study, client):
 
 
 def test_declining_ends_the_study_with_no_consent(study, client):
-    token = start(client, "doc-1", **WORKER)
+    token = start_study(client, **WORKER)
     answer = client.post(f"/s/{token}/consent", data=form(token, decision="decline"))
     assert where(answer) == f"/s/{token}/end"
     session = session_of(token)
@@ -145,7 +145,7 @@ def test_declining_ends_the_study_with_no_consent(study, client):
 
 
 def test_a_form_without_its_csrf_token_changes_nothing(study, client):
-    token = start(client, "doc-1", **WORKER)
+    token = start_study(client, **WORKER)
     answer = client.post(f"/s/{token}/consent", data={"decision": "decline"})
     assert answer.status_code == 400
     assert "expired" in answer.get_data(as_text=True)
@@ -162,7 +162,7 @@ def test_a_form_without_its_csrf_token_changes_nothing(study, client):
 
 
 def test_survey_errors_name_each_field_and_keep_the_answers(study, client):
-    token = start(client, "doc-1", **WORKER)
+    token = start_study(client, **WORKER)
     where(client.post(f"/s/{token}/consent", data=form(token, decision="agree")))
     answer = client.post(f"/s/{token}/survey/before", data=form(token, **{"q-tools": ["1"]}))
     assert answer.status_code == 422
@@ -180,7 +180,7 @@ def test_survey_errors_name_each_field_and_keep_the_answers(study, client):
 def test_the_form_messages_are_in_the_workers_language(study, client):
     """The per-field messages, the summary and the refusals from Python are translated."""
     german = {"Accept-Language": "de"}
-    token = start(client, "doc-1", **WORKER)
+    token = start_study(client, **WORKER)
     expired = client.post(f"/s/{token}/consent", data={"decision": "agree"}, headers=german)
     assert "Dieses Formular ist abgelaufen." in expired.get_data(as_text=True)
     unknown = client.post(f"/s/{token}/consent", data=form(token, decision="?"), headers=german)
@@ -196,7 +196,7 @@ def test_the_form_messages_are_in_the_workers_language(study, client):
 
 
 def test_finishing_a_survey_twice_keeps_the_first_answers(study, client):
-    token = start(client, "doc-1", **WORKER)
+    token = start_study(client, **WORKER)
     where(client.post(f"/s/{token}/consent", data=form(token, decision="agree")))
     first = client.post(f"/s/{token}/survey/before", data=form(token, **{"q-native": "0"}))
     second = client.post(f"/s/{token}/survey/before", data=form(token, **{"q-native": "1"}))
@@ -228,7 +228,7 @@ def finished_worker(client, token: str, feedback: str) -> None:
 
 
 def test_the_surveys_export_has_one_safe_row_per_session_and_question(study, client, runner):
-    finished_worker(client, start(client, "doc-1", **WORKER), '=HYPERLINK("http://x")')
+    finished_worker(client, start_study(client, **WORKER), '=HYPERLINK("http://x")')
     result = runner.invoke(args=["export-annotations", "--what", "surveys", "--format", "csv"])
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.output.lstrip("\ufeff"))))
@@ -251,9 +251,9 @@ def test_the_surveys_export_has_one_safe_row_per_session_and_question(study, cli
 
 
 def test_the_researcher_downloads_surveys_and_sees_the_summary(study, client, researcher_client):
-    finished_worker(client, start(client, "doc-1", **WORKER), "Fine.")
+    finished_worker(client, start_study(client, **WORKER), "Fine.")
     other = {"PROLIFIC_PID": "p-2", "STUDY_ID": "s-1", "SESSION_ID": "x-2"}
-    finished_worker(client, start(client, "doc-1", **other), "")
+    finished_worker(client, start_study(client, **other), "")
     download = researcher_client.get("/research/export/surveys.csv")
     assert download.status_code == 200
     assert download.headers["Content-Type"].startswith("text/csv")

@@ -133,7 +133,7 @@ def test_failed_training_sends_a_prolific_worker_to_the_outcome_code(make_app, t
         import_practice(app, tmp_path, TASK)
         client = app.test_client()
         params = {"PROLIFIC_PID": "p" * 24, "STUDY_ID": "s" * 24, "SESSION_ID": "x" * 24}
-        response = client.get("/annotate/task-1", query_string=params)
+        response = client.get("/start", query_string=params)  # a study with codes starts here
         token = response.headers["Location"].rsplit("/", 1)[1]
         assert check(client, token, []).get_json()["failed"] is True
         end = client.get(f"/s/{token}/end").get_data(as_text=True)

@@ -59,9 +59,19 @@ def _require_nginx() -> None:
 @pytest.fixture
 def compose_shape(pg_url, tmp_path: Path) -> Iterator[int]:
     """gunicorn on TCP behind config/nginx/nginx.conf, as in docker-compose; nginx's port."""
+    yield from _compose(pg_url, tmp_path, **GUNICORN)
+
+
+@pytest.fixture
+def compose_shape_wide_limit(pg_url, tmp_path: Path) -> Iterator[int]:
+    """compose_shape with room for many opens: what refuses is the cap per network."""
+    yield from _compose(pg_url, tmp_path, **{**GUNICORN, "OPEN_RATE_LIMIT": "100 per minute"})
+
+
+def _compose(pg_url, tmp_path: Path, **settings: str) -> Iterator[int]:
     _require_nginx()
     app_port, port = free_port(), free_port()
-    app = start_gunicorn("app:create_app()", pg_url, app_port, TRUSTED_PROXIES="1", **GUNICORN)
+    app = start_gunicorn("app:create_app()", pg_url, app_port, TRUSTED_PROXIES="1", **settings)
     try:
         config = compose_config(tmp_path, port, [f"127.0.0.1:{app_port}"])
         nginx = start_nginx(tmp_path, config, port)
@@ -155,3 +165,16 @@ def test_heroku_two_router_forwarded_clients_are_limited_separately(heroku_shape
     # B naming A first is still counted as B (not refused as A is).
     assert router.statuses(DIRECT[1:2], forwarded_for=f"{a}, {b}") == [302]
     assert router.statuses(DIRECT[2:4], forwarded_for=b) == [302, 429]
+
+
+def test_compose_the_cap_of_open_sessions_counts_the_address_nginx_saw(compose_shape_wide_limit):
+    """Three open sessions per client network (`study: max_open_per_network`, issue 26):
+    A's fourth new session is refused whatever its own X-Forwarded-For says; B's are not
+    counted with A's."""
+    a = Client(compose_shape_wide_limit, CLIENT_A, "cap-a")
+    b = Client(compose_shape_wide_limit, CLIENT_B, "cap-b")
+    assert a.statuses(DIRECT[:3]) == [302] * 3
+    refused = a.open(DIRECT[3], forwarded_for="203.0.113.9")
+    assert refused.status == 429 and "Retry-After" not in refused.headers  # not the rate limit
+    assert a.statuses(DIRECT[:1], forwarded_for=f"203.0.113.9, {CLIENT_B}") == [429]
+    assert b.statuses(DIRECT[:3]) == [302] * 3

@@ -17,6 +17,16 @@ def start(client, document_id: str, **params: str) -> str:
     return response.headers["Location"].removeprefix("/s/")
 
 
+def start_study(client, **params: str) -> str:
+    """Open the study link /start (committing the test's own transaction first); the token
+    of the session it hands out. A study with `completion:` codes or a `prolific_study_id`
+    is entered only there (unsigned /annotate/<doc> links create no session)."""
+    db.session.commit()
+    response = client.get("/start", query_string=params)
+    assert response.status_code == 302, response.data
+    return response.headers["Location"].removeprefix("/s/")
+
+
 def csrf(token: str) -> dict[str, str]:
     """The header a page sends on writes."""
     return {"X-CSRFToken": capability_csrf_token("annotate", token)}

@@ -6,27 +6,34 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.assignment.claims import LOAD_GRACE, ClaimRule
+from app.assignment.claims import LOAD_GRACE, WORK_GRACE, ClaimRule
 from app.assignment.service import Candidate, rank_documents
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 RULE = ClaimRule.at(NOW, claim_minutes=10)
 LOADED = NOW - timedelta(minutes=30)
+STARTED = LOADED
+WORKED = NOW - timedelta(minutes=29)
 
 
 def ago(**delta) -> datetime:
     return NOW - timedelta(**delta)
 
 
+def occupies(status, loaded, seen, started=STARTED, worked=WORKED, rule=RULE) -> bool:
+    """The rule for a session that did real work (unless `worked` is None)."""
+    return rule.occupies(status, loaded, seen, started, worked)
+
+
 @pytest.mark.parametrize("loaded", [None, LOADED])
 @pytest.mark.parametrize("seen", [ago(seconds=1), ago(days=30), None])
 def test_a_submitted_session_always_occupies(loaded, seen):
-    assert RULE.occupies("submitted", loaded, seen)
+    assert occupies("submitted", loaded, seen, worked=None)
 
 
 @pytest.mark.parametrize("loaded", [None, LOADED])
 def test_an_abandoned_session_never_occupies(loaded):
-    assert not RULE.occupies("abandoned", loaded, ago(seconds=1))
+    assert not occupies("abandoned", loaded, ago(seconds=1), started=ago(seconds=2))
 
 
 @pytest.mark.parametrize(
@@ -40,7 +47,7 @@ def test_an_abandoned_session_never_occupies(loaded):
     ],
 )
 def test_a_loaded_active_session_holds_its_place_for_claim_minutes(seen, holds):
-    assert RULE.occupies("active", LOADED, seen) is holds
+    assert occupies("active", LOADED, seen) is holds
 
 
 @pytest.mark.parametrize(
@@ -53,22 +60,47 @@ def test_a_loaded_active_session_holds_its_place_for_claim_minutes(seen, holds):
     ],
 )
 def test_a_never_loaded_session_holds_its_place_only_for_the_load_grace(seen, holds):
-    assert RULE.occupies("active", None, seen) is holds
+    assert occupies("active", None, seen, started=ago(seconds=30), worked=None) is holds
 
 
 def test_an_active_session_never_seen_holds_nothing():
-    assert not RULE.occupies("active", LOADED, None)
+    assert not occupies("active", LOADED, None)
 
 
 def test_naive_datetimes_from_sqlite_are_utc():
     naive = (NOW - timedelta(minutes=5)).replace(tzinfo=None)
-    assert RULE.occupies("active", LOADED.replace(tzinfo=None), naive)
-    assert not ClaimRule.at(NOW, 3).occupies("active", LOADED, naive)
+    assert occupies("active", LOADED.replace(tzinfo=None), naive, STARTED.replace(tzinfo=None))
+    assert not occupies("active", LOADED, naive, rule=ClaimRule.at(NOW, 3))
+    fresh = ago(minutes=4).replace(tzinfo=None)
+    assert occupies("active", fresh, naive, started=fresh, worked=None)
+
+
+@pytest.mark.parametrize(
+    ("started", "holds"),
+    [
+        (ago(seconds=10), True),
+        (ago(minutes=4, seconds=59), True),
+        (NOW - WORK_GRACE, True),  # the boundary still holds
+        (NOW - WORK_GRACE - timedelta(seconds=1), False),
+        (ago(hours=2), False),
+    ],
+)
+def test_before_any_work_a_place_is_held_for_five_minutes_whatever_the_activity(started, holds):
+    # Seen a second ago (a heartbeat), loaded: a place it would hold after real work.
+    assert occupies("active", started, ago(seconds=1), started=started, worked=None) is holds
+    assert occupies("active", started, ago(seconds=1), started=started, worked=ago(seconds=2))
+
+
+def test_after_the_first_work_claim_minutes_of_inactivity_release_it_as_before():
+    started = ago(hours=1)
+    assert occupies("active", started, ago(minutes=9), started=started, worked=ago(minutes=50))
+    assert not occupies("active", started, ago(minutes=11), started=started, worked=ago(minutes=50))
 
 
 def test_claim_minutes_sets_the_window():
     assert ClaimRule.at(NOW, 30).active_since == ago(minutes=30)
     assert ClaimRule.at(NOW, 30).unloaded_since == NOW - LOAD_GRACE
+    assert ClaimRule.at(NOW, 30).idle_started_since == NOW - WORK_GRACE
 
 
 def test_rank_documents_tries_the_emptiest_first():

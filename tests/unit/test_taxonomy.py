@@ -340,8 +340,8 @@ def test_settings_sections_are_checked(tmp_path):
         "12: comment.max_length: must be a whole number from 1 to 10000, got 0",
         "13: study.abandon: unknown key; expected one of annotators_per_document, "
         "completion_url, completion, attention_checks, abandon_after_minutes, claim_minutes, "
-        "attention_check_share, anonymous, min_words_per_minute, suggestions, suggestion_arms, "
-        "language",
+        "attention_check_share, anonymous, max_open_per_network, prolific_study_id, "
+        "min_words_per_minute, suggestions, suggestion_arms, language",
         "13: study.completion_url: must be an http(s) URL ({code} is replaced by the "
         "session's own code), with no braces other than {code}, "
         "got 'https://x.org/done?cc={code}&s={study}'",
@@ -349,6 +349,19 @@ def test_settings_sections_are_checked(tmp_path):
         "14: validation.partial_counts_as_valid: must be true or false, got 1",
         "14: validation.reasons[1]: duplicate reason 'A'",
     ]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "1.5", "'3'", "true"])
+def test_max_open_per_network_is_a_whole_number_of_at_least_one(tmp_path, value):
+    content = GOOD + f"study: {{max_open_per_network: {value}}}\n"
+    [problem] = problems_of(write(tmp_path, content))
+    assert problem.startswith("12: study.max_open_per_network: must be a whole number from 1")
+
+
+def test_max_open_per_network_defaults_to_three(tmp_path):
+    assert load_taxonomy(write(tmp_path, GOOD)).study.max_open_per_network == 3
+    study = GOOD + "study: {max_open_per_network: 12}\n"
+    assert load_taxonomy(write(tmp_path, study)).study.max_open_per_network == 12
 
 
 @pytest.mark.parametrize("value", ["2", "0", "1.5", "'10'", "true"])

@@ -1,0 +1,68 @@
+"""In Chromium: the pages that refuse a place (issue 26, point 3) say why and what to do,
+are axe-clean and fit from a 360 px phone to a wide screen: a network that holds its cap
+of open sessions (429), and an unsigned document link in a study entered at /start (403)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from app.document_formats import DocumentInput
+from app.documents import import_documents
+from tests.support.apps import ROOT
+from tests.support.axe import violations
+from tests.support.live_server import LiveServer, serving
+from tests.support.research import overflow_by_width
+
+STUDY = """\
+study:
+  completion: {completed: C1A2B3C4}
+  max_open_per_network: 1
+"""
+
+
+@pytest.fixture
+def capped_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
+    """A study entered at /start, one open session per network, two documents."""
+    default = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
+    taxonomy = tmp_path / "taxonomy.yaml"
+    taxonomy.write_text(default[: default.index("\nstudy:\n")] + "\n" + STUDY, encoding="utf-8")
+    database = tmp_path / "e2e.sqlite3"
+    shutil.copy(sqlite_template, database)
+    with serving(f"sqlite:///{database}", TAXONOMY_PATH=str(taxonomy)) as live:
+        with live.app.app_context():
+            import_documents(
+                [
+                    DocumentInput("doc-1", "A summary", ("Anna met Bob.",)),
+                    DocumentInput("doc-2", "Another", ("Carol left.",)),
+                ]
+            )
+        yield live
+
+
+def worker(number: int) -> str:
+    return f"PROLIFIC_PID=p{number}&STUDY_ID=s1&SESSION_ID=x{number}"
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "heading"),
+    [
+        ("/start?" + worker(2), 429, "Too many tasks are open from your network"),
+        ("/annotate/doc-2?" + worker(3), 403, "Open this study from your study link"),
+    ],
+)
+def test_a_refused_place_says_why(page: Page, capped_server, tmp_path, path, status, heading):
+    first = page.goto(f"{capped_server.url}/start?{worker(1)}")  # the network's one session
+    assert first is not None and first.status == 200 and "/s/" in page.url
+    answer = page.goto(f"{capped_server.url}{path}")
+    assert answer is not None and answer.status == status
+    expect(page.get_by_role("heading", level=1, name=heading)).to_be_visible()
+    expect(page.get_by_role("heading", level=2)).to_be_visible()  # what to do
+    assert violations(page) == []
+    assert {width: px for width, px in overflow_by_width(page).items() if px > 0} == {}
+    for width in (390, 768, 1280):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.screenshot(path=str(tmp_path / f"refused-{status}-{width}.png"), full_page=True)
