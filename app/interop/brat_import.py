@@ -239,7 +239,7 @@ class _AnnFile:
         self.spans[identifier] = _Span(identifier, kind, pieces, shown if tab else None, line)
 
     def relation(self, identifier: str, rest: str, line: int) -> None:
-        kind, *arguments = rest.partition("\t")[0].split()
+        kind, *arguments = rest.partition("\t")[0].split() or [""]
         roles = dict(arg.split(":", 1) for arg in arguments if ":" in arg)
         if len(arguments) != 2 or set(roles) != {"Arg1", "Arg2"}:
             self.refuse(line, identifier, "a relation needs exactly Arg1:T.. and Arg2:T..")

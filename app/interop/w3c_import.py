@@ -133,9 +133,9 @@ class _Reader:
             return
         types = _types(data)
         if "AnnotationCollection" in types:
-            self.page(data.get("first"), f"{where}: first", "first")
+            self.page(data.get("first"), where, "first")
         elif "AnnotationPage" in types:
-            self.page(data, where, None)
+            self.page(data, where, "")
         elif "Annotation" in types:
             self.annotation(data, where)
         else:
@@ -152,28 +152,30 @@ class _Reader:
         else:
             self.refuse(where, "type", "not an Annotation")
 
-    def page(self, page: Any, where: str, key: str | None) -> None:
-        seen = 0
+    def page(self, page: Any, where: str, path: str) -> None:
+        """The Annotations of a page and of the pages embedded after it (`path`: the
+        page's place in the file, "" for the file itself)."""
         while page is not None:
+            key = path or "type"
             if isinstance(page, str):
                 self.refuse(
                     where,
-                    key or "next",
+                    key,
                     f"the page {page!r} is given by its address; this import reads pages "
                     "embedded in the file (save every page into it)",
                 )
                 return
             if not isinstance(page, dict) or "AnnotationPage" not in _types(page):
-                self.refuse(where, key or "type", "not an AnnotationPage")
+                self.refuse(where, key, "not an AnnotationPage")
                 return
             items = page.get("items")
+            prefix = f"{path}.items" if path else "items"
             if not isinstance(items, list):
-                self.refuse(where, "items", "must be an array of Annotations")
+                self.refuse(where, prefix, "must be an array of Annotations")
                 return
             for index, node in enumerate(items):
-                self.item(node, f"{where}.items[{index}]" if seen else f"{where}: items[{index}]")
-            seen += 1
-            page, where, key = page.get("next"), f"{where}.next", "next"
+                self.item(node, f"{where}: {prefix}[{index}]")
+            page, path = page.get("next"), f"{path}.next" if path else "next"
 
     # -- one Annotation
 
@@ -345,7 +347,9 @@ class _Reader:
             self.refuse(
                 where,
                 "target.selector",
-                f"positions {position} lie outside document {document_id}",
+                f"positions {position[0]}-{position[1]} lie outside document {document_id}"
+                if position
+                else f"no span found in document {document_id}",
             )
             return {}
         try:

@@ -319,6 +319,7 @@ def test_lines_this_import_would_drop_are_refused():
         "R2\trepetition Arg1:T1 Arg2:T9\n"
         "A2\tSeverity T1\n"
         "no tab here\n"
+        "R3\t\n"
         "T1\tnew-person 0 3\tZoë\n"
     )
     assert refused(ann) == [
@@ -329,7 +330,8 @@ def test_lines_this_import_would_drop_are_refused():
         "and # AnnotatorNotes lines)",
         "kim/ch-1.ann:9: A2: write it as Severity T1 <severity key>",
         "kim/ch-1.ann:10: not a brat annotation line (ID<TAB>...)",
-        "kim/ch-1.ann:11: T1: this id is used twice",
+        "kim/ch-1.ann:11: R3: a relation needs exactly Arg1:T.. and Arg2:T..",
+        "kim/ch-1.ann:12: T1: this id is used twice",
         "kim/ch-1.ann:8: R2: Arg2: no text-bound annotation T9",
         "kim/ch-1.ann:7: T2: a note on a paired span alone; put it on the error's span (the "
         "relation's Arg1) or on the relation",

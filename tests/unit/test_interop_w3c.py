@@ -336,8 +336,17 @@ def test_refusals_in_arrays_and_collections_name_the_item():
     ]
     collection = {"type": "AnnotationCollection", "first": "https://example.org/page1"}
     assert refused(json.dumps(collection), "c.json") == [
-        "c.json: first: first: the page 'https://example.org/page1' is given by its address; "
+        "c.json: first: the page 'https://example.org/page1' is given by its address; "
         "this import reads pages embedded in the file (save every page into it)"
+    ]
+    pages = {"type": "AnnotationCollection", "first": {"type": "AnnotationPage", "items": [],
+             "next": {"type": "AnnotationPage", "items": [{"type": "Note"}]}}}  # fmt: skip
+    assert refused(json.dumps(pages), "c.json") == [
+        "c.json: first.next.items[0]: type: not an Annotation"
+    ]
+    outside = annotation("ch-2", [position(0, 500)])
+    assert refused(json.dumps(outside), "o.json") == [
+        "o.json: target.selector: positions 0-500 lie outside document ch-2"
     ]
     page = {"type": "AnnotationPage", "items": [{"type": "Annotation", "target": "ch-1"}]}
     assert refused(json.dumps(page), "p.json") == [
