@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 PARAGRAPH_SEPARATOR = "\n\n"
 QUOTE_CONTEXT = 32  # characters of prefix and suffix written with a quote
@@ -60,6 +61,17 @@ class DocumentText:
         """A paragraph's (start, end) as offsets in `text`."""
         base = self.starts[paragraph_id]
         return base + start, base + end
+
+    def span_offsets(self, span: Mapping[str, Any]) -> tuple[int, int]:
+        """A stored span (``{paragraph_id, start, end, text}``) as offsets in `text`;
+        ValueError when it does not quote its paragraph there."""
+        pid, start, end = span["paragraph_id"], span["start"], span["end"]
+        paragraphs = self.paragraphs
+        if not (0 <= pid < len(paragraphs) and 0 <= start < end <= len(paragraphs[pid])) or (
+            paragraphs[pid][start:end] != span["text"]
+        ):
+            raise ValueError("does not quote the document at its offsets")
+        return self.to_document(pid, start, end)
 
     def to_paragraph(self, start: int, end: int) -> tuple[int, int, int]:
         """Offsets in `text` as (paragraph_id, start, end); ValueError says why they have

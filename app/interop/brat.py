@@ -120,13 +120,10 @@ def fragments(text: str, start: int, end: int) -> list[tuple[int, int]]:
 def _text_bound(
     identifier: str, kind: str, span: Mapping[str, Any], text: DocumentText, where: str
 ) -> str:
-    pid, start, end = span["paragraph_id"], span["start"], span["end"]
-    paragraphs = text.paragraphs
-    if not (0 <= pid < len(paragraphs) and 0 <= start < end <= len(paragraphs[pid])) or (
-        paragraphs[pid][start:end] != span["text"]
-    ):
-        raise InteropError([Problem(where, "span.text", "does not quote the document")])
-    start, end = text.to_document(pid, start, end)
+    try:
+        start, end = text.span_offsets(span)
+    except ValueError as exc:
+        raise InteropError([Problem(where, "span.text", str(exc))]) from None
     pieces = fragments(text.text, start, end)
     offsets = ";".join(f"{a} {b}" for a, b in pieces)
     shown = FRAGMENT_SEPARATOR.join(text.text[a:b] for a, b in pieces)

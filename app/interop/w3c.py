@@ -90,19 +90,19 @@ def parse_source_iri(iri: str) -> tuple[str, str] | None:
 # --- records -> Annotations --------------------------------------------------------------
 
 
+def _unit_key(record: Mapping[str, Any]) -> tuple | None:
+    """What rows of one error unit share (None: a row without unit_id, a unit alone)."""
+    if record.get("unit_id") is None:
+        return None
+    return (record.get("session_id"), record["unit_id"], same_unit_key(dict(record)))
+
+
 def _units(records: Iterable[Mapping[str, Any]]) -> Iterator[list[Mapping[str, Any]]]:
-    """Consecutive rows of one error unit (same session and unit_id, same spans, comment
-    and severity), as the export orders them; a row without unit_id is a unit alone."""
+    """Consecutive rows of one error unit, as the export orders them."""
     group: list[Mapping[str, Any]] = []
     for record in records:
-        if (
-            group
-            and record.get("unit_id") is not None
-            and (
-                (record.get("session_id"), record["unit_id"], same_unit_key(dict(record)))
-                == (group[0].get("session_id"), group[0]["unit_id"], same_unit_key(dict(group[0])))
-            )
-        ):
+        key = _unit_key(record)
+        if group and key is not None and key == _unit_key(group[0]):
             group.append(record)
             continue
         if group:
@@ -116,15 +116,10 @@ def _checked_span(
     span: Mapping[str, Any], text: DocumentText, where: str, key: str
 ) -> tuple[int, int]:
     """A record's span as document offsets, after checking it quotes the document."""
-    pid, start, end = span["paragraph_id"], span["start"], span["end"]
-    paragraphs = text.paragraphs
-    if not (0 <= pid < len(paragraphs) and 0 <= start < end <= len(paragraphs[pid])) or (
-        paragraphs[pid][start:end] != span["text"]
-    ):
-        raise InteropError(
-            [Problem(where, f"{key}.text", "does not quote the document at its offsets")]
-        )
-    return text.to_document(pid, start, end)
+    try:
+        return text.span_offsets(span)
+    except ValueError as exc:
+        raise InteropError([Problem(where, f"{key}.text", str(exc))]) from None
 
 
 def _target(source: str, text: DocumentText, start: int, end: int) -> dict[str, Any]:
