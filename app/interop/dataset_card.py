@@ -28,7 +28,6 @@ and HTML in the prose, and written by a YAML dumper in the metadata.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +35,8 @@ from typing import Any
 
 import langcodes
 import yaml
+
+from app.interop.records import json_line
 
 CONFIGS = ("annotations", "documents", "sessions", "judgments")
 DEFAULT_CONFIG = "annotations"
@@ -374,8 +375,9 @@ def pseudonymised(
 
 
 def jsonl_text(rows: Iterable[Mapping[str, Any]]) -> str:
-    """Rows as JSON Lines (UTF-8 text, one object a line, each line ended)."""
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    """Rows as JSON Lines (UTF-8 text, one object a line, each line ended; app.interop.records'
+    json_line)."""
+    return "".join(json_line(row) + "\n" for row in rows)
 
 
 def count(rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> Counts:

@@ -37,13 +37,12 @@ The reverse, W3C files to records, is app.interop.w3c_import.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, unquote
 
 from app.interop.anchoring import DocumentText
-from app.interop.records import InteropError, Problem, same_unit_key
+from app.interop.records import InteropError, Problem, json_line, same_unit_key
 
 CONTEXT = "http://www.w3.org/ns/anno.jsonld"
 URN_PREFIX = "urn:falte:"
@@ -226,7 +225,7 @@ def export_annotations(
     texts: dict[str, DocumentText] = {}
     for number, unit in enumerate(_units(records), 1):
         document_id = unit[0]["document_id"]
-        where = f"record {number} (document {document_id})"
+        where = f"annotation {number} (document {document_id})"
         if document_id not in texts:
             if document_id not in documents:
                 raise InteropError([Problem(where, "document_id", "no such document given")])
@@ -252,4 +251,4 @@ def export_lines(
     for annotation in export_annotations(
         records, documents, study=study, pseudonymise=pseudonymise
     ):
-        yield json.dumps(annotation, ensure_ascii=False)
+        yield json_line(annotation)

@@ -96,7 +96,10 @@ class _Reader:
 
     def read_text(self, text: str) -> None:
         text = text.removeprefix("\ufeff")
-        lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+        # JSON Lines are cut at LF only: U+2028 and friends may stand inside a JSON string.
+        lines = [
+            (n, line.rstrip("\r")) for n, line in enumerate(text.split("\n"), 1) if line.strip()
+        ]
         if not lines:
             self.refuse(self.name, "", "the file is empty")
             return

@@ -80,6 +80,14 @@ def test_round_trip_gives_back_the_records_but_their_ids():
     assert all(list(r) == list(READ_KEYS) for r in read.records)
 
 
+def test_a_line_separator_inside_a_comment_stays_inside_its_line():
+    comment = "first\u2028second\u2029third\x85fourth"
+    records = [dict(study_records()[0], comment=comment)]
+    (line,) = lines(records)
+    assert len(line.splitlines()) == 1
+    assert read_w3c(line, DOCUMENTS).records[0]["comment"] == comment
+
+
 def test_every_line_is_one_annotation_with_its_context_and_keeps_the_model():
     exported = lines()
     # 10 rows: one unit of two rows, three pairs (each a second, linking Annotation).
@@ -183,7 +191,7 @@ def test_export_refuses_a_record_that_does_not_quote_its_document():
                  unit_id=1)  # fmt: skip
     with pytest.raises(InteropError) as caught:
         list(export_annotations([bad], DOCUMENTS, study=STUDY, pseudonymise=KEEP))
-    assert str(caught.value) == "record 1 (document ch-1): span.text: does not quote the " \
+    assert str(caught.value) == "annotation 1 (document ch-1): span.text: does not quote the " \
         "document at its offsets"  # fmt: skip
     with pytest.raises(InteropError, match="document_id: no such document given"):
         list(export_annotations([dict(bad, document_id="nope")], DOCUMENTS, study=STUDY,
