@@ -29,13 +29,14 @@ and HTML in the prose, and written by a YAML dumper in the metadata.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import langcodes
 import yaml
 
+from app.interop.pseudonyms import Pseudonyms
 from app.interop.records import json_line
 
 CONFIGS = ("annotations", "documents", "sessions", "judgments")
@@ -94,8 +95,6 @@ BOOOOKSCORE_DEFINITION = (
 ERRORS_PER_SENTENCE_DEFINITION = (
     "occurrences of the category / sentences × 100 (BooookScore, Chang et al. 2024, Table 1)"
 )
-
-Pseudonymise = Callable[[str | None], str | None]
 
 
 @dataclass(frozen=True)
@@ -247,7 +246,7 @@ def _taxonomy(taxonomy: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _excluded(excluded: Mapping[str, Any], pseudonymise: Pseudonymise) -> list[str]:
+def _excluded(excluded: Mapping[str, Any], pseudonyms: Pseudonyms) -> list[str]:
     documents = list(excluded.get("documents") or ())
     annotators = list(excluded.get("annotators") or ())
     if not documents and not annotators:
@@ -261,13 +260,13 @@ def _excluded(excluded: Mapping[str, Any], pseudonymise: Pseudonymise) -> list[s
     for worker in annotators:
         reason = EXCLUSION_REASONS.get(worker.get("reason"), md(worker.get("reason")))
         lines.append(
-            f"- Annotator {code(pseudonymise(worker.get('annotator_id')))}: {reason}; "
+            f"- Annotator {code(pseudonyms(worker.get('annotator_id')))}: {reason}; "
             "their sessions count in no figure (their rows are in the data, `flagged: true`)."
         )
     return lines
 
 
-def dataset_card(facts: StudyFacts, counts: Counts, pseudonymise: Pseudonymise) -> str:
+def dataset_card(facts: StudyFacts, counts: Counts, pseudonyms: Pseudonyms) -> str:
     """The README.md: YAML metadata between ``---`` lines, then the prose."""
     metadata = yaml.safe_dump(
         card_metadata(facts, counts), sort_keys=False, allow_unicode=True, width=100
@@ -332,11 +331,11 @@ def dataset_card(facts: StudyFacts, counts: Counts, pseudonymise: Pseudonymise) 
         "",
         "## Exclusions",
         "",
-        *_excluded(facts.excluded, pseudonymise),
+        *_excluded(facts.excluded, pseudonyms),
         "",
         "## Identifiers",
         "",
-        _identifiers_note(pseudonymise),
+        _identifiers_note(pseudonyms),
         "",
         "## License",
         "",
@@ -346,8 +345,8 @@ def dataset_card(facts: StudyFacts, counts: Counts, pseudonymise: Pseudonymise) 
     return "\n".join(lines)
 
 
-def _identifiers_note(pseudonymise: Pseudonymise) -> str:
-    if pseudonymise("x") == "x":  # ids kept: a pseudonym is never its id
+def _identifiers_note(pseudonyms: Pseudonyms) -> str:
+    if pseudonyms.keep_ids:
         return (
             "Worker, session and validator ids are the platforms' own (exported with `--keep-ids`)."
         )
@@ -364,12 +363,12 @@ def _identifiers_note(pseudonymise: Pseudonymise) -> str:
 
 
 def pseudonymised(
-    config: str, rows: Iterable[Mapping[str, Any]], pseudonymise: Pseudonymise
+    config: str, rows: Iterable[Mapping[str, Any]], pseudonyms: Pseudonyms
 ) -> list[dict[str, Any]]:
     """The rows of a configuration with their IDENTIFYING_FIELDS pseudonymised."""
     keys = IDENTIFYING_FIELDS[config]
     return [
-        {key: pseudonymise(value) if key in keys else value for key, value in row.items()}
+        {key: pseudonyms(value) if key in keys else value for key, value in row.items()}
         for row in rows
     ]
 
@@ -401,19 +400,17 @@ def count(rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> Counts:
 def dataset_files(
     rows: Mapping[str, Iterable[Mapping[str, Any]]],
     facts: StudyFacts,
-    pseudonymise: Pseudonymise,
+    pseudonyms: Pseudonyms,
 ) -> dict[str, str]:
     """The dataset folder, relative path -> text: README.md and data/<config>.jsonl for
     each configuration with rows (`rows` maps configuration -> its records)."""
     unknown = set(rows) - set(CONFIGS)
     if unknown:
         raise ValueError(f"not configurations of the dataset: {', '.join(sorted(unknown))}")
-    clean = {
-        config: pseudonymised(config, rows.get(config, ()), pseudonymise) for config in CONFIGS
-    }
+    clean = {config: pseudonymised(config, rows.get(config, ()), pseudonyms) for config in CONFIGS}
     counts = count(clean)
     files = {data_path(c): jsonl_text(clean[c]) for c in CONFIGS if clean[c]}
-    files["README.md"] = dataset_card(facts, counts, pseudonymise)
+    files["README.md"] = dataset_card(facts, counts, pseudonyms)
     return files
 
 
