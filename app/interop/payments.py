@@ -1,5 +1,12 @@
 """Who to pay: approve, review, screen out or return, and the sheets Prolific and MTurk take.
 
+Platforms' references: Prolific's help on bonus payments and bulk actions
+(https://researcher-help.prolific.co/hc/en-gb/articles/360009222573-Bonus-payments);
+MTurk's Requester UI guide, "Reviewing Assignments Offline" (the batch results CSV with
+its Approve and Reject columns,
+https://docs.aws.amazon.com/AWSMechTurk/latest/RequesterUI/ReviewingResultsOutsideoftheRUI.html)
+and the SendBonus API (https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_SendBonusOperation.html).
+
 Pure rules on plain per-worker rows (annotators and validators alike); ``flask payments
 --platform prolific|mturk --output DIR`` and the researcher's download write the files
 (`payment_sheets`). Nothing is sent to a platform: docs/interop.md says where each sheet
