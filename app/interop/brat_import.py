@@ -17,9 +17,11 @@ brat, or by INCEpTION's brat export.
   them (how brat stores a selection over a line break), otherwise the span is refused as
   discontinuous; a span that crosses from one paragraph into another is refused. The
   text after the offsets must be the ``.txt``'s text there (white space aside).
-- ``R`` lines are paired errors, category = the relation's type: the later span is the
-  error and the earlier one its paired span, whichever argument each is. A ``T`` that is
-  an argument of no relation is a single error, category = its type.
+- ``R`` lines are paired errors, category = the relation's type: ``Arg1`` is the error
+  and ``Arg2`` its paired span, unless ``Arg2`` stands in a later paragraph (a paired
+  span is in the error's paragraph or an earlier one: such a relation was written the
+  other way round, and the later span is taken as the error). A ``T`` that is an
+  argument of no relation is a single error, category = its type.
 - ``A<TAB>Severity T1 major`` is the severity; ``#<TAB>AnnotatorNotes T1<TAB>...`` the
   comment (on the error's ``T`` or on its ``R``). Events, normalisations, other
   attributes and notes on a paired span alone are refused, so that nothing is dropped.
@@ -76,7 +78,7 @@ class _Span:
     shown: str | None
     line: int
     placed: dict[str, Any] | None = None  # the span in the stored paragraph
-    at: int = 0  # its start in the stored text, to order a pair
+    paragraph: int = 0  # the stored paragraph it lies in, to order a pair
 
 
 @dataclass
@@ -279,7 +281,7 @@ class _AnnFile:
                 self.refuse(*where, str(exc))
                 continue
             span.placed = span_dict(pid, pstart, pend, document.paragraphs[pid][pstart:pend])
-            span.at = stored_start
+            span.paragraph = pid
 
     def joined(self, span: _Span, offsets: _Offsets) -> tuple[int, int]:
         """The span's (start, end) as written; fragments only a line break apart are one."""
@@ -339,7 +341,8 @@ class _AnnFile:
                 entries.append(((span.line, 0), self.error(span, None, span.kind, [span.id])))
         for pair in self.pairs.values():
             first, second = self.spans[pair.arg1], self.spans[pair.arg2]
-            error, paired = (first, second) if first.at >= second.at else (second, first)
+            backwards = second.paragraph > first.paragraph
+            error, paired = (second, first) if backwards else (first, second)
             record = self.error(error, paired, pair.kind, [pair.id, pair.arg1])
             entries.append(((first.line, pair.line), record))
         entries.sort(key=lambda entry: entry[0])

@@ -11,9 +11,13 @@ but unit_id) and `units(records)` which rows share a unit, so round-trip tests c
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from hypothesis import assume
+from hypothesis import strategies as st
 
 from app.interop.records import READ_KEYS
 
@@ -170,3 +174,42 @@ def units(records: Sequence[dict[str, Any]]) -> list[tuple[int, ...]]:
 def nfd(text: str) -> str:
     """`text` decomposed (combining marks apart), as some tools write it."""
     return unicodedata.normalize("NFD", text)
+
+
+def random_study(draw: Any, spans: int = 4) -> tuple[dict[str, list[str]], list[dict]]:
+    """A document of stored paragraphs (NFC, single line breaks inside, no blank line) and
+    export records of one annotator on it, drawn by a Hypothesis `draw` (st.data().draw):
+    emoji, combining marks and line breaks anywhere, spans anywhere in a paragraph, some
+    paired with an earlier span. Each record has its own comment, so no two are one unit."""
+    line = st.text(alphabet="ab  é\u0301🚢👋🏽\"'<", min_size=1, max_size=12)
+    paragraph = st.lists(line, min_size=1, max_size=3).map(
+        lambda lines: unicodedata.normalize("NFC", "\n".join(lines)).strip()
+    )
+    paragraphs = draw(st.lists(paragraph, min_size=1, max_size=3))
+    assume(all(p and not re.search(r"\n\s*\n", p) for p in paragraphs))
+    records = []
+    for unit in range(1, spans + 1):
+        pid = draw(st.integers(0, len(paragraphs) - 1))
+        text = paragraphs[pid]
+        start = draw(st.integers(0, len(text) - 1))
+        end = draw(st.integers(start + 1, len(text)))
+        paired = None
+        if draw(st.booleans()):
+            ppid = draw(st.integers(0, pid))
+            pstart = draw(st.integers(0, len(paragraphs[ppid]) - 1))
+            pend = draw(st.integers(pstart + 1, len(paragraphs[ppid])))
+            paired = {"paragraph_id": ppid, "start": pstart, "end": pend,
+                      "text": paragraphs[ppid][pstart:pend]}  # fmt: skip
+        span_ = {"paragraph_id": pid, "start": start, "end": end, "text": text[start:end]}
+        records.append(
+            record(
+                "doc",
+                span_,
+                draw(st.sampled_from(["new-person", "repetition", None])),
+                unit_id=unit,
+                paired=paired,
+                comment=f"note {unit}\nline 2",
+                severity=draw(st.sampled_from(["minor", "major", None])),
+            )
+        )
+    return {"doc": paragraphs}, records

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.document_formats import split_paragraphs
 from app.interop.brat import (
@@ -33,6 +36,7 @@ from tests.support.interop import (
     TAXONOMY,
     nfd,
     projection,
+    random_study,
     record,
     span,
     study_records,
@@ -245,18 +249,24 @@ def test_a_txt_with_other_line_ends_and_indentation_between_paragraphs_still_fit
 
 def test_a_relation_written_the_other_way_round_still_makes_the_later_span_the_error():
     text = "\n\n".join(DOCUMENTS["ch-1"])
-    later, earlier = span("ch-1", 1, "waved again"), span("ch-1", 1, "waved at the ship")
-    base = len(DOCUMENTS["ch-1"][0]) + 2
+    later = span("ch-1", 2, "the ship had never left")
+    earlier = span("ch-1", 0, "The ship left at dawn")
+    base = len(DOCUMENTS["ch-1"][0]) + 2 + len(DOCUMENTS["ch-1"][1]) + 2
     ann = (
-        f"T1\trepetition {base + earlier['start']} {base + earlier['end']}\twaved at the ship\n"
-        f"T2\trepetition {base + later['start']} {base + later['end']}\twaved again\n"
-        "R1\trepetition Arg1:T1 Arg2:T2\n"
+        f"T1\tinconsistency {earlier['start']} {earlier['end']}\tThe ship left at dawn\n"
+        f"T2\tinconsistency {base + later['start']} {base + later['end']}\t{later['text']}\n"
+        "R1\tinconsistency Arg1:T1 Arg2:T2\n"
         "A1\tSeverity T1 minor\n"
     )
     (only,) = read_brat_document(ann, text, DOCUMENTS["ch-1"], document_id="ch-1",
                                  annotator_id="x").records  # fmt: skip
     assert (only["span"], only["paired_span"]) == (later, earlier)
     assert only["severity"] == "minor"  # Arg1's attribute belongs to the relation
+    # Written the right way round, Arg1 is the error as it stands.
+    turned = ann.replace("Arg1:T1 Arg2:T2", "Arg1:T2 Arg2:T1").replace("T1 minor", "T2 minor")
+    same = read_brat_document(turned, text,
+                              DOCUMENTS["ch-1"], document_id="ch-1", annotator_id="x")  # fmt: skip
+    assert same.records[0]["span"] == later
 
 
 # --- refusals ----------------------------------------------------------------------------
@@ -387,3 +397,48 @@ def test_a_record_that_does_not_quote_its_document_is_not_exported():
         "prolific%3A5f3c0a1b2c3d4e5f60718293/ch-1.ann, record 1: span.text: does not quote the "
         "document at its offsets"
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), crlf=st.booleans(), decomposed=st.booleans())
+def test_any_spans_round_trip_exactly_even_through_crlf_and_nfd(data, crlf, decomposed):
+    documents, records = random_study(data.draw)
+    files = export_folder(records, documents, taxonomy=TAXONOMY, pseudonymise=KEEP)
+    folder = file_name(records[0]["annotator_id"])
+    if crlf or decomposed:
+        # The .txt as a Windows editor or an NFD system would save it: brat offsets then
+        # count those characters, so shift every offset of the .ann to match.
+        txt, ann = files[f"{folder}/doc.txt"], files[f"{folder}/doc.ann"]
+        written = nfd(txt) if decomposed else txt
+        written = written.replace("\n", "\r\n") if crlf else written
+        files[f"{folder}/doc.txt"] = written
+        files[f"{folder}/doc.ann"] = shift_offsets(ann, txt, written)
+    read = read_brat_folder(files, documents)
+    assert without_created(read.records) == without_created(records)
+    assert units(read.records) == units(records)
+
+
+def shift_offsets(ann: str, stored: str, written: str) -> str:
+    """The .ann with offsets into `stored` moved to the same places in `written` (the same
+    text after NFD and/or CRLF), each character mapped on its own."""
+    moved, at = [0], 0
+    for char in stored:
+        piece = unicodedata.normalize("NFD", char) if written.startswith(
+            unicodedata.normalize("NFD", char), at) and char != unicodedata.normalize(
+            "NFD", char) else char  # fmt: skip
+        piece = "\r\n" if char == "\n" and written.startswith("\r\n", at) else piece
+        at += len(piece)
+        moved.append(at)
+
+    def offsets(match: re.Match) -> str:
+        return f"{moved[int(match.group(1))]} {moved[int(match.group(2))]}"
+
+    lines = []
+    for line in ann.splitlines():
+        if line.startswith("T"):
+            ident, rest, text = line.split("\t")
+            kind, _, spans = rest.partition(" ")
+            spans = re.sub(r"(\d+) (\d+)", offsets, spans)
+            line = f"{ident}\t{kind} {spans}\t{text}"
+        lines.append(line)
+    return "".join(f"{line}\n" for line in lines)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.interop.anchoring import DocumentText
 from app.interop.pseudonyms import Pseudonyms
@@ -24,6 +26,7 @@ from tests.support.interop import (
     STUDY,
     nfd,
     projection,
+    random_study,
     record,
     span,
     study_records,
@@ -371,3 +374,15 @@ def test_a_refused_file_gives_no_records_even_for_its_good_lines():
     with pytest.raises(InteropError) as caught:
         read_w3c(text, DOCUMENTS, name="f.jsonl")
     assert len(caught.value.problems) == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_any_spans_round_trip_exactly(data):
+    documents, records = random_study(data.draw)
+    exported = list(export_lines(records, documents, study=STUDY, pseudonymise=KEEP))
+    for line in exported:
+        assert model_problems(json.loads(line)) == []
+    read = read_w3c("\n".join(exported), documents)
+    assert projection(read.records) == projection(records)
+    assert units(read.records) == units(records)
