@@ -90,9 +90,12 @@ class DocumentText:
             )
         if end - base > length:
             last = bisect_right(self.starts, end - 1) - 1
+            into = (
+                f"into paragraph {last}" if last > paragraph_id else "into the blank line after it"
+            )
             raise ValueError(
-                f"the span {start}-{end} crosses from paragraph {paragraph_id} into "
-                f"paragraph {last}; a span must lie within one paragraph"
+                f"the span {start}-{end} crosses from paragraph {paragraph_id} {into}; a span "
+                "must lie within one paragraph"
             )
         return paragraph_id, start - base, end - base
 
