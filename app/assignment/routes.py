@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from flask import make_response, redirect, render_template, request, url_for
 
+from app import submissions
+from app.annotate.sessions import resume_session
 from app.assignment import bp
-from app.assignment.service import assign
+from app.assignment.service import Assignment, assign
 from app.identity import (
     OpenRefused,
     opened_response,
@@ -29,7 +31,9 @@ def start():
     """Resume the worker's session or hand out the document that most needs annotators.
 
     Resuming needs proof of being that worker: assign() resumes through
-    sessions.start_or_resume_session, which refuses (OpenRefused) without it."""
+    sessions.start_or_resume_session, which refuses (OpenRefused) without it. A platform
+    submission (Prolific SESSION_ID, MTurk assignmentId) is one session and one document:
+    reopening the link lands on that session at its step (app.submissions)."""
     taxonomy = current_taxonomy()
     if is_mturk_preview(request.args):
         # MTurk shows the HIT before it is accepted: describe the task, hold no place.
@@ -37,7 +41,12 @@ def start():
             "assignment/preview.html", taxonomy=taxonomy, instructions=instructions_markup(taxonomy)
         )
     identity, anonymous = request_identity(target="start")
-    session = assign(identity)
+    admission = submissions.admit(identity)
+    if admission.session is not None:
+        resumed = resume_session(admission.session, identity)
+        session = Assignment(resumed.id, resumed.token)
+    else:
+        session = assign(admission.identity)
     if session is None:
         response = make_response(render_template("assignment/no_tasks.html", taxonomy=taxonomy))
         if anonymous:

@@ -58,9 +58,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from sqlalchemy import bindparam, func, insert, select, text, update
+from sqlalchemy import Boolean, and_, bindparam, case, func, insert, null, select, text, update
 
-from app.annotate.sessions import start_or_resume_session
+from app.annotate.sessions import (
+    inherits_failures,
+    new_session_values,
+    start_or_resume_session,
+    worker_failure,
+)
 from app.assignment.claims import ClaimRule, holds_place
 from app.extensions import db
 from app.identity import WorkerIdentity
@@ -124,7 +129,21 @@ _MY_SESSIONS = select(SESSIONS.c.document_id, SESSIONS.c.status).where(
     SESSIONS.c.annotator_id == _WORKER
 )
 _NEW_ANNOTATOR = insert(ANNOTATORS).returning(ANNOTATORS.c.id)
-_NEW_SESSION = insert(SESSIONS).returning(SESSIONS.c.id, SESSIONS.c.token)
+# A worker who failed in the study: the new session ends at once with that outcome
+# (sessions.worker_failure).
+_INHERIT = bindparam("inherit", type_=Boolean)
+_FAILURE = worker_failure(bindparam("worker_id"))
+_NEW_SESSION = (
+    insert(SESSIONS)
+    .values(
+        outcome=case((_INHERIT, _FAILURE), else_=null()),
+        status=case(
+            (and_(_INHERIT, _FAILURE.is_not(None)), SessionStatus.ABANDONED),
+            else_=SessionStatus.ACTIVE,
+        ),
+    )
+    .returning(SESSIONS.c.id, SESSIONS.c.token)
+)
 
 
 @dataclass(frozen=True)
@@ -283,10 +302,13 @@ class Plan:
         return self.active is None and not self.abandoned and not self.ranked
 
 
-def plan(documents: list[DocumentState], settings: EffectiveStudySettings) -> Plan:
-    """Rules 1-5 applied to a snapshot."""
+def plan(
+    documents: list[DocumentState], settings: EffectiveStudySettings, resume: bool = True
+) -> Plan:
+    """Rules 1-5 applied to a snapshot; rules 3-5 only when not `resume` (an arrival with
+    a platform submission: it resumes its own session only, app.submissions)."""
     quota = settings.annotators_per_document
-    resumable = _resumable(documents, quota)
+    resumable = _resumable(documents, quota) if resume else []
     active = [d.document_id for d in resumable if d.my_status == SessionStatus.ACTIVE]
     checks = [d for d in documents if d.is_check]
     ranked = rank_documents(
@@ -309,14 +331,17 @@ def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment 
     """The session this worker should work in (resumed or new); None when no task is left.
 
     The snapshot is read in autocommit: a worker who resumes an active session or gets
-    no task takes no lock and writes nothing."""
+    no task takes no lock and writes nothing. An arrival with a platform submission that
+    has no session yet (app.submissions found none) gets a new document: the worker's
+    other sessions belong to other submissions."""
     settings = study_settings()
     now = now or datetime.now(UTC)
     quota = settings.annotators_per_document
     rule = ClaimRule.at(now, settings.claim_minutes)
     mark_abandoned(settings, now)
+    resume = identity.submission is None
     documents, annotator_id = snapshot(rule, identity, autocommit_connection())
-    todo = plan(documents, settings)
+    todo = plan(documents, settings, resume)
     if todo.active is not None:
         return _resume(todo.active, identity)
     if todo.empty:
@@ -328,7 +353,7 @@ def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment 
     if dict(db.session.execute(_MY_SESSIONS, params).all()) != todo.mine:
         # Another request of this worker decided meanwhile: decide again, from now.
         documents, annotator_id = snapshot(rule, identity)
-        todo = plan(documents, settings)
+        todo = plan(documents, settings, resume)
         if todo.active is not None:
             return _resume(todo.active, identity)
     for document_id in todo.abandoned:
@@ -382,15 +407,15 @@ def _new_session(
         annotator_id = db.session.scalar(
             _NEW_ANNOTATOR, {"platform": identity.platform, "external_id": identity.external_id}
         )
+    values = new_session_values(identity, is_check)
     row = db.session.execute(
         _NEW_SESSION,
         {
+            **values,
             "document_id": document_id,
             "annotator_id": annotator_id,
-            "platform": identity.platform,
-            "platform_params": dict(identity.params),
-            "taxonomy_version": current_taxonomy().version,
-            "is_attention_check": is_check,
+            "worker_id": annotator_id,
+            "inherit": inherits_failures(identity),
         },
     ).one()
     db.session.commit()
