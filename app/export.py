@@ -89,6 +89,7 @@ SESSION_COLUMNS = (
     "annotations",
     "is_attention_check",
     "arm",
+    "verification",
 )
 
 
@@ -146,6 +147,8 @@ def iter_session_records(
             "annotations": count,
             "is_attention_check": session.is_attention_check,
             "arm": session.arm,
+            # Prolific's API on the arrival: verified | unverified; empty when not asked.
+            "verification": session.verification,
         }
         db.session.expunge(session)  # keep the identity map from growing with the export
 

@@ -58,6 +58,8 @@ class SessionRow:
     is_check: bool
     holds_place: bool = False  # occupies a place of the quota (app.assignment.claims)
     outcome: str | None = None  # completed | failed_training | failed_checks | no_consent
+    # Prolific's API on the arrival (app.submissions): verified | unverified | None (not asked)
+    verification: str | None = None
     annotations: int = 0
     categories: Counter[str] = field(default_factory=Counter)
     # live spans "p:start:end:category:severity:pp:ps:pe;..." (severity, pp:ps:pe: the
@@ -208,6 +210,11 @@ class Study:
         return [(outcome, counts[outcome]) for outcome in OUTCOMES if counts[outcome]]
 
     @property
+    def unverified(self) -> int:
+        """Sessions let in while Prolific's API did not answer (app.submissions)."""
+        return sum(1 for session in self.sessions if session.verification == "unverified")
+
+    @property
     def recent_sessions(self) -> list[SessionRow]:
         """The most recently started sessions, for the dashboard's table."""
         return self.sessions[:RECENT_SESSIONS]
@@ -321,6 +328,7 @@ def _sessions(
             AnnotationSession.submitted_at,
             AnnotationSession.is_attention_check,
             AnnotationSession.outcome,
+            AnnotationSession.verification,
         )
         .join(Annotator, Annotator.id == AnnotationSession.annotator_id)
         .order_by(AnnotationSession.started_at.desc(), AnnotationSession.id.desc())
@@ -343,6 +351,7 @@ def _sessions(
         submitted,
         check,
         outcome,
+        verification,
     ) in db.session.execute(query):
         started, seen, submitted = as_utc(started), as_utc(seen), as_utc(submitted)
         if status == SessionStatus.ACTIVE and seen < cutoff:
@@ -360,6 +369,7 @@ def _sessions(
                 is_check=bool(check),
                 holds_place=rule.occupies(status, loaded, seen),
                 outcome=outcome,
+                verification=verification,
             )
         )
     return rows
