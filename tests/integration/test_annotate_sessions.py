@@ -75,10 +75,12 @@ def test_prolific_worker_gets_one_session_per_document(client, document):
     assert row.taxonomy_version == current_taxonomy().version
     assert (row.status, row.position, row.furthest) == ("active", 0, 0)
     assert len(token) >= 22  # >= 128 bits of URL-safe base64
-    # Same worker, same document, same browser: same session; the stored parameters stay
-    # (another SESSION_ID is another Prolific submission, not this session's).
-    again = start_session(client, **{**params, "SESSION_ID": "s-2"})
-    assert again == token
+    # Same submission, same document: same session. Another SESSION_ID is another
+    # Prolific submission: the participant is bound to the first (app.submissions), so it
+    # gets the conflict page, even in the same browser, and the stored parameters stay.
+    assert start_session(client, **params) == token
+    again = client.get("/annotate/doc-1", query_string={**params, "SESSION_ID": "s-2"})
+    assert again.status_code == 409
     assert session_row(token).platform_params == {"study_id": "study", "session_id": "s-1"}
     other = start_session(client, PROLIFIC_PID="p-2", STUDY_ID="study", SESSION_ID="s-3")
     assert other != token

@@ -165,7 +165,9 @@ def test_sessions_export_has_the_outcome_and_no_code_before_submit(
 ):
     use_taxonomy(app, tmp_path, CODES + "  attention_checks: fail\n")
     failed, _ = finish(client, "check-1", mark_gold=False)
-    completed, _ = finish(client, "doc-1", mark_gold=True)
+    # Another participant: a Prolific submission is one session, and failing is final.
+    other = {"PROLIFIC_PID": "p-2", "STUDY_ID": "s-1", "SESSION_ID": "x-2"}
+    completed, _ = finish(client, "doc-1", mark_gold=True, **other)
     start(client, "doc-1", annotator="still-reading")
     result = runner.invoke(args=["export-annotations", "--what", "sessions", "--format", "csv"])
     assert result.exit_code == 0, result.output

@@ -208,7 +208,7 @@ def test_dashboard_query_count_does_not_grow_with_data(researcher_client, app):
     with count_statements() as large:
         assert researcher_client.get("/research/").status_code == 200
     assert len(small) == len(large), (small, large)
-    assert len(large) <= 6
+    assert len(large) <= 7  # the study's six, and its identity conflicts (app.submissions)
     db.session.remove()
     with count_statements() as document_page:
         assert researcher_client.get("/research/documents/small-doc-00001").status_code == 200

@@ -353,7 +353,7 @@ def test_exports_figures_and_rounds(app, client, runner, imported, researcher_cl
     header = csv_text.splitlines()[0]
     assert header.endswith("taxonomy_version,origin,suggestion_id")
     sessions = runner.invoke(args=["export-annotations", "--format", "csv", "--what", "sessions"])
-    assert sessions.output.splitlines()[0].endswith(",arm")
+    assert sessions.output.splitlines()[0].endswith(",arm,verification")
     assert sessions.output.splitlines()[1].endswith(",show")
 
     exported = runner.invoke(args=["export-annotations", "--what", "suggestions"]).output

@@ -49,6 +49,7 @@ from tests.support.worker_api import read_to_the_end
 VICTIM = prolific("real-submission")
 JUNK = prolific("junk-submission")
 SANDBOX = "https://workersandbox.mturk.com"
+NEXT = {"paragraph_id": 1}  # a move to the second paragraph
 
 
 @pytest.fixture
@@ -139,7 +140,8 @@ def test_another_submission_of_a_bound_participant_gets_the_conflict_page(app):
         assert token not in html and "real-submission" not in html
     assert sessions_count() == 1
     conflict = db.session.scalars(db.select(IdentityConflict)).one()
-    assert (conflict.bound_submission, conflict.submission) == ("real-submission", "junk-submission")
+    assert conflict.bound_submission == "real-submission"
+    assert conflict.submission == "junk-submission"
     assert conflict.arrivals == 3 and conflict.decision is None
     # The victim, in their browser and in another, still lands on their own session.
     assert token_of(victim.get("/start", query_string=VICTIM)) == token
@@ -159,9 +161,7 @@ def test_the_dashboard_lists_conflicts_and_allow_gives_the_submission_a_session_
     assert ">Allow</button>" in page and ">Keep refused</button>" in page
     conflict = db.session.scalars(db.select(IdentityConflict)).one()
 
-    kept = console.post(
-        f"/research/identity-conflicts/{conflict.id}", data={"decision": "refused"}
-    )
+    kept = console.post(f"/research/identity-conflicts/{conflict.id}", data={"decision": "refused"})
     assert kept.status_code == 400  # the console's CSRF token is required
     csrf_token = page.split('name="csrf_token" value="', 1)[1].split('"', 1)[0]
     kept = console.post(
@@ -287,18 +287,17 @@ def test_training_moves_and_text_are_refused_before_consent(app):
     check = practice_check(client, token, [])
     assert check.status_code == 409 and check.get_json()["error"]["code"] == "step_pending"
     assert db.session.scalar(db.select(db.func.count(TrainingAttempt.id))) == 0
-    move = client.put(f"/api/sessions/{token}/position", json={"paragraph_id": 1}, headers=csrf(token))
+    move = client.put(f"/api/sessions/{token}/position", json=NEXT, headers=csrf(token))
     assert move.status_code == 409 and move.get_json()["error"]["code"] == "step_pending"
     assert "rained" not in move.get_data(as_text=True)
     assert session_of(token).furthest == 0
     # In order, the same requests work: consent, training, then the task.
     consent(client, token)
     assert practice_check(client, token, right_answers()).get_json()["passed"] is True
-    assert client.put(
-        f"/api/sessions/{token}/position", json={"paragraph_id": 1}, headers=csrf(token)
-    ).status_code == 409  # the task page was not served yet
+    early = client.put(f"/api/sessions/{token}/position", json=NEXT, headers=csrf(token))
+    assert early.status_code == 409  # the task page was not served yet
     assert client.get(f"/s/{token}").status_code == 200
-    move = client.put(f"/api/sessions/{token}/position", json={"paragraph_id": 1}, headers=csrf(token))
+    move = client.put(f"/api/sessions/{token}/position", json=NEXT, headers=csrf(token))
     assert move.status_code == 200 and "rained" in move.get_data(as_text=True)
 
 
@@ -460,7 +459,7 @@ def test_failed_checks_is_final_on_every_later_document(make_app, tmp_path):
         done = client.post(f"/api/sessions/{failing}/submit", headers=csrf(failing))
         assert done.get_json()["outcome"] == "failed_checks"
         later = token_of(client.get("/annotate/doc-2", query_string=alice))
-        assert client.get(f"/s/{later}").headers["Location"] == f"/s/{later}/end"
+        assert client.get(f"/s/{later}").headers.get("Location") == f"/s/{later}/end"
         end = client.get(f"/s/{later}/end").get_data(as_text=True)
         assert "Your part in this study has ended" in end
         assert client.post(f"/api/sessions/{later}/submit", headers=csrf(later)).status_code == 409
@@ -483,7 +482,7 @@ def test_failed_checks_is_final_on_every_later_document(make_app, tmp_path):
 def test_reopening_the_study_link_after_submit_resumes_the_same_session(make_app, tmp_path):
     path = study_taxonomy(tmp_path, training=False)
     path_text = Path(path).read_text(encoding="utf-8")
-    after = "survey:\n  after:\n    - {key: fine, type: text, text: \"Anything else?\"}\n"
+    after = 'survey:\n  after:\n    - {key: fine, type: text, text: "Anything else?"}\n'
     Path(path).write_text(path_text + after, encoding="utf-8")
     app = make_app(path)
     with app.app_context():
@@ -531,7 +530,8 @@ def test_reopening_the_study_link_after_submit_resumes_the_same_session(make_app
 def test_unexpanded_placeholders_are_refused_with_a_page_that_explains(app, query, path, tmp_path):
     items = tmp_path / "items.jsonl"
     items.write_text('{"source": "human", "document_id": "doc-1", "span": {"text": "Bob"}}\n')
-    created = app.test_cli_runner().invoke(args=["validation", "create-round", "r1", "--items", str(items)])
+    command = ["validation", "create-round", "r1", "--items", str(items)]
+    created = app.test_cli_runner().invoke(args=command)
     assert created.exit_code == 0, created.output
     response = app.test_client().get(f"{path}?{query}")
     html = refused(response, 400, "This link has not been filled in")

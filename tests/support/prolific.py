@@ -44,7 +44,7 @@ class ProlificStandIn:
 
 def _handler(state: ProlificStandIn) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        def do_GET(self) -> None:
             state.asked.append((self.path, self.headers.get("Authorization")))
             if state.delay:
                 time.sleep(state.delay)
