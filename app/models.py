@@ -590,12 +590,14 @@ class SubmissionBinding(db.Model):
 
     First binding wins: the primary key lets one arrival bind the participant; another
     SESSION_ID of the same PROLIFIC_PID in the study is a conflict (IdentityConflict) and
-    opens nothing until a researcher allows it. `study_id` is Prolific's STUDY_ID ("" when
-    the arrival had none, outside production)."""
+    opens nothing until a researcher allows it. Keyed by the platform's ids, not the
+    annotator row, so that binding is one statement before anything else exists.
+    `study_id` is Prolific's STUDY_ID ("" when the arrival had none, outside production)."""
 
     __tablename__ = "submission_bindings"
 
-    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"), primary_key=True)
+    platform: Mapped[str] = mapped_column(String(20), primary_key=True)
+    participant: Mapped[str] = mapped_column(String(200), primary_key=True)
     study_id: Mapped[str] = mapped_column(String(200), primary_key=True)
     submission: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -611,14 +613,21 @@ class IdentityConflict(db.Model):
 
     __tablename__ = "identity_conflicts"
     __table_args__ = (
-        UniqueConstraint("annotator_id", "study_id", "submission"),
+        UniqueConstraint(
+            "platform",
+            "participant",
+            "study_id",
+            "submission",
+            name="uq_identity_conflicts_submission",  # the convention's is too long
+        ),
         CheckConstraint(
             "decision IS NULL OR decision IN ('allowed', 'refused')", name="decision_known"
         ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
+    platform: Mapped[str] = mapped_column(String(20))
+    participant: Mapped[str] = mapped_column(String(200))
     study_id: Mapped[str] = mapped_column(String(200))
     bound_submission: Mapped[str] = mapped_column(String(200))  # the binding's SESSION_ID
     submission: Mapped[str] = mapped_column(String(200))  # the one that was refused
@@ -629,5 +638,9 @@ class IdentityConflict(db.Model):
     decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     decided_by_id: Mapped[int | None] = mapped_column(ForeignKey("researchers.id"))
 
-    annotator: Mapped[Annotator] = relationship()
     decided_by: Mapped[Researcher | None] = relationship()
+
+    @property
+    def label(self) -> str:
+        """platform:participant, as exports name an annotator."""
+        return f"{self.platform}:{self.participant}"

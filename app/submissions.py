@@ -10,9 +10,10 @@ assignmentId). `admit` decides what an arrival may open before any session is ma
   another STUDY_ID, or none, is refused; production (REQUIRE_PROLIFIC_STUDY_ID) refuses
   Prolific arrivals without that setting, and without a SESSION_ID.
 - One submission, one session: the submission's session (`annotation_sessions.submission`,
-  unique per annotator), whatever its step or document, is the one the arrival goes to;
-  a submission never gets a second document (signed `annotator=` links, which name no
-  submission, still get several).
+  unique per annotator), whatever its step or document, is the one the arrival goes to
+  (/start looks it up; /annotate/<document> finds it through that unique constraint,
+  app.annotate.sessions); a submission never gets a second document (signed
+  `annotator=` links, which name no submission, still get several).
 - A new Prolific submission: with PROLIFIC_API_TOKEN, Prolific's API is asked first
   (app.prolific_api): a submission that is not the participant's open one in the study is
   refused; no answer in time lets the worker in, the session marked `unverified`. Then
@@ -28,13 +29,13 @@ touches another's session or decides which session /start resumes.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from flask import current_app
-from sqlalchemy import bindparam, select, update
-from sqlalchemy.orm import joinedload
+from sqlalchemy import and_, bindparam, select, update
 
 from app.extensions import db
-from app.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
+from app.identity import OpenRefused, WorkerIdentity
 from app.models import (
     AnnotationSession,
     Annotator,
@@ -43,37 +44,40 @@ from app.models import (
     SubmissionBinding,
     utcnow,
 )
-from app.persistence import get_or_create
+from app.persistence import autocommit_connection, end_orm_transaction, upsert_insert
 from app.platforms import REFUSED
 from app.prolific_api import api_enabled, check_submission
 from app.taxonomy import current_taxonomy
 
 ALLOWED, KEPT_REFUSED = "allowed", "refused"
+SESSIONS = AnnotationSession.__table__
+ANNOTATORS = Annotator.__table__
+BINDINGS = SubmissionBinding.__table__
+CONFLICTS = IdentityConflict.__table__
 
 
 @dataclass(frozen=True)
-class Admission:
-    """What an arrival may open: its identity (with Prolific's verification when the API
-    was asked) and its submission's session, when it already has one."""
+class SessionRef:
+    """The session a submission has: its id and token."""
 
-    identity: WorkerIdentity
-    session: AnnotationSession | None = None
+    id: int
+    token: str
 
 
-def admit(identity: WorkerIdentity) -> Admission:
+def admit(identity: WorkerIdentity) -> WorkerIdentity:
     """Check an arrival at a task's start link (/start, /annotate/<document>) before
-    anything is opened; OpenRefused when it may open nothing. Commits what it records
-    (the participant's binding, a conflict)."""
-    if identity.platform == "prolific":
-        _check_prolific_study(identity)
+    anything is opened; OpenRefused when it may open nothing. A new Prolific submission is
+    checked with Prolific's API when there is a token, then bound (first binding wins):
+    the identity comes back with the API's verification. Without a token, the first
+    arrival of a participant costs one statement (the binding's INSERT)."""
+    if identity.platform != "prolific":
+        return identity
+    _check_prolific_study(identity)
     submission = identity.submission
     if submission is None:
-        return Admission(identity)
-    session = submission_session(identity)
-    if session is not None or identity.platform != "prolific":
-        return Admission(identity, session)
+        return identity
     verification = None
-    if api_enabled():
+    if api_enabled() and submission_session(identity) is None:
         checked = check_submission(
             identity.external_id, identity.params.get("study_id"), submission
         )
@@ -81,7 +85,7 @@ def admit(identity: WorkerIdentity) -> Admission:
             raise OpenRefused.not_verified()
         verification = checked.result
     _bind(identity, submission)
-    return Admission(replace(identity, verification=verification))
+    return replace(identity, verification=verification)
 
 
 def _check_prolific_study(identity: WorkerIdentity) -> None:
@@ -99,17 +103,17 @@ def _check_prolific_study(identity: WorkerIdentity) -> None:
 
 
 _SUBMISSION_SESSION = (
-    select(AnnotationSession)
-    .join(Annotator, AnnotationSession.annotator_id == Annotator.id)
+    select(SESSIONS.c.id, SESSIONS.c.token)
+    .join_from(SESSIONS, ANNOTATORS, SESSIONS.c.annotator_id == ANNOTATORS.c.id)
     .where(
-        Annotator.platform == bindparam("platform"),
-        Annotator.external_id == bindparam("external_id"),
-        AnnotationSession.submission == bindparam("submission"),
+        ANNOTATORS.c.platform == bindparam("platform"),
+        ANNOTATORS.c.external_id == bindparam("external_id"),
+        SESSIONS.c.submission == bindparam("submission"),
     )
 )
 
 
-def submission_session(identity: WorkerIdentity) -> AnnotationSession | None:
+def submission_session(identity: WorkerIdentity) -> SessionRef | None:
     """The session of the arrival's submission, if it has one."""
     if identity.submission is None:
         return None
@@ -118,39 +122,80 @@ def submission_session(identity: WorkerIdentity) -> AnnotationSession | None:
         "external_id": identity.external_id,
         "submission": identity.submission,
     }
-    return db.session.scalars(_SUBMISSION_SESSION, params).first()
+    row = autocommit_connection().execute(_SUBMISSION_SESSION, params).first()
+    end_orm_transaction()
+    return None if row is None else SessionRef(row.id, row.token)
+
+
+# --- first binding wins -------------------------------------------------------------------
+
+# The where clauses name their parameters apart from the columns (an UPDATE's SET takes
+# the columns' own names).
+_KEY = and_(
+    BINDINGS.c.platform == bindparam("w_platform"),
+    BINDINGS.c.participant == bindparam("w_participant"),
+    BINDINGS.c.study_id == bindparam("w_study_id"),
+)
+_CONFLICT = and_(
+    CONFLICTS.c.platform == bindparam("w_platform"),
+    CONFLICTS.c.participant == bindparam("w_participant"),
+    CONFLICTS.c.study_id == bindparam("w_study_id"),
+    CONFLICTS.c.submission == bindparam("w_submission"),
+)
+_BOUND = select(
+    select(BINDINGS.c.submission).where(_KEY).scalar_subquery().label("bound"),
+    select(CONFLICTS.c.decision).where(_CONFLICT).scalar_subquery().label("decision"),
+)
+_SEEN_AGAIN = (
+    update(CONFLICTS)
+    .where(_CONFLICT)
+    .values(arrivals=CONFLICTS.c.arrivals + 1, last_seen_at=bindparam("now"))
+)
+
+
+@lru_cache(maxsize=4)
+def _insert_or_nothing(dialect: str, table, key: tuple[str, ...], returning: str):
+    """INSERT ... ON CONFLICT (key) DO NOTHING RETURNING one column, built once per dialect."""
+    return (
+        upsert_insert(dialect)(table)
+        .on_conflict_do_nothing(index_elements=list(key))
+        .returning(table.c[returning])
+        .execution_options(prepare=True)  # app.prepared: every Prolific first arrival
+    )
 
 
 def _bind(identity: WorkerIdentity, submission: str) -> None:
-    """First binding wins: bind the participant to this submission in the study, or find
-    them bound to it (or to another one a researcher allowed); else record the conflict
-    and refuse. Commits."""
-    annotator = get_or_create_annotator(identity)
-    study_id = identity.params.get("study_id") or ""
-    binding, _ = get_or_create(
-        SubmissionBinding,
-        defaults={"submission": submission},
-        annotator_id=annotator.id,
-        study_id=study_id,
-    )
-    if binding.submission == submission:
-        db.session.commit()
-        return
-    key = {"annotator_id": annotator.id, "study_id": study_id, "submission": submission}
-    conflict, created = get_or_create(
-        IdentityConflict, defaults={"bound_submission": binding.submission, "arrivals": 1}, **key
-    )
-    if conflict.decision == ALLOWED:
-        db.session.commit()
-        return
-    if not created:
-        db.session.execute(
-            update(IdentityConflict)
-            .where(IdentityConflict.id == conflict.id)
-            .values(arrivals=IdentityConflict.arrivals + 1, last_seen_at=utcnow())
-        )
-    db.session.commit()
-    raise OpenRefused.conflict()
+    """Bind the participant to this submission in the study unless they are bound already
+    (one INSERT on their first arrival); bound to another one that no researcher allowed,
+    record the conflict and refuse."""
+    connection = autocommit_connection()
+    dialect = connection.dialect.name
+    key = {
+        "platform": identity.platform,
+        "participant": identity.external_id,
+        "study_id": identity.params.get("study_id") or "",
+    }
+    now = utcnow()
+    bind = _insert_or_nothing(dialect, BINDINGS, tuple(key), "submission")
+    inserted = connection.execute(bind, {**key, "submission": submission, "created_at": now})
+    if inserted.first() is None:
+        where = {f"w_{name}": value for name, value in {**key, "submission": submission}.items()}
+        state = connection.execute(_BOUND, where).one()
+        if state.bound != submission and state.decision != ALLOWED:
+            record = _insert_or_nothing(dialect, CONFLICTS, (*key, "submission"), "id")
+            values = {
+                **key,
+                "submission": submission,
+                "bound_submission": state.bound,
+                "arrivals": 1,
+                "first_seen_at": now,
+                "last_seen_at": now,
+            }
+            if connection.execute(record, values).first() is None:
+                connection.execute(_SEEN_AGAIN, {**where, "now": now})
+            end_orm_transaction()
+            raise OpenRefused.conflict()
+    end_orm_transaction()
 
 
 # --- the dashboard's side -----------------------------------------------------------------
@@ -158,10 +203,8 @@ def _bind(identity: WorkerIdentity, submission: str) -> None:
 
 def conflicts() -> list[IdentityConflict]:
     """Every recorded conflict, undecided first, then the most recent."""
-    query = (
-        select(IdentityConflict)
-        .options(joinedload(IdentityConflict.annotator))
-        .order_by(IdentityConflict.decision.is_not(None), IdentityConflict.last_seen_at.desc())
+    query = select(IdentityConflict).order_by(
+        IdentityConflict.decision.is_not(None), IdentityConflict.last_seen_at.desc()
     )
     return list(db.session.scalars(query))
 

@@ -55,12 +55,8 @@ def start(document_id: str):
     if is_mturk_preview(request.args):
         return _preview(key.id, document_id)
     identity, anonymous = request_identity(target=document_id)
-    admission = submissions.admit(identity)
-    if admission.session is not None:
-        session = domain.resume_session(admission.session, identity)
-        opened = opening.Opened(session.id, session.token)
-    else:
-        opened = opening.open_session(key, admission.identity)
+    identity = submissions.admit(identity)
+    opened = opening.open_session(key, identity)
     if opened is None:  # deleted a moment ago
         return _no_document(document_id)
     response = redirect(url_for("annotate.session_page", token=opened.token), code=302)

@@ -8,6 +8,7 @@ from app import submissions
 from app.annotate.sessions import resume_session
 from app.assignment import bp
 from app.assignment.service import Assignment, assign
+from app.extensions import db
 from app.identity import (
     OpenRefused,
     opened_response,
@@ -15,6 +16,7 @@ from app.identity import (
     remember_anonymous,
     request_identity,
 )
+from app.models import AnnotationSession
 from app.persistence import retry_on_disconnect
 from app.platforms import is_mturk_preview
 from app.rate_limits import limit_opens
@@ -41,12 +43,13 @@ def start():
             "assignment/preview.html", taxonomy=taxonomy, instructions=instructions_markup(taxonomy)
         )
     identity, anonymous = request_identity(target="start")
-    admission = submissions.admit(identity)
-    if admission.session is not None:
-        resumed = resume_session(admission.session, identity)
+    identity = submissions.admit(identity)
+    own = submissions.submission_session(identity)
+    if own is not None:  # reopened: the submission's session, at its step
+        resumed = resume_session(db.session.get(AnnotationSession, own.id), identity)
         session = Assignment(resumed.id, resumed.token)
     else:
-        session = assign(admission.identity)
+        session = assign(identity)
     if session is None:
         response = make_response(render_template("assignment/no_tasks.html", taxonomy=taxonomy))
         if anonymous:

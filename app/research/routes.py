@@ -70,7 +70,7 @@ def decide_identity_conflict(conflict_id: int):
         abort(404)
     if decision == submissions.ALLOWED:
         flash(
-            f"Allowed: submission {conflict.submission} of {conflict.annotator.label} opens a "
+            f"Allowed: submission {conflict.submission} of {conflict.label} opens a "
             "session of its own when its link is opened again.",
             "info",
         )

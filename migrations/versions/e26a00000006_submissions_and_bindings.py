@@ -11,8 +11,9 @@ Issue 26 points 1 and 2, issue 27 point 2 (app/submissions.py, docs/identity.md)
 - annotation_sessions.verification (Prolific's API: verified | unverified) and
   task_opened_at (the task's moves are refused before it), filled for sessions that
   were on the task already (moved, annotated or submitted).
-- submission_bindings: each Prolific participant's first submission per study, filled
-  from the existing sessions; identity_conflicts: the arrivals refused by it.
+- submission_bindings: each Prolific participant's first submission per study (keyed by
+  the platform's ids), filled from the existing sessions; identity_conflicts: the
+  arrivals refused by it.
 - training_attempts.submission, and attempts unique per worker, study, submission and
   document (not per session): existing duplicates are renumbered in the order stored.
 """
@@ -60,21 +61,20 @@ def upgrade():
         )
     op.create_table(
         "submission_bindings",
-        sa.Column("annotator_id", sa.Integer(), nullable=False),
+        sa.Column("platform", sa.String(length=20), nullable=False),
+        sa.Column("participant", sa.String(length=200), nullable=False),
         sa.Column("study_id", sa.String(length=200), nullable=False),
         sa.Column("submission", sa.String(length=200), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["annotator_id"],
-            ["annotators.id"],
-            name=op.f("fk_submission_bindings_annotator_id_annotators"),
+        sa.PrimaryKeyConstraint(
+            "platform", "participant", "study_id", name=op.f("pk_submission_bindings")
         ),
-        sa.PrimaryKeyConstraint("annotator_id", "study_id", name=op.f("pk_submission_bindings")),
     )
     op.create_table(
         "identity_conflicts",
         sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("annotator_id", sa.Integer(), nullable=False),
+        sa.Column("platform", sa.String(length=20), nullable=False),
+        sa.Column("participant", sa.String(length=200), nullable=False),
         sa.Column("study_id", sa.String(length=200), nullable=False),
         sa.Column("bound_submission", sa.String(length=200), nullable=False),
         sa.Column("submission", sa.String(length=200), nullable=False),
@@ -89,21 +89,17 @@ def upgrade():
             name=op.f("ck_identity_conflicts_decision_known"),
         ),
         sa.ForeignKeyConstraint(
-            ["annotator_id"],
-            ["annotators.id"],
-            name=op.f("fk_identity_conflicts_annotator_id_annotators"),
-        ),
-        sa.ForeignKeyConstraint(
             ["decided_by_id"],
             ["researchers.id"],
             name=op.f("fk_identity_conflicts_decided_by_id_researchers"),
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_identity_conflicts")),
         sa.UniqueConstraint(
-            "annotator_id",
+            "platform",
+            "participant",
             "study_id",
             "submission",
-            name=op.f("uq_identity_conflicts_annotator_id_study_id_submission"),
+            name=op.f("uq_identity_conflicts_submission"),
         ),
     )
     _fill_sessions()
@@ -137,19 +133,26 @@ def _fill_sessions():
     )
     bindings = sa.table(
         "submission_bindings",
-        sa.column("annotator_id", sa.Integer),
+        sa.column("platform", sa.String),
+        sa.column("participant", sa.String),
         sa.column("study_id", sa.String),
         sa.column("submission", sa.String),
         sa.column("created_at", sa.DateTime(timezone=True)),
+    )
+    annotators = sa.table(
+        "annotators", sa.column("id", sa.Integer), sa.column("external_id", sa.String)
     )
     rows = bind.execute(
         sa.select(
             sessions.c.id,
             sessions.c.annotator_id,
+            annotators.c.external_id,
             sessions.c.platform,
             sessions.c.platform_params,
             sessions.c.started_at,
-        ).order_by(sessions.c.id)
+        )
+        .join_from(sessions, annotators, sessions.c.annotator_id == annotators.c.id)
+        .order_by(sessions.c.id)
     ).all()
     seen, bound = set(), set()
     for row in rows:
@@ -166,7 +169,8 @@ def _fill_sessions():
             bound.add((row.annotator_id, study))
             bind.execute(
                 sa.insert(bindings).values(
-                    annotator_id=row.annotator_id,
+                    platform=row.platform,
+                    participant=row.external_id,
                     study_id=study,
                     submission=submission,
                     created_at=row.started_at,
