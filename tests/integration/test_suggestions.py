@@ -354,7 +354,7 @@ def test_exports_figures_and_rounds(app, client, runner, imported, researcher_cl
     assert header.endswith("taxonomy_version,origin,suggestion_id")
     sessions = runner.invoke(args=["export-annotations", "--format", "csv", "--what", "sessions"])
     assert sessions.output.splitlines()[0].endswith(",arm,verification")
-    assert sessions.output.splitlines()[1].endswith(",show")
+    assert sessions.output.splitlines()[1].endswith(",show,")  # arm, then verification (none)
 
     exported = runner.invoke(args=["export-annotations", "--what", "suggestions"]).output
     suggestions = [json.loads(line) for line in exported.splitlines()]
