@@ -141,7 +141,9 @@ def _guard_suggestions(token: str, paragraph_id: int) -> None:
 @retry_on_disconnect
 def suggestions(token: str):
     """The suggestions of the paragraphs reached, with the session's decisions (an empty
-    list for sessions outside the show arm)."""
+    list for sessions outside the show arm). Their spans quote the text: not before the
+    study's earlier steps (409, as the session's read)."""
+    _require_task_step(token)
     session = suggestion_decisions.session_or_404(token)
     shown = suggestion_arms.session_arm(session.id) == "show"
     items = (

@@ -291,6 +291,8 @@ def test_training_moves_and_text_are_refused_before_consent(app):
     assert move.status_code == 409 and move.get_json()["error"]["code"] == "step_pending"
     assert "rained" not in move.get_data(as_text=True)
     assert session_of(token).furthest == 0
+    # The suggestions' spans quote the text too.
+    assert client.get(f"/api/sessions/{token}/suggestions").status_code == 409
     # In order, the same requests work: consent, training, then the task.
     consent(client, token)
     assert practice_check(client, token, right_answers()).get_json()["passed"] is True
