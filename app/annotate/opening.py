@@ -7,6 +7,10 @@ are created by one `WITH ... INSERT` (writes' autocommit connection: no BEGIN/CO
 When it inserts nothing (a returning worker: the session exists; a race between two first
 opens) and on SQLite, open_session goes on with sessions.start_or_resume_session, which
 is where a resume is checked (app.identity: only the worker may resume their session).
+A Prolific arrival is admitted first (app.submissions: its study, Prolific's API when
+there is a token, its binding: one INSERT), and a platform submission that has a session
+on another document meets the unique constraint on (annotator, submission) here, so the
+ORM path resumes that session: one submission, one session.
 """
 
 from __future__ import annotations
