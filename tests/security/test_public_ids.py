@@ -471,9 +471,13 @@ def test_failed_checks_is_final_on_every_later_document(make_app, tmp_path):
         read_to_the_end(client, early, 2)
         answer = client.post(f"/api/sessions/{early}/submit", headers=csrf(early)).get_json()
         assert answer["outcome"] == "failed_checks"
-        # /start gives nothing that could end otherwise.
-        start = token_of(client.get("/start", query_string=alice))
-        assert session_of(start).outcome == "failed_checks"
+        # /start gives nothing that could end otherwise: a worker flagged by the checks
+        # gets no session at all (issue 28 point 5, app.checks.flagged), only the end.
+        before = sessions_count()
+        start = client.get("/start", query_string=alice)
+        assert start.status_code == 200
+        assert "no more documents for you in this study" in start.get_data(as_text=True)
+        assert sessions_count() == before
         outcomes = db.session.scalars(db.select(AnnotationSession.outcome)).all()
         assert "completed" not in outcomes
 
@@ -483,7 +487,13 @@ def test_failed_checks_is_final_on_every_later_document(make_app, tmp_path):
 
 def test_reopening_the_study_link_after_submit_resumes_the_same_session(make_app, tmp_path):
     path = study_taxonomy(tmp_path, training=False)
-    path_text = Path(path).read_text(encoding="utf-8")
+    # No attention check: the practice text, without `training:`, would be one, and a
+    # worker flagged by it gets the study's end at /start (issue 28 point 5), not their
+    # session.
+    path_text = Path(path).read_text(encoding="utf-8").replace(
+        "attention_check_share: 0.1", "attention_check_share: 0.0"
+    )
+    assert "attention_check_share: 0.0" in path_text
     after = 'survey:\n  after:\n    - {key: fine, type: text, text: "Anything else?"}\n'
     Path(path).write_text(path_text + after, encoding="utf-8")
     app = make_app(path)
