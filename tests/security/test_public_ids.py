@@ -490,8 +490,10 @@ def test_reopening_the_study_link_after_submit_resumes_the_same_session(make_app
     # No attention check: the practice text, without `training:`, would be one, and a
     # worker flagged by it gets the study's end at /start (issue 28 point 5), not their
     # session.
-    path_text = Path(path).read_text(encoding="utf-8").replace(
-        "attention_check_share: 0.1", "attention_check_share: 0.0"
+    path_text = (
+        Path(path)
+        .read_text(encoding="utf-8")
+        .replace("attention_check_share: 0.1", "attention_check_share: 0.0")
     )
     assert "attention_check_share: 0.0" in path_text
     after = 'survey:\n  after:\n    - {key: fine, type: text, text: "Anything else?"}\n'
@@ -523,6 +525,30 @@ def test_reopening_the_study_link_after_submit_resumes_the_same_session(make_app
         session.status = "submitted"
         db.session.commit()
         assert token_of(named.get("/start", query_string={"annotator": "lab-member"})) != first
+
+
+def test_one_submission_arriving_at_once_is_one_session(app):
+    """Ten arrivals of one new submission at the same moment (a double click, a reload
+    storm): the first makes the session, the others wait for the worker's lock and resume
+    it. Before, they decided again from the worker's other sessions (none of this
+    submission's) and tried a second session, which the unique constraint refused (500)."""
+    db.session.remove()
+    barrier = threading.Barrier(10)
+    answers = []
+
+    def arrive() -> None:
+        with app.app_context():
+            barrier.wait()
+            answers.append(app.test_client().get("/start", query_string=VICTIM))
+
+    threads = [threading.Thread(target=arrive) for _ in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(r.status_code for r in answers) == [302] * 10
+    assert len({token_of(r) for r in answers}) == 1
+    assert sessions_count() == 1
 
 
 # --- issue 27 point 6: placeholders ----------------------------------------------------------
