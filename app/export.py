@@ -92,6 +92,7 @@ SESSION_COLUMNS = (
     "is_attention_check",
     "arm",
     "flagged",  # the worker is left out of the study's figures (app.checks.flagged)
+    "verification",
 )
 
 
@@ -151,6 +152,8 @@ def iter_session_records(
             "is_attention_check": session.is_attention_check,
             "arm": session.arm,
             "flagged": annotator.id in flagged,
+            # Prolific's API on the arrival: verified | unverified; empty when not asked.
+            "verification": session.verification,
         }
         db.session.expunge(session)  # keep the identity map from growing with the export
 

@@ -43,9 +43,11 @@ from app.platforms import (
     MTURK_ASSIGNMENT_KEYS,
     MTURK_PARAMS,
     PROLIFIC_PARAMS,
+    is_placeholder,
     mturk_origin,
     platform_secret_matches,
 )
+from app.taxonomy import current_taxonomy
 
 ANON_COOKIE = "falte_anon"
 OPENED_COOKIE = "falte_opened"
@@ -55,6 +57,9 @@ MAX_OPENED = 100  # sessions one browser is remembered for (the cookie stays < 1
 MAX_ID_LENGTH = 200
 _PRINTABLE = re.compile(r"^[^\x00-\x1f\x7f]+$")
 _SESSION_REF = re.compile(r"^[av][0-9]{1,18}$")
+_EMAIL = re.compile(r"[^@\s<>\"'()]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+# Where a platform's per-submission id is kept in platform_params.
+SUBMISSION_KEYS = {"prolific": "session_id", "mturk": "assignment_id"}
 
 
 @dataclass(frozen=True)
@@ -68,11 +73,22 @@ class WorkerIdentity:
     params: dict[str, str] = field(default_factory=dict)
     owner: bool = False
     opened: frozenset[str] = frozenset()
+    # What Prolific's API said of this arrival (app.submissions): verified | unverified;
+    # None when it was not asked. Stored on the session the arrival opens.
+    verification: str | None = None
 
     @property
     def label(self) -> str:
         """platform:external_id, as exports show it."""
         return f"{self.platform}:{self.external_id}"
+
+    @property
+    def submission(self) -> str | None:
+        """The platform submission this arrival belongs to: Prolific's SESSION_ID, MTurk's
+        assignmentId; None for other workers or when the link has none. One submission is
+        one session (app.submissions)."""
+        key = SUBMISSION_KEYS.get(self.platform)
+        return self.params.get(key) if key else None
 
     def may_resume(self, kind: str, session_id: int, stored: Mapping[str, object]) -> bool:
         """Whether this request may resume the worker's existing session (kind "a" for an
@@ -104,10 +120,13 @@ class OpenRefused(Exception):
     """A start link that opens nothing: the page says why and how to get back to the task
     (never which session the link pointed at)."""
 
-    def __init__(self, status: int, reason: str) -> None:
+    def __init__(self, status: int, reason: str, field: str | None = None) -> None:
         super().__init__(reason)
         self.status = status
-        self.reason = reason  # resume | study_link | unsigned | bad_signature
+        # resume | study_link | unsigned | bad_signature | placeholder | conflict |
+        # not_verified | wrong_study | not_ready
+        self.reason = reason
+        self.field = field  # the URL parameter a placeholder was found in
 
     @classmethod
     def resume(cls) -> OpenRefused:
@@ -129,11 +148,45 @@ class OpenRefused(Exception):
         """403: an annotator link whose signature is not this app's for this target."""
         return cls(403, "bad_signature")
 
+    @classmethod
+    def placeholder(cls, field: str) -> OpenRefused:
+        """400: a parameter is still the platform's placeholder (the study URL was opened
+        as written, not from the platform)."""
+        return cls(400, "placeholder", field)
+
+    @classmethod
+    def conflict(cls) -> OpenRefused:
+        """409: this Prolific participant is bound to another submission in the study."""
+        return cls(409, "conflict")
+
+    @classmethod
+    def not_verified(cls) -> OpenRefused:
+        """403: Prolific's API says the submission is not this participant's open one."""
+        return cls(403, "not_verified")
+
+    @classmethod
+    def wrong_study(cls) -> OpenRefused:
+        """403: a Prolific arrival with another STUDY_ID than the study's, or none."""
+        return cls(403, "wrong_study")
+
+    @classmethod
+    def not_ready(cls) -> OpenRefused:
+        """503: production without the Prolific study id a Prolific arrival is checked by."""
+        return cls(503, "not_ready")
+
 
 def refusal_page(exc: OpenRefused):
     """The HTML page for an OpenRefused (nothing the request began is kept)."""
     db.session.rollback()
-    page = render_template("errors/open_refused.html", status=exc.status, reason=exc.reason)
+    contact = current_taxonomy().study.contact
+    page = render_template(
+        "errors/open_refused.html",
+        status=exc.status,
+        reason=exc.reason,
+        field=exc.field,
+        contact=contact,
+        contact_email=contact if contact and _EMAIL.fullmatch(contact) else None,
+    )
     return page, exc.status, {"Cache-Control": "no-store"}
 
 
@@ -203,6 +256,8 @@ def _clean(name: str, value: str | None) -> str | None:
             f"URL parameter {name} must be 1-{MAX_ID_LENGTH} printable characters.",
             field=name,
         )
+    if is_placeholder(value):
+        raise OpenRefused.placeholder(name)
     return value
 
 
@@ -252,8 +307,6 @@ def _anonymous_id(cookies: Mapping[str, str]) -> str | None:
 def anonymous_allowed(app: Flask) -> bool:
     """Whether a link without any identity makes a new anonymous worker: ANONYMOUS_WORKERS
     (development, testing) or the taxonomy's `study: anonymous: true`."""
-    from app.taxonomy import current_taxonomy
-
     return bool(app.config.get("ANONYMOUS_WORKERS")) or current_taxonomy().study.anonymous
 
 

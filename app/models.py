@@ -162,6 +162,13 @@ class AnnotationSession(WorkerSession, db.Model):
         ),
         Index("ix_annotation_sessions_document_status", "document_id", "status"),
         Index("ix_annotation_sessions_network_status", "network", "status"),
+        # One platform submission, one session (app.submissions); NULLs (no submission) never
+        # collide.
+        UniqueConstraint("annotator_id", "submission"),
+        CheckConstraint(
+            "verification IS NULL OR verification IN ('verified', 'unverified')",
+            name="verification_known",
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -186,6 +193,15 @@ class AnnotationSession(WorkerSession, db.Model):
     # The suggestions arm the worker is in ("show" | "none"; app.suggestions.arms), set when
     # the page is first loaded in a study that uses suggestions; None otherwise.
     arm: Mapped[str | None] = mapped_column(String(20))
+    # The platform submission the session belongs to: Prolific's SESSION_ID, MTurk's
+    # assignmentId; None for other workers (app.submissions: one submission, one session).
+    submission: Mapped[str | None] = mapped_column(String(200))
+    # Prolific's API on this arrival (app.prolific): verified, or unverified when it did not
+    # answer in time; None when it was not asked (no PROLIFIC_API_TOKEN, other platforms).
+    verification: Mapped[str | None] = mapped_column(String(12))
+    # When the task was first served (every step before it done, app.steps): the task's
+    # moves are refused until then, so no paragraph text leaves before consent.
+    task_opened_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     document: Mapped[Document] = relationship()
     annotator: Mapped[Annotator] = relationship()
@@ -453,11 +469,21 @@ class TrainingAttempt(db.Model):
     Practice annotations never become `annotations` rows: the spans a worker had marked
     and the feedback they got are kept here, one row per attempt. `study_key` names the
     study (a hash of the taxonomy title and the platform study id), so a worker who passed
-    is not trained again in the same study, whichever document they are given."""
+    is not trained again in the same study, whichever document they are given. A Prolific
+    worker's attempts also name their submission (`submission`, app.submissions): what is
+    done under one SESSION_ID never counts for another. The unique constraint numbers the
+    attempts per worker and study, so checks sent at once cannot both be attempt 1."""
 
     __tablename__ = "training_attempts"
     __table_args__ = (
-        UniqueConstraint("session_id", "document_id", "attempt"),
+        UniqueConstraint(
+            "annotator_id",
+            "study_key",
+            "submission",
+            "document_id",
+            "attempt",
+            name="uq_training_attempts_worker_study_attempt",  # the convention's is too long
+        ),
         CheckConstraint("attempt >= 1", name="attempt_positive"),
         Index("ix_training_attempts_annotator_study", "annotator_id", "study_key"),
     )
@@ -467,6 +493,8 @@ class TrainingAttempt(db.Model):
     annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
     study_key: Mapped[str] = mapped_column(String(64))
     study_id: Mapped[str | None] = mapped_column(String(200))  # the platform's, if any
+    # The Prolific submission (SESSION_ID) the attempt was made under; "" for other workers.
+    submission: Mapped[str] = mapped_column(String(200), default="", server_default="")
     document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
     attempt: Mapped[int] = mapped_column(Integer)
     # [{"category", "span": {...}, "paired_span": {...} | null, "comment"}] as checked.
@@ -580,3 +608,64 @@ class SuggestionRejection(db.Model):
     client_id: Mapped[str] = mapped_column(String(36))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     withdrawn_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class SubmissionBinding(db.Model):
+    """The first submission a Prolific participant arrived with in a study (app.submissions).
+
+    First binding wins: the primary key lets one arrival bind the participant; another
+    SESSION_ID of the same PROLIFIC_PID in the study is a conflict (IdentityConflict) and
+    opens nothing until a researcher allows it. Keyed by the platform's ids, not the
+    annotator row, so that binding is one statement before anything else exists.
+    `study_id` is Prolific's STUDY_ID ("" when the arrival had none, outside production)."""
+
+    __tablename__ = "submission_bindings"
+
+    platform: Mapped[str] = mapped_column(String(20), primary_key=True)
+    participant: Mapped[str] = mapped_column(String(200), primary_key=True)
+    study_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    submission: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+IDENTITY_DECISIONS = ("allowed", "refused")
+
+
+class IdentityConflict(db.Model):
+    """A participant who arrived with another submission than the one they are bound to:
+    what the dashboard lists with **Allow** / **Keep refused** (app.submissions). Allowed,
+    the submission opens a session of its own; refused (or undecided), it opens nothing."""
+
+    __tablename__ = "identity_conflicts"
+    __table_args__ = (
+        UniqueConstraint(
+            "platform",
+            "participant",
+            "study_id",
+            "submission",
+            name="uq_identity_conflicts_submission",  # the convention's is too long
+        ),
+        CheckConstraint(
+            "decision IS NULL OR decision IN ('allowed', 'refused')", name="decision_known"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform: Mapped[str] = mapped_column(String(20))
+    participant: Mapped[str] = mapped_column(String(200))
+    study_id: Mapped[str] = mapped_column(String(200))
+    bound_submission: Mapped[str] = mapped_column(String(200))  # the binding's SESSION_ID
+    submission: Mapped[str] = mapped_column(String(200))  # the one that was refused
+    arrivals: Mapped[int] = mapped_column(Integer, default=1)
+    first_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    decision: Mapped[str | None] = mapped_column(String(10))
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    decided_by_id: Mapped[int | None] = mapped_column(ForeignKey("researchers.id"))
+
+    decided_by: Mapped[Researcher | None] = relationship()
+
+    @property
+    def label(self) -> str:
+        """platform:participant, as exports name an annotator."""
+        return f"{self.platform}:{self.participant}"

@@ -9,7 +9,9 @@ builds each outcome's address, the study pages and the completion answers use th
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import escape
@@ -32,6 +34,60 @@ def prolific_study_url(start_url: str) -> str:
 def prolific_code_url(code: str) -> str:
     """Prolific's completion address for one of the study's completion codes."""
     return f"{PROLIFIC_COMPLETE_URL}{code}"
+
+
+# Prolific's submission (GET /api/v1/submissions/<SESSION_ID>/): the statuses of a
+# participant still taking part. A submission in another (returned, timed out, done)
+# opens nothing new.
+PROLIFIC_OPEN_STATUSES = ("RESERVED", "ACTIVE")
+VERIFIED, UNVERIFIED, REFUSED = "verified", "unverified", "refused"
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What Prolific's API said of an arrival: `verified`, `refused` (no such submission,
+    or not this participant's in this study, or no longer open) or `unverified` (the API
+    did not answer usably: the worker is let in and the session marked); `reason` says
+    why, for the log."""
+
+    result: str
+    reason: str
+
+
+def prolific_verification(
+    status: int | None, body: Any, participant: str, study_id: str | None
+) -> Verification:
+    """The rule of issue 26: a 200 whose `participant` is the PROLIFIC_PID, whose
+    `study_id` is the STUDY_ID and whose `status` is RESERVED or ACTIVE verifies the
+    arrival; a 404 or a 200 that says otherwise refuses it; anything else (no answer in
+    time: status None, a 5xx, a 200 that is not a submission, the API refusing our token)
+    lets the worker in unverified."""
+    if status == 404:
+        return Verification(REFUSED, "no such submission")
+    if status != 200:
+        return Verification(UNVERIFIED, f"answer {status}" if status else "no answer")
+    if not isinstance(body, Mapping) or not isinstance(body.get("participant"), str):
+        return Verification(UNVERIFIED, "answer 200 without a submission")
+    if not hmac.compare_digest(body["participant"], participant):
+        return Verification(REFUSED, "another participant's submission")
+    if body.get("study_id") != study_id:
+        return Verification(REFUSED, "a submission in another study")
+    if body.get("status") not in PROLIFIC_OPEN_STATUSES:
+        return Verification(REFUSED, "a submission no longer open")
+    return Verification(VERIFIED, "open submission of this participant in this study")
+
+
+# --- placeholders -------------------------------------------------------------------------
+
+# A study URL opened as it was written, not from the platform: Prolific's {{%PROLIFIC_PID%}}
+# (or %PROLIFIC_PID% when the braces were lost), MTurk's and survey tools' ${workerId},
+# {{workerId}}, [workerId]: never a worker's id.
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\$\{|%[A-Za-z_]+%|^\{[A-Za-z_]+\}$|^\[[A-Za-z_]+\]$")
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether a URL parameter's value is a platform's unexpanded placeholder."""
+    return bool(_PLACEHOLDER.search(value))
 
 
 # --- MTurk -------------------------------------------------------------------------------

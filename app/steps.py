@@ -31,7 +31,7 @@ TRAINING = "training"
 TASK = "task"
 AFTER_SURVEY = "after_survey"
 STEPS = (CONSENT, BEFORE_SURVEY, TRAINING, TASK, AFTER_SURVEY)
-ENDED = "ended"  # the study ended before the task (no_consent, failed_training)
+ENDED = "ended"  # the study ended before the task (no_consent, failed_training, ...)
 DONE = "done"  # every step passed: the completion page
 # Outcomes that end the study before the task: the worker never sees it.
 ENDED_EARLY = ("no_consent", "failed_training")
@@ -53,8 +53,10 @@ class StepFacts:
 
 
 def step_of(facts: StepFacts) -> str:
-    """The step a session with these facts is at (one of STEPS, ENDED or DONE)."""
-    if facts.outcome in ENDED_EARLY or facts.consent is False:
+    """The step a session with these facts is at (one of STEPS, ENDED or DONE). A session
+    with an outcome before Submit ended before its task: it declined, failed training, or
+    its worker's part in the study had ended already (a failure is final: app.outcomes)."""
+    if (facts.outcome is not None and not facts.submitted) or facts.consent is False:
         return ENDED
     if facts.submitted:
         # Steps before the task are not asked after it (a session submitted before the
@@ -71,7 +73,7 @@ def step_of(facts: StepFacts) -> str:
 
 def has_steps_around_task(taxonomy: Taxonomy) -> bool:
     """Whether the taxonomy has any step besides the task (else no query is needed)."""
-    return bool(taxonomy.consent or taxonomy.survey or taxonomy.training.enabled)
+    return taxonomy.has_steps_around_task
 
 
 def _training_pending(session: Any) -> bool:
@@ -85,8 +87,8 @@ def _training_pending(session: Any) -> bool:
 
 
 def current_step(session: Any) -> str:
-    """The step this session (anything with id, status, outcome, annotator_id and
-    platform_params) is at."""
+    """The step this session (anything with id, status, outcome, annotator_id,
+    platform_params, platform and submission) is at."""
     taxonomy = current_taxonomy()
     submitted = session.status == SessionStatus.SUBMITTED
     facts = StepFacts(
@@ -129,8 +131,11 @@ def step_of_token(token: str) -> tuple[int, str] | None:
             AnnotationSession.id,
             AnnotationSession.status,
             AnnotationSession.outcome,
-            AnnotationSession.annotator_id,  # training belongs to the worker and the study
+            # training belongs to the worker and the study (a Prolific worker: the submission)
+            AnnotationSession.annotator_id,
             AnnotationSession.platform_params,
+            AnnotationSession.platform,
+            AnnotationSession.submission,
         ).where(AnnotationSession.token == token)
     ).first()
     if row is None:

@@ -29,6 +29,7 @@ from app.outcomes import (
     completion_targets,
     completion_url,
 )
+from app.platforms import PROLIFIC_COMPLETE_URL, is_placeholder
 from app.surveys.config import Survey, markdown_html, parse_consent, parse_survey
 from app.yaml_checker import (
     REQUIRED,
@@ -147,8 +148,6 @@ class StudySettings:
     anonymous: bool = False
     # Unsubmitted sessions one client network may hold open at once (app.networks).
     max_open_per_network: int = 3
-    # The study's id on Prolific (its arrivals' STUDY_ID), when it recruits there.
-    prolific_study_id: str | None = None
     # Sessions read faster than this are flagged as rushing on the dashboard; None: no flag.
     min_words_per_minute: float | None = None
     # Model suggestions (app.suggestions): shown to every worker (show) or to none; or,
@@ -158,6 +157,12 @@ class StudySettings:
     # The worker pages' interface language (a Babel locale name from app.i18n), None: the
     # browser's Accept-Language among the shipped languages, else English.
     language: str | None = None
+    # The Prolific study's id: Prolific arrivals with another STUDY_ID (or none) are refused
+    # (app.submissions); production refuses Prolific arrivals without it.
+    prolific_study_id: str | None = None
+    # How workers reach the researchers (an e-mail address or a sentence), shown on the
+    # pages that refuse an arrival; None: "through the platform".
+    contact: str | None = None
 
     @property
     def completion_targets(self) -> tuple[CompletionTarget, ...]:
@@ -169,6 +174,15 @@ class StudySettings:
         """Workers enter through /start: the study names completion codes per outcome or
         its Prolific study id. Then unsigned /annotate/<doc> links create no session."""
         return bool(self.completion or self.prolific_study_id)
+
+    @property
+    def sends_to_prolific(self) -> bool:
+        """Whether some outcome sends workers back to Prolific (a study with Prolific
+        arrivals, which needs `prolific_study_id` in production)."""
+        return any(
+            target.url and target.url.startswith(PROLIFIC_COMPLETE_URL)
+            for target in self.completion_targets
+        )
 
 
 @dataclass(frozen=True)
@@ -229,6 +243,12 @@ class Taxonomy:
     survey: Survey = field(default_factory=Survey)
     # MQM-style severities, in file order; () = no severity step (docs/severities.md).
     severities: tuple[Severity, ...] = ()
+
+    @property
+    def has_steps_around_task(self) -> bool:
+        """Whether the study has a step besides the task: consent, a survey, training
+        (app.steps; else no step needs a query)."""
+        return bool(self.consent or self.survey or self.training.enabled)
 
     def category(self, key: str) -> Category | None:
         """Return the category with this key, or None."""
@@ -333,6 +353,26 @@ def _suggestion_arms(check: Checker, value: Any) -> tuple[tuple[str, float], ...
     return tuple(arms)
 
 
+def _platform_id(value: Any) -> str:
+    """An id as a platform shows it: printable, no spaces, at most 200 characters."""
+    if not isinstance(value, str) or not re.fullmatch(r"[!-~]{1,200}", value.strip()):
+        raise ValueError(
+            "must be the study's id as the platform shows it (letters, digits and "
+            f"punctuation, no spaces, at most 200 characters), got {value!r}"
+        )
+    if is_placeholder(value):
+        raise ValueError(f"must be the study's id itself, not a placeholder, got {value!r}")
+    return value.strip()
+
+
+def _contact(value: Any) -> str:
+    """Text of at most 300 characters on one line."""
+    contact = text(value)
+    if len(contact) > 300 or "\n" in contact:
+        raise ValueError("must be one line of at most 300 characters")
+    return contact
+
+
 def _key(value: Any) -> str:
     if not isinstance(value, str) or not KEY_RE.match(value) or len(value) > KEY_MAX_LENGTH:
         raise ValueError(
@@ -415,11 +455,12 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             attention_check_share=(0.0, number(0.0, 0.5)),
             anonymous=(False, flag),
             max_open_per_network=(3, integer(1, 100_000)),
-            prolific_study_id=(None, text),
             min_words_per_minute=(None, number(1.0, 100_000.0)),
             suggestions=("none", one_of(*SUGGESTION_ARMS)),
             suggestion_arms=((), lambda value: _suggestion_arms(check, value)),
             language=(None, _language),
+            prolific_study_id=(None, _platform_id),
+            contact=(None, _contact),
         ),
         validation=_section(
             check,
@@ -699,6 +740,12 @@ def summarise(taxonomy: Taxonomy) -> str:
             if study.attention_checks == "fail"
             else "missed checks are only flagged on the dashboard)"
         ),
+        "prolific study id: "
+        + (
+            f"{study.prolific_study_id} (Prolific arrivals with another STUDY_ID are refused)"
+            if study.prolific_study_id
+            else "(none)"
+        ),
         "completion per outcome ({code} = the session's own code):",
         *(
             f"  {target.outcome:<16} {target.url or '(none: the app shows its own code)'}"
@@ -784,3 +831,20 @@ def check_taxonomy_command(path: str | None) -> None:
         click.echo(f"{len(error.problems)} problem(s) in {path}", err=True)
         raise click.exceptions.Exit(1) from None
     click.echo(summarise(taxonomy))
+    for warning in taxonomy_warnings(path, taxonomy):
+        click.echo(f"warning: {warning}", err=True)
+
+
+def taxonomy_warnings(path: str, taxonomy: Taxonomy) -> list[Problem]:
+    """What a valid file still lacks for production, at its line: a study that sends
+    workers back to Prolific without `study.prolific_study_id` (production refuses its
+    Prolific arrivals, app.submissions)."""
+    if not taxonomy.study.sends_to_prolific or taxonomy.study.prolific_study_id:
+        return []
+    _, _, check = read_yaml(path)
+    check.problem(
+        ("study", "prolific_study_id"),
+        "missing: this study sends workers back to Prolific, so production needs the "
+        "Prolific study's id here (Prolific arrivals are refused without it)",
+    )
+    return check.problems

@@ -102,6 +102,14 @@ class Config:
         # `study: anonymous: true` allows that in production too).
         self.UNSIGNED_ANNOTATOR_LINKS = True
         self.ANONYMOUS_WORKERS = True
+        # Prolific arrivals (app.submissions): production refuses them unless the taxonomy
+        # names its `study.prolific_study_id`, and without a SESSION_ID.
+        self.REQUIRE_PROLIFIC_STUDY_ID = False
+        # Prolific's API checks each new Prolific arrival when a token is set
+        # (app.prolific_api); PROLIFIC_API_URL lets tests point at a stand-in.
+        self.PROLIFIC_API_TOKEN = env.get("PROLIFIC_API_TOKEN") or None
+        self.PROLIFIC_API_URL = env.get("PROLIFIC_API_URL") or "https://api.prolific.com"
+        self.PROLIFIC_API_TIMEOUT = float(env.get("PROLIFIC_API_TIMEOUT") or "3")
 
     def validate(self) -> None:
         """Raise ConfigError for settings this environment cannot run without."""
@@ -138,6 +146,7 @@ class ProductionConfig(Config):
         self.HSTS = True
         self.UNSIGNED_ANNOTATOR_LINKS = False
         self.ANONYMOUS_WORKERS = False
+        self.REQUIRE_PROLIFIC_STUDY_ID = True
 
     def validate(self) -> None:
         """Production needs its own SECRET_KEY of at least 32 characters: sessions, CSRF

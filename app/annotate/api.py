@@ -13,6 +13,7 @@ from flask import jsonify
 from app import steps
 from app.annotate import api_bp, reads, writes
 from app.annotate import sessions as domain
+from app.annotate.refusals import step_pending_error, study_ended_error
 from app.annotate.schemas import (
     AnnotationIn,
     HeartbeatIn,
@@ -28,6 +29,7 @@ from app.persistence import retry_on_disconnect
 from app.rate_limits import limit_blueprint, url_token
 from app.request_json import json_object
 from app.security import require_capability_csrf
+from app.statuses import SessionStatus
 from app.suggestions import arms as suggestion_arms
 from app.suggestions import decisions as suggestion_decisions
 
@@ -66,12 +68,8 @@ def _require_task_step(token: str) -> None:
     if found is None or found[1] in (steps.TASK, steps.AFTER_SURVEY, steps.DONE):
         return
     if found[1] == steps.ENDED:
-        raise ApiError(409, "study_ended", "The study has ended for this task; reload the page.")
-    raise ApiError(
-        409,
-        "step_pending",
-        "This task opens after the earlier steps of the study; reload the page.",
-    )
+        raise study_ended_error()
+    raise step_pending_error()
 
 
 @api_bp.get("/api/sessions/<token>")
@@ -82,6 +80,8 @@ def get_session(token: str):
     session = reads.read_session(token)
     if session is None:
         raise ApiError.not_found(domain.NO_SESSION)
+    if session.outcome is not None and session.status != SessionStatus.SUBMITTED:
+        raise study_ended_error()  # ended before its task, in a study without steps
     return jsonify(session_state(session, reads.live_annotations(session.id)))
 
 
@@ -141,7 +141,9 @@ def _guard_suggestions(token: str, paragraph_id: int) -> None:
 @retry_on_disconnect
 def suggestions(token: str):
     """The suggestions of the paragraphs reached, with the session's decisions (an empty
-    list for sessions outside the show arm)."""
+    list for sessions outside the show arm). Their spans quote the text: not before the
+    study's earlier steps (409, as the session's read)."""
+    _require_task_step(token)
     session = suggestion_decisions.session_or_404(token)
     shown = suggestion_arms.session_arm(session.id) == "show"
     items = (

@@ -9,16 +9,25 @@ opens; the worker's client network at its cap of open sessions, or another first
 from it in progress: app.networks) and on SQLite, open_session goes on with
 sessions.start_or_resume_session, which is where a resume is checked (app.identity: only
 the worker may resume their session) and the network's cap counted under its lock.
+A Prolific arrival is admitted first (app.submissions: its study, Prolific's API when
+there is a token, its binding: one INSERT), and a platform submission that has a session
+on another document meets the unique constraint on (annotator, submission) here, so the
+ORM path resumes that session: one submission, one session.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, literal_column, select, union_all
+from sqlalchemy import Boolean, and_, bindparam, case, literal_column, null, select, union_all
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 
-from app.annotate.sessions import start_or_resume_session
+from app.annotate.sessions import (
+    inherits_failures,
+    new_session_values,
+    start_or_resume_session,
+    worker_failure,
+)
 from app.annotate.writes import DOCUMENTS, SESSIONS
 from app.extensions import db
 from app.identity import WorkerIdentity
@@ -26,7 +35,6 @@ from app.models import Annotator, Document, new_completion_code, new_token, utcn
 from app.networks import NETWORK, capped_network, has_room, room_params, try_network_lock
 from app.persistence import autocommit_connection, orm_transaction_open
 from app.statuses import SessionStatus
-from app.taxonomy import current_taxonomy
 
 ANNOTATORS = Annotator.__table__
 
@@ -51,6 +59,10 @@ _WORKER = union_all(
         ANNOTATORS.c.external_id == bindparam("external_id"),
     ),
 ).cte("worker")
+# A returning worker who failed in the study: the session ends at once with that outcome
+# (sessions.worker_failure; not for a Prolific submission, which is a worker by itself).
+_INHERIT = bindparam("inherit", type_=Boolean)
+_FAILURE = worker_failure(_WORKER.c.id)
 _SESSION_VALUES = {
     **{
         name: bindparam(name, type_=SESSIONS.c[name].type)
@@ -62,10 +74,16 @@ _SESSION_VALUES = {
             "platform_params",
             "completion_code",
             "is_attention_check",
+            "submission",
+            "verification",
         )
     },
     "annotator_id": _WORKER.c.id,
-    "status": literal_column(f"'{SessionStatus.ACTIVE}'"),
+    "outcome": case((_INHERIT, _FAILURE), else_=null()),
+    "status": case(
+        (and_(_INHERIT, _FAILURE.is_not(None)), literal_column(f"'{SessionStatus.ABANDONED}'")),
+        else_=literal_column(f"'{SessionStatus.ACTIVE}'"),
+    ),
     "position": literal_column("0"),
     "furthest": literal_column("0"),
     "started_at": bindparam("now", type_=SESSIONS.c.started_at.type),
@@ -84,7 +102,9 @@ _NEW_SESSION = (
         list(_SESSION_VALUES),
         select(*_SESSION_VALUES.values()).where(try_network_lock(), has_room()).limit(1),
     )
-    .on_conflict_do_nothing(index_elements=["document_id", "annotator_id"])
+    # The worker's session on the document, or their submission's on another (one
+    # submission, one session): either way start_or_resume_session takes over.
+    .on_conflict_do_nothing()
     .returning(SESSIONS.c.id)
     .execution_options(prepare=True)  # app.prepared: every worker's first open
 )
@@ -157,15 +177,13 @@ def _insert_new_session(
         return None
     token = new_token()
     params = {
-        "platform": identity.platform,
+        **new_session_values(identity, document.is_attention_check),
         "external_id": identity.external_id,
         "now": utcnow(),
         "token": token,
         "document_id": document.id,
-        "taxonomy_version": current_taxonomy().version,
-        "platform_params": dict(identity.params),
         "completion_code": new_completion_code(),
-        "is_attention_check": document.is_attention_check,
+        "inherit": inherits_failures(identity),
         **room_params(network),
     }
     session_id = connection.execute(_NEW_SESSION, params).scalar()

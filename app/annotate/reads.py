@@ -72,6 +72,7 @@ _SESSION = (
         SESSIONS.c.outcome,
         SESSIONS.c.last_seen_at,
         SESSIONS.c.page_loaded_at,
+        SESSIONS.c.task_opened_at,
         SESSIONS.c.document_id,
         DOCUMENTS.c.external_id,
         DOCUMENTS.c.title,
@@ -86,6 +87,12 @@ _SESSION = (
     .where(SESSIONS.c.token == bindparam("session_token"))
     .execution_options(prepare=True)  # app.prepared: the page and GET of every session
 )
+
+# The page and GET /api/sessions serve the task only once the steps before it are done
+# (their callers ask app.steps first): the first read marks the task open, which the
+# moves' guard asks for (app.annotate.writes).
+_TASK_OPENED = {"task_opened_at": func.coalesce(SESSIONS.c.task_opened_at, bindparam("now"))}
+_TOUCH_AND_OPEN = TOUCH.values(_TASK_OPENED)
 
 _LIVE_ANNOTATIONS = (
     select(ANNOTATIONS)
@@ -109,9 +116,14 @@ def _read_and_record():
         update(SESSIONS)
         .where(
             SESSIONS.c.id == select(found.c.id).scalar_subquery(),
-            or_(TOUCH_IS_DUE, SESSIONS.c.page_loaded_at.is_(None)),  # or the page's first load
+            # or the page's first load, or the task's first read
+            or_(
+                TOUCH_IS_DUE,
+                SESSIONS.c.page_loaded_at.is_(None),
+                SESSIONS.c.task_opened_at.is_(None),
+            ),
         )
-        .values(ACTIVITY)
+        .values({**ACTIVITY, **_TASK_OPENED})
         .returning(SESSIONS.c.status)
         .cte("touched")
     )
@@ -139,8 +151,9 @@ def _read_sqlite(connection, token: str) -> tuple[Row | None, str]:
     if row is None:
         return None, ""
     status = row.status
-    if row.page_loaded_at is None or touch_due(row.last_seen_at, status, row.outcome):
-        connection.execute(TOUCH, {"sid": row.id, "now": utcnow()})
+    first = row.page_loaded_at is None or row.task_opened_at is None
+    if first or touch_due(row.last_seen_at, status, row.outcome):
+        connection.execute(_TOUCH_AND_OPEN, {"sid": row.id, "now": utcnow()})
         if status == SessionStatus.ABANDONED and row.outcome is None:  # as TOUCH sets it
             status = SessionStatus.ACTIVE
     if status != SessionStatus.SUBMITTED:  # the page shows the current paragraph: a visit starts

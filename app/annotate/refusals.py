@@ -68,6 +68,7 @@ _LOOKUP = (
         SESSIONS.c.platform,
         SESSIONS.c.completion_code,
         SESSIONS.c.outcome,
+        SESSIONS.c.task_opened_at,
         SESSIONS.c.document_id,
         DOCUMENTS.c.content_hash,
         DOCUMENTS.c.paragraph_count,
@@ -84,6 +85,20 @@ _FIND = select(ANNOTATIONS).where(
 
 # A second Submit answers the first's completion; a heartbeat has nothing to refuse.
 _ALLOWED_AFTER_SUBMIT = (Action.SUBMIT, Action.HEARTBEAT)
+
+
+def study_ended_error() -> ApiError:
+    """409: the study ended for this session before its task (declined, failed)."""
+    return ApiError(409, "study_ended", "The study has ended for this task; reload the page.")
+
+
+def step_pending_error() -> ApiError:
+    """409: the task opens after the study's earlier steps (consent, surveys, training)."""
+    return ApiError(
+        409,
+        "step_pending",
+        "This task opens after the earlier steps of the study; reload the page.",
+    )
 
 
 def explain_refusal(token: str, action: Action, sent: Any = None) -> Explained:
@@ -105,6 +120,8 @@ def explain_refusal(token: str, action: Action, sent: Any = None) -> Explained:
     if session.status == SessionStatus.SUBMITTED and action not in _ALLOWED_AFTER_SUBMIT:
         end_orm_transaction()
         raise submitted_error()
+    if action in (Action.MOVE, Action.SUBMIT) and session.status != SessionStatus.SUBMITTED:
+        _check_task_open(session)
     annotation = None
     if action == Action.SAVE:
         _check(sent, _reached_texts(session, sent), session.furthest)
@@ -129,6 +146,17 @@ def explain_refusal(token: str, action: Action, sent: Any = None) -> Explained:
         _check_finished(session)
     end_orm_transaction()
     return Explained(session, annotation)
+
+
+def _check_task_open(session: Row) -> None:
+    """A move or Submit of a session that ended before its task, or whose task was never
+    served (an earlier step pending), is refused (the move's and Submit's guards)."""
+    if session.outcome is not None:
+        end_orm_transaction()
+        raise study_ended_error()
+    if session.task_opened_at is None and current_taxonomy().has_steps_around_task:
+        end_orm_transaction()
+        raise step_pending_error()
 
 
 def _check_position(session: Row, paragraph_id: int) -> None:

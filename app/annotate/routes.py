@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import make_response, redirect, render_template, request, url_for
 from flask_babel import gettext
 
-from app import steps
+from app import steps, submissions
 from app.annotate import bp, opening, reads
 from app.annotate import sessions as domain
 from app.annotate.serializers import (
@@ -26,6 +26,7 @@ from app.persistence import retry_on_disconnect
 from app.platforms import is_mturk_preview, mturk_target
 from app.rate_limits import limit_opens
 from app.security import capability_csrf_token
+from app.statuses import SessionStatus
 from app.taxonomy import current_taxonomy
 
 
@@ -54,13 +55,16 @@ def start(document_id: str):
     A worker's first session on a document is one statement on PostgreSQL
     (opening.open_session); resuming needs proof of being that worker (app.identity). In a
     study entered through /start (`completion:` codes or `prolific_study_id`), only a
-    signed annotator link creates a session here (PlaceRefused otherwise)."""
+    signed annotator link creates a session here (PlaceRefused otherwise). A platform
+    submission that has a session already goes to it, whatever the document
+    (app.submissions: one submission, one session)."""
     key = opening.find_document_key(document_id)
     if key is None or document_id in current_taxonomy().training.documents:
         return _no_document(document_id)  # a practice text is no task (app.training)
     if is_mturk_preview(request.args):
         return _preview(key.id, document_id)
     identity, anonymous = request_identity(target=document_id)
+    identity = submissions.admit(identity)
     # A study entered through /start hands out its documents there: a direct link creates
     # a session only when signed (the researchers' own); existing sessions still resume.
     may_create = identity.platform == "direct" or not current_taxonomy().study.enters_through_start
@@ -110,6 +114,10 @@ def session_page(token: str):
     session = reads.read_session(token)
     if session is None:
         return _not_found_page()
+    if session.outcome is not None and session.status != SessionStatus.SUBMITTED:
+        # Ended before its task (the worker had failed in the study), in a study without
+        # steps, where app.steps asked nothing.
+        return redirect(steps.step_url(token, steps.ENDED), code=303)
     bootstrap = page_bootstrap(session, reads.live_annotations(session.id))
     return render_template(
         "annotate/session.html",

@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from flask import current_app, url_for
+from sqlalchemy import ColumnElement, ScalarSelect, literal_column, or_, select
 from sqlalchemy.orm import joinedload
 
 from app.errors import ApiError
@@ -26,7 +27,7 @@ from app.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
 from app.metrics import attention_flagged, gold_recall
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
 from app.networks import PlaceRefused, take_network_room
-from app.outcomes import session_outcome
+from app.outcomes import FINAL_FAILURES, session_outcome
 from app.persistence import get_or_create
 from app.statuses import SessionStatus
 from app.steps import after_task_url
@@ -126,7 +127,49 @@ def max_comment_length() -> int:
     return min(limits)
 
 
+# --- failing is final ---------------------------------------------------------------------
+
+_OTHER = AnnotationSession.__table__.alias("other_session")
+
+
+def worker_failure(annotator_id: Any, session_id: Any = None) -> ScalarSelect:
+    """SQL: the failed_training or failed_checks outcome of one of this worker's sessions
+    (but `session_id`), or NULL. Failing is final for the worker in the study (this
+    database's study): their later sessions end with the same outcome, on any document."""
+    # Literal values, not an expanding IN: the statements using it are prepared once.
+    failed = or_(*(_OTHER.c.outcome == literal_column(f"'{o}'") for o in FINAL_FAILURES))
+    query = select(_OTHER.c.outcome).where(_OTHER.c.annotator_id == annotator_id, failed)
+    if session_id is not None:
+        query = query.where(_OTHER.c.id != session_id)
+    return query.order_by(_OTHER.c.id).limit(1).scalar_subquery()
+
+
+def inherits_failures(identity: WorkerIdentity) -> bool:
+    """Whether the worker's other sessions' failures carry over to this arrival's session:
+    always, but for a Prolific submission, which is the worker in the study by itself
+    (app.submissions: what one SESSION_ID did never touches another)."""
+    return not (identity.platform == "prolific" and identity.submission)
+
+
+def inherits_failures_sql(sessions: Any) -> ColumnElement[bool]:
+    """inherits_failures as a condition on a stored session's columns."""
+    return or_(sessions.c.platform != "prolific", sessions.c.submission.is_(None))
+
+
 # --- start / resume ---------------------------------------------------------------------
+
+
+def new_session_values(identity: WorkerIdentity, is_attention_check: bool) -> dict[str, Any]:
+    """The columns of the worker's new session but its document, its annotator, its
+    network and what failing decides."""
+    return {
+        "platform": identity.platform,
+        "platform_params": dict(identity.params),
+        "taxonomy_version": current_taxonomy().version,
+        "is_attention_check": is_attention_check,
+        "submission": identity.submission,
+        "verification": identity.verification,
+    }
 
 
 def start_or_resume_session(
@@ -136,18 +179,29 @@ def start_or_resume_session(
     network: str | None = None,
     may_create: bool = True,
 ) -> AnnotationSession:
-    """The one session of this worker on this document, created if new; commits.
+    """The one session of this worker on this document, created if new; commits. An
+    arrival whose submission has a session already (app.submissions) gets that one,
+    whatever its document: one submission, one session.
 
     Resuming an existing session needs the request's proof of being its worker
     (WorkerIdentity.may_resume), else OpenRefused and nothing changes. A new one needs
     `may_create` and room in the worker's client network (`network`, app.networks), else
     PlaceRefused. Safe when the same worker opens the link twice at once: the unique
     constraint on (document, annotator) lets one insert win and the other reads that row
-    back.
+    back. A new session of a worker who failed in the study ends at once with that
+    outcome (worker_failure).
     """
-    annotator_id = get_or_create_annotator(identity).id
+    annotator = get_or_create_annotator(identity)
+    if identity.submission is not None:
+        own = db.session.scalars(
+            db.select(AnnotationSession).filter_by(
+                annotator_id=annotator.id, submission=identity.submission
+            )
+        ).first()
+        if own is not None:
+            return resume_session(own, identity)
     session = db.session.scalars(
-        db.select(AnnotationSession).filter_by(document_id=document.id, annotator_id=annotator_id)
+        db.select(AnnotationSession).filter_by(document_id=document.id, annotator_id=annotator.id)
     ).first()
     created = False
     if session is None:
@@ -157,17 +211,25 @@ def start_or_resume_session(
         session, created = get_or_create(
             AnnotationSession,
             defaults={
-                "platform": identity.platform,
-                "platform_params": dict(identity.params),
-                "taxonomy_version": current_taxonomy().version,
-                "is_attention_check": document.is_attention_check,
+                **new_session_values(identity, document.is_attention_check),
                 "network": network,
             },
             document_id=document.id,
-            annotator_id=annotator_id,
+            annotator_id=annotator.id,
         )
     if not created:
         _resume(session, identity)
+    elif inherits_failures(identity):
+        failure = db.session.scalar(select(worker_failure(annotator.id, session.id)))
+        if failure is not None:
+            session.outcome, session.status = failure, SessionStatus.ABANDONED
+    db.session.commit()
+    return session
+
+
+def resume_session(session: AnnotationSession, identity: WorkerIdentity) -> AnnotationSession:
+    """Resume this existing session of the worker (OpenRefused without proof); commits."""
+    _resume(session, identity)
     db.session.commit()
     return session
 

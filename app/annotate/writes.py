@@ -44,7 +44,14 @@ from app.annotate.refusals import (
     spans_of,
 )
 from app.annotate.schemas import AnnotationIn, canonical_uuid
-from app.annotate.sessions import TOUCH_INTERVAL, Completion, completion_for, submit_outcome
+from app.annotate.sessions import (
+    TOUCH_INTERVAL,
+    Completion,
+    completion_for,
+    inherits_failures_sql,
+    submit_outcome,
+    worker_failure,
+)
 from app.annotate.timings import move_and_record
 from app.models import Paragraph, utcnow
 from app.outcomes import session_outcome
@@ -52,6 +59,7 @@ from app.persistence import autocommit_connection, end_orm_transaction, upsert_i
 from app.statuses import SessionStatus
 from app.study import study_settings
 from app.suggestions import decisions as suggestion_decisions
+from app.taxonomy import current_taxonomy
 
 PARAGRAPHS = Paragraph.__table__
 
@@ -307,6 +315,10 @@ _MOVE_ROW = (
     .where(
         BY_TOKEN,
         SESSIONS.c.status != SessionStatus.SUBMITTED,
+        # Not ended before the task (declined, failed), and the task served: no paragraph
+        # text before consent, surveys and training (`task_open`: the study has no such step).
+        SESSIONS.c.outcome.is_(None),
+        or_(bindparam("task_open", type_=Boolean), SESSIONS.c.task_opened_at.is_not(None)),
         SESSIONS.c.furthest + 1 >= bindparam("to"),
         select(DOCUMENTS.c.paragraph_count)
         .where(DOCUMENTS.c.id == SESSIONS.c.document_id)
@@ -375,7 +387,12 @@ def _move(
 ) -> tuple[Row | None, int, str | None]:
     """The moved row (None if nothing moved), how far the worker had read before, and the
     text of the paragraph moved to."""
-    params = {"session_token": token, "to": paragraph_id, "now": utcnow()}
+    params = {
+        "session_token": token,
+        "to": paragraph_id,
+        "now": utcnow(),
+        "task_open": not current_taxonomy().has_steps_around_task,
+    }
     if _connection().dialect.name == "postgresql":
         moved = move_and_record(_MOVE, params, active_seconds)
         if moved is None:
@@ -393,14 +410,18 @@ def _move(
 
 # --- submit ---------------------------------------------------------------------------------
 
-# Submit: not yet submitted and every paragraph reached. It sets the outcome its caller
-# decided: without a look at the annotations, only when the attention checks cannot
-# change it (`decided`, or a document without gold spans, stored as SQL NULL).
+# Submit: not yet submitted nor ended before the task, every paragraph reached. It sets
+# the outcome its caller decided: without a look at the annotations, only when the
+# attention checks cannot change it (`decided`, or a document without gold spans, stored
+# as SQL NULL); but a worker who failed in the study keeps that outcome (failing is
+# final: sessions.worker_failure).
+_FAILURE = worker_failure(SESSIONS.c.annotator_id, SESSIONS.c.id)
 _SUBMIT = (
     update(SESSIONS)
     .where(
         BY_TOKEN,
         SESSIONS.c.status != SessionStatus.SUBMITTED,
+        SESSIONS.c.outcome.is_(None),
         SESSIONS.c.furthest + 1
         >= select(DOCUMENTS.c.paragraph_count)
         .where(DOCUMENTS.c.id == SESSIONS.c.document_id)
@@ -412,7 +433,10 @@ _SUBMIT = (
     )
     .values(
         status=SessionStatus.SUBMITTED,
-        outcome=bindparam("outcome"),
+        outcome=case(
+            (and_(inherits_failures_sql(SESSIONS), _FAILURE.is_not(None)), _FAILURE),
+            else_=bindparam("outcome"),
+        ),
         submitted_at=bindparam("now"),
         last_seen_at=bindparam("now"),
     )

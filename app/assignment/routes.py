@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import make_response, redirect, render_template, request, url_for
 
+from app import submissions
 from app.assignment import bp
 from app.assignment.service import Stopped, assign
 from app.identity import (
@@ -31,7 +32,13 @@ def start():
     """Resume the worker's session or hand out the document that most needs annotators.
 
     Resuming needs proof of being that worker: assign() resumes through
-    sessions.start_or_resume_session, which refuses (OpenRefused) without it."""
+    sessions.start_or_resume_session, which refuses (OpenRefused) without it. A platform
+    submission (Prolific SESSION_ID, MTurk assignmentId) is one session and one document:
+    reopening the link lands on that session at its step (app.submissions). The order:
+    placeholders refused (request_identity), the arrival admitted (its Prolific study,
+    verification, first binding wins), then assign(): a flagged worker stopped, the
+    submission's session resumed, and only a new session counted against the client
+    network's cap (PlaceRefused)."""
     taxonomy = current_taxonomy()
     if is_mturk_preview(request.args):
         # MTurk shows the HIT before it is accepted: describe the task, hold no place.
@@ -39,6 +46,7 @@ def start():
             "assignment/preview.html", taxonomy=taxonomy, instructions=instructions_markup(taxonomy)
         )
     identity, anonymous = request_identity(target="start")
+    identity = submissions.admit(identity)
     session = assign(identity)
     if session is None or isinstance(session, Stopped):
         page = render_template(

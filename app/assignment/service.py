@@ -1,7 +1,15 @@
 """Which document a crowd worker gets from GET /start.
 
-Rules, in order:
-1. A worker with an *active* session resumes it (the one seen most recently), also when
+The arrival has been admitted before (app.submissions.admit, from GET /start): platform
+placeholders refused, a Prolific arrival's STUDY_ID checked against the study's, its
+submission verified with Prolific's API or bound to the participant (first binding wins).
+
+Rules (rule 6 is applied first, rule 7 last):
+1. An arrival with a platform submission (Prolific's SESSION_ID, MTurk's assignmentId:
+   app.submissions) resumes that submission's session, whatever its step, and no other
+   session of the worker: one submission, one session. Without one it gets a new document
+   (rules 3-5): the worker's other sessions belong to other submissions. Any other worker
+   with an *active* session resumes it (the one seen most recently), also when
    it had released its place for want of activity (app.assignment.claims): the worker
    keeps their work and takes the place back, over the quota if need be.
 2. A worker whose session was marked abandoned resumes it when its document still has a
@@ -24,7 +32,8 @@ Rules, in order:
 6. A worker flagged by attention checks (app.checks.flagged: a `failed_checks` outcome,
    or their submitted checks below the thresholds) gets nothing more, not even a session
    to resume: /start shows them the study's end (`Stopped`), with the study's
-   `failed_checks` completion address for a Prolific worker when it has one. Looked up
+   `failed_checks` completion address for a Prolific worker when it has one (also when
+   their submission has a session: nothing is resumed). Looked up
    only for a worker the snapshot shows with a submitted attention check, so every other
    arrival costs no statement more.
 7. A new session needs room in the worker's client network (`study: max_open_per_network`
@@ -70,9 +79,27 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from sqlalchemy import bindparam, func, insert, literal_column, select, text, update
+from sqlalchemy import (
+    Boolean,
+    and_,
+    bindparam,
+    case,
+    func,
+    insert,
+    literal_column,
+    null,
+    select,
+    text,
+    update,
+)
 
-from app.annotate.sessions import start_or_resume_session
+from app.annotate.sessions import (
+    inherits_failures,
+    new_session_values,
+    resume_session,
+    start_or_resume_session,
+    worker_failure,
+)
 from app.assignment.claims import ClaimRule, holds_place
 from app.checks.flagged import flagged_by_checks
 from app.extensions import db
@@ -90,6 +117,7 @@ from app.outcomes import CODE_PLACEHOLDER, completion_address
 from app.persistence import autocommit_connection, end_orm_transaction
 from app.statuses import SessionStatus
 from app.study import EffectiveStudySettings, as_utc, study_settings
+from app.submissions import submission_session
 from app.taxonomy import current_taxonomy
 
 SESSIONS = AnnotationSession.__table__
@@ -147,7 +175,16 @@ _MARK_ABANDONED = (
 _MY_SESSIONS = select(SESSIONS.c.document_id, SESSIONS.c.status).where(
     SESSIONS.c.annotator_id == _WORKER
 )
+_SUBMISSION_OF = select(SESSIONS.c.id).where(
+    _MINE, SESSIONS.c.submission == bindparam("submission")
+)
 _NEW_ANNOTATOR = insert(ANNOTATORS).returning(ANNOTATORS.c.id)
+# A worker who failed in the study: the new session ends at once with that outcome
+# (sessions.worker_failure).
+_INHERIT = bindparam("inherit", type_=Boolean)
+_FAILURE = worker_failure(bindparam("worker_id", type_=SESSIONS.c.annotator_id.type))
+_ACTIVE = literal_column(f"'{SessionStatus.ACTIVE}'")
+_ENDED = literal_column(f"'{SessionStatus.ABANDONED}'")
 _NEW_SESSION_VALUES = {
     **{
         name: bindparam(name, type_=SESSIONS.c[name].type)
@@ -160,11 +197,14 @@ _NEW_SESSION_VALUES = {
             "platform_params",
             "taxonomy_version",
             "is_attention_check",
+            "submission",
+            "verification",
             "started_at",
             "last_seen_at",
         )
     },
-    "status": literal_column(f"'{SessionStatus.ACTIVE}'"),
+    "outcome": case((_INHERIT, _FAILURE), else_=null()),
+    "status": case((and_(_INHERIT, _FAILURE.is_not(None)), _ENDED), else_=_ACTIVE),
     "position": literal_column("0"),
     "furthest": literal_column("0"),
     "network": NETWORK,
@@ -344,10 +384,13 @@ class Plan:
         return self.active is None and not self.abandoned and not self.ranked
 
 
-def plan(documents: list[DocumentState], settings: EffectiveStudySettings) -> Plan:
-    """Rules 1-5 applied to a snapshot."""
+def plan(
+    documents: list[DocumentState], settings: EffectiveStudySettings, resume: bool = True
+) -> Plan:
+    """Rules 1-5 applied to a snapshot; rules 3-5 only when not `resume` (an arrival with
+    a platform submission: it resumes its own session only, app.submissions)."""
     quota = settings.annotators_per_document
-    resumable = _resumable(documents, quota)
+    resumable = _resumable(documents, quota) if resume else []
     active = [d.document_id for d in resumable if d.my_status == SessionStatus.ACTIVE]
     checks = [d for d in documents if d.is_check]
     ranked = rank_documents(
@@ -373,19 +416,25 @@ def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment 
     (app.networks, rule 7).
 
     The snapshot is read in autocommit: a worker who resumes an active session or gets
-    no task takes no lock and writes nothing."""
+    no task takes no lock and writes nothing. An arrival with a platform submission that
+    has no session yet (app.submissions found none) gets a new document: the worker's
+    other sessions belong to other submissions."""
     settings = study_settings()
     now = now or datetime.now(UTC)
     quota = settings.annotators_per_document
     rule = ClaimRule.at(now, settings.claim_minutes)
     mark_abandoned(settings, now)
+    resume = identity.submission is None
     documents, annotator_id = snapshot(rule, identity, autocommit_connection())
     checked = any(d.is_check and d.my_status == SessionStatus.SUBMITTED for d in documents)
     if checked and annotator_id is not None and flagged_by_checks(settings, annotator_id):
         stopped = Stopped(_failed_checks_exit(settings, identity, annotator_id))
         end_orm_transaction()
         return stopped
-    todo = plan(documents, settings)
+    own = submission_session(identity)
+    if own is not None:  # reopened: the submission's session, at its step (rule 1)
+        return _resume_session(own.id, identity)
+    todo = plan(documents, settings, resume)
     if todo.active is not None:
         return _resume(todo.active, identity)
     if todo.empty:
@@ -397,8 +446,12 @@ def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment 
     params = {"platform": identity.platform, "external_id": identity.external_id}
     if dict(db.session.execute(_MY_SESSIONS, params).all()) != todo.mine:
         # Another request of this worker decided meanwhile: decide again, from now.
+        if identity.submission is not None:
+            mine = db.session.scalar(_SUBMISSION_OF, {**params, "submission": identity.submission})
+            if mine is not None:  # the submission's session, made meanwhile
+                return _resume_session(mine, identity)
         documents, annotator_id = snapshot(rule, identity)
-        todo = plan(documents, settings)
+        todo = plan(documents, settings, resume)
         if todo.active is not None:
             return _resume(todo.active, identity)
     for document_id in todo.abandoned:
@@ -469,6 +522,11 @@ def _resume(document_id: int, identity: WorkerIdentity) -> Assignment:
     return Assignment(session.id, session.token)
 
 
+def _resume_session(session_id: int, identity: WorkerIdentity) -> Assignment:
+    session = resume_session(db.session.get(AnnotationSession, session_id), identity)
+    return Assignment(session.id, session.token)
+
+
 def _new_session(
     document_id: int,
     is_check: bool,
@@ -485,19 +543,19 @@ def _new_session(
         annotator_id = db.session.scalar(
             _NEW_ANNOTATOR, {"platform": identity.platform, "external_id": identity.external_id}
         )
+    values = new_session_values(identity, is_check)
     row = db.session.execute(
         _NEW_SESSION,
         {
+            **values,
             "token": new_token(),
             "completion_code": new_completion_code(),
             "document_id": document_id,
             "annotator_id": annotator_id,
-            "platform": identity.platform,
-            "platform_params": dict(identity.params),
-            "taxonomy_version": current_taxonomy().version,
-            "is_attention_check": is_check,
             "started_at": now,
             "last_seen_at": now,
+            "worker_id": annotator_id,
+            "inherit": inherits_failures(identity),
             **room_params(network),
         },
     ).first()

@@ -65,6 +65,8 @@ class SessionRow:
     holds_place: bool = False  # occupies a place of the quota (app.assignment.claims)
     flagged: bool = False  # its worker is left out of the figures (app.checks.flagged)
     outcome: str | None = None  # completed | failed_training | failed_checks | no_consent
+    # Prolific's API on the arrival (app.submissions): verified | unverified | None (not asked)
+    verification: str | None = None
     annotations: int = 0
     categories: Counter[str] = field(default_factory=Counter)
     # live spans "p:start:end:category:severity:pp:ps:pe:unit;..." (category empty: none;
@@ -240,6 +242,11 @@ class Study:
         return [(outcome, counts[outcome]) for outcome in OUTCOMES if counts[outcome]]
 
     @property
+    def unverified(self) -> int:
+        """Sessions let in while Prolific's API did not answer (app.submissions)."""
+        return sum(1 for session in self.sessions if session.verification == "unverified")
+
+    @property
     def recent_sessions(self) -> list[SessionRow]:
         """The most recently started sessions, for the dashboard's table."""
         return self.sessions[:RECENT_SESSIONS]
@@ -381,6 +388,7 @@ def _sessions(
             AnnotationSession.is_attention_check,
             AnnotationSession.outcome,
             AnnotationSession.worked_at,
+            AnnotationSession.verification,
         )
         .join(Annotator, Annotator.id == AnnotationSession.annotator_id)
         .order_by(AnnotationSession.started_at.desc(), AnnotationSession.id.desc())
@@ -404,6 +412,7 @@ def _sessions(
         check,
         outcome,
         worked,
+        verification,
     ) in db.session.execute(query):
         started, seen, submitted = as_utc(started), as_utc(seen), as_utc(submitted)
         if status == SessionStatus.ACTIVE and seen < cutoff:
@@ -421,6 +430,7 @@ def _sessions(
                 is_check=bool(check),
                 holds_place=rule.occupies(status, loaded, seen, started, worked),
                 outcome=outcome,
+                verification=verification,
             )
         )
     return rows

@@ -5,9 +5,11 @@ Login is required for all of them (app.research.auth.require_researcher).
 
 from __future__ import annotations
 
-from flask import abort, current_app, render_template, request, url_for
+from flask import abort, current_app, flash, redirect, render_template, request, url_for
+from flask_login import current_user
 from markupsafe import Markup
 
+from app import submissions
 from app.errors import ApiError
 from app.extensions import db
 from app.identity import clean_annotator_name, signed_link
@@ -58,7 +60,29 @@ def dashboard():
                 {d.id for d in study.documents if not d.is_check}, study.excluded_annotator_ids
             )
         ),
+        conflicts=submissions.conflicts(),
     )
+
+
+@bp.post("/identity-conflicts/<int:conflict_id>")
+def decide_identity_conflict(conflict_id: int):
+    """**Allow** a refused Prolific submission (it opens a session of its own on its next
+    arrival) or **Keep refused** it (app.submissions)."""
+    decision = request.form.get("decision")
+    if decision not in (submissions.ALLOWED, submissions.KEPT_REFUSED):
+        abort(400, description="decision must be allowed or refused")
+    conflict = submissions.decide(conflict_id, decision, current_user)
+    if conflict is None:
+        abort(404)
+    if decision == submissions.ALLOWED:
+        flash(
+            f"Allowed: submission {conflict.submission} of {conflict.label} opens a "
+            "session of its own when its link is opened again.",
+            "info",
+        )
+    else:
+        flash(f"Kept refused: submission {conflict.submission} opens nothing.", "info")
+    return redirect(url_for("research.dashboard", _anchor="conflicts-heading"), code=303)
 
 
 def _practice_figures(taxonomy) -> list | None:

@@ -12,6 +12,12 @@ Feedback, one item per gold span, in document order:
 - `missed`: no annotation locates it;
 then one `extra` item ("not an error here") per annotation that locates no gold span.
 
+While the worker has checks left and has not passed, the page gets counts only
+(`summarise`: found x of y, how many of their marks have the wrong type or are no error),
+never where the errors are nor why: the spans and explanations come after a pass or the
+last check (app.training.service.Checked), so a failed first check does not hand out the
+answers for the second.
+
 Pass rule (docs/training.md): recall and precision exactly as attention checks count them
 (`gold_recall`): recall = gold spans found with their category / gold spans, precision =
 annotations matching a gold span of their category / annotations (0 without
@@ -128,3 +134,12 @@ def check_answers(
     score = gold_recall(ordered, [(*a.span, a.category) for a in answers])
     recall, precision = score.recall_category, score.precision
     return CheckResult(feedback, recall, precision, rule.passes(recall, precision))
+
+
+def summarise(feedback: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Counts of a check's feedback, by kind: what the worker sees while checks remain
+    ({"gold", "found", "wrong_category", "missed", "extra"})."""
+    counts = {kind: 0 for kind in (FOUND, WRONG_CATEGORY, MISSED, EXTRA)}
+    for item in feedback:
+        counts[item["kind"]] += 1
+    return {"gold": counts[FOUND] + counts[WRONG_CATEGORY] + counts[MISSED], **counts}

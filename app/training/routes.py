@@ -8,6 +8,7 @@ from flask_babel import gettext
 
 from app import steps
 from app.annotate import sessions as domain
+from app.annotate.refusals import step_pending_error
 from app.annotate.serializers import api_urls
 from app.annotate.sessions import max_comment_length
 from app.errors import ApiError
@@ -136,6 +137,9 @@ def check(token: str):
     if session is None:
         raise ApiError.not_found(domain.NO_SESSION)
     require_capability_csrf("annotate", token)
+    if steps.current_step(session) in (steps.CONSENT, steps.BEFORE_SURVEY):
+        db.session.commit()
+        raise step_pending_error()  # no step out of order: practice comes after consent
     if session.outcome is None:
         domain.touch(session)
         domain.record_work(session)  # a finished step: written with the attempt

@@ -29,7 +29,7 @@ from app.models import AnnotationSession, Document, Paragraph, TrainingAttempt
 from app.spans import SpanError
 from app.statuses import SessionStatus
 from app.taxonomy import Taxonomy, current_taxonomy
-from app.training.feedback import Answer, CheckResult, PassRule, check_answers
+from app.training.feedback import Answer, CheckResult, PassRule, check_answers, summarise
 
 FAILED_TRAINING = "failed_training"
 MAX_ANSWERS = 500  # practice documents are short: more is a broken or hostile client
@@ -45,6 +45,15 @@ def platform_study_id(params: dict[str, Any] | None) -> str | None:
     """The platform's study id among a session's parameters (Prolific STUDY_ID), if any."""
     value = (params or {}).get("study_id")
     return value if isinstance(value, str) and value else None
+
+
+def training_submission(session: Any) -> str:
+    """The submission a worker's training belongs to besides the study: a Prolific
+    session's SESSION_ID (app.submissions: nothing done under one SESSION_ID counts for
+    another), "" for every other worker (their training is the worker's in the study)."""
+    if session.platform == "prolific":
+        return session.submission or ""
+    return ""
 
 
 @dataclass(frozen=True)
@@ -170,6 +179,7 @@ def training_state(session: AnnotationSession) -> TrainingState:
         .where(
             TrainingAttempt.annotator_id == session.annotator_id,
             TrainingAttempt.study_key == key,
+            TrainingAttempt.submission == training_submission(session),
         )
         .group_by(TrainingAttempt.document_id)
     ).all()
@@ -208,6 +218,12 @@ class Checked:
     finished: bool  # every practice document passed: the task comes next
     failed: bool  # the study ends here with failed_training
 
+    @property
+    def revealed(self) -> bool:
+        """Whether the answer shows where the errors are and why: after a pass or the last
+        check; before, counts only (app.training.feedback.summarise)."""
+        return self.result.passed or self.attempts_left == 0
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON body of POST /api/sessions/<token>/training."""
         return {
@@ -216,7 +232,9 @@ class Checked:
             "passed": self.result.passed,
             "recall": self.result.recall,
             "precision": self.result.precision,
-            "feedback": self.result.feedback,
+            "revealed": self.revealed,
+            "summary": summarise(self.result.feedback),
+            "feedback": self.result.feedback if self.revealed else [],
             "attempts_left": self.attempts_left,
             "finished": self.finished,
             "failed": self.failed,
@@ -288,6 +306,7 @@ def check_attempt(session: AnnotationSession, body: Any) -> Checked:
             annotator_id=session.annotator_id,
             study_key=study_key(taxonomy.title, study_id),
             study_id=study_id,
+            submission=training_submission(session),
             document_id=document.id,
             attempt=attempt,
             spans=[answer.model_dump() for answer in answers],
@@ -304,7 +323,9 @@ def check_attempt(session: AnnotationSession, body: Any) -> Checked:
     try:
         db.session.commit()
     except IntegrityError:
-        # The same check sent twice at once: the other one was stored; it answers.
+        # Another check of this worker's in the study took this attempt's number at the
+        # same moment (twice the same check, or checks from several of their sessions):
+        # that one was stored and counts; this one stores nothing.
         db.session.rollback()
         raise ApiError(
             409, "already_checked", "These answers were already checked; reload the page."

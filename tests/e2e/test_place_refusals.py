@@ -57,6 +57,9 @@ def worker(number: int) -> str:
 def test_a_refused_place_says_why(page: Page, capped_server, tmp_path, path, status, heading):
     first = page.goto(f"{capped_server.url}/start?{worker(1)}")  # the network's one session
     assert first is not None and first.status == 200 and "/s/" in page.url
+    # The task page's modules loaded: leaving mid-load dropped a static file's connection
+    # (an unraisable ResourceWarning in the live server, now and then).
+    page.wait_for_load_state("networkidle")
     answer = page.goto(f"{capped_server.url}{path}")
     assert answer is not None and answer.status == status
     expect(page.get_by_role("heading", level=1, name=heading)).to_be_visible()

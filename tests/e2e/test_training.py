@@ -129,15 +129,31 @@ def test_a_worker_who_fails_training_gets_failed_training_and_never_sees_the_tas
     check.click()
     feedback = page.get_by_role("region", name="Your answers")
     expect(feedback.get_by_role("heading", name="Your answers")).to_be_focused()
-    expect(feedback.get_by_role("listitem")).to_have_count(3)
-    assert feedback_kinds(page) == ["missed", "missed", "extra"]
-    expect(feedback).to_contain_text("Lord Findon appears without any introduction.")
-    expect(feedback).to_contain_text("Not an error here")
+    # A check left: counts and kinds, never where the errors are nor why (issue 26).
+    expect(feedback).to_contain_text("Errors found: 0 of 2.")
+    expect(feedback).to_contain_text("Marks that are not errors: 1.")
+    hint = page.locator(".js-feedback-hidden")
+    expect(hint).to_be_visible()
+    expect(hint).to_have_text(
+        "Where the errors are, and why, is shown once you pass or after your last check."
+    )
+    expect(feedback.get_by_role("listitem")).to_have_count(0)
+    expect(feedback).not_to_contain_text("Lord Findon")
+    for width, height in ((390, 844), (768, 1024), (1280, 800)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.screenshot(path=str(SCREENSHOTS / f"practice-counts-{width}.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 800})
     expect(page.locator(".js-attempts-left")).to_have_text("1")
     page.get_by_role("button", name="Try again").click()
     check.click()
     expect(feedback).to_contain_text("the study ends here")
     expect(page.get_by_role("button", name="Try again")).to_be_hidden()
+    # The last check shows the answers.
+    expect(feedback.get_by_role("listitem")).to_have_count(3)
+    assert feedback_kinds(page) == ["missed", "missed", "extra"]
+    expect(feedback).to_contain_text("Lord Findon appears without any introduction.")
+    expect(feedback).to_contain_text("Not an error here")
+    expect(hint).to_be_hidden()
     page.get_by_role("link", name="Continue").click()
     expect(page.get_by_role("heading", name="The practice was not passed")).to_be_visible()
     link = page.get_by_role("link", name="Return to the study")

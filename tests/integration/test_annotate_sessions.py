@@ -76,10 +76,12 @@ def test_prolific_worker_gets_one_session_per_document(client, document):
     assert row.taxonomy_version == current_taxonomy().version
     assert (row.status, row.position, row.furthest) == ("active", 0, 0)
     assert len(token) >= 22  # >= 128 bits of URL-safe base64
-    # Same worker, same document, same browser: same session; the stored parameters stay
-    # (another SESSION_ID is another Prolific submission, not this session's).
-    again = start_session(client, **{**params, "SESSION_ID": "s-2"})
-    assert again == token
+    # Same submission, same document: same session. Another SESSION_ID is another
+    # Prolific submission: the participant is bound to the first (app.submissions), so it
+    # gets the conflict page, even in the same browser, and the stored parameters stay.
+    assert start_session(client, **params) == token
+    again = client.get("/annotate/doc-1", query_string={**params, "SESSION_ID": "s-2"})
+    assert again.status_code == 409
     assert session_row(token).platform_params == {"study_id": "study", "session_id": "s-1"}
     other = start_session(client, PROLIFIC_PID="p-2", STUDY_ID="study", SESSION_ID="s-3")
     assert other != token
@@ -527,9 +529,12 @@ def test_a_workers_first_open_is_one_statement_after_the_document(client, docume
     with statements() as sent:
         token = start_session(client, PROLIFIC_PID="p-9", STUDY_ID="st", SESSION_ID="se")
     if postgresql:  # elsewhere the ORM path (start_or_resume_session) opens it
-        assert len(sent) == 2, sent
+        # A Prolific participant is bound to their first submission first (app.submissions,
+        # issue 26): one INSERT more than another worker's open.
+        assert len(sent) == 3, sent
         assert sent[0].startswith("SELECT documents.id")
-        assert sent[1].startswith("WITH new_annotator AS")
+        assert "INSERT INTO submission_bindings" in sent[1]
+        assert sent[2].startswith("WITH new_annotator AS")
     row = session_row(token)
     assert (row.annotator.label, row.platform) == ("prolific:p-9", "prolific")
     assert row.platform_params == {"study_id": "st", "session_id": "se"}

@@ -172,7 +172,8 @@ def test_sessions_export_has_the_outcome_and_no_code_before_submit(
 ):
     use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
     failed, _ = finish(client, "check-1", mark_gold=False)
-    # Another worker: the one who failed the check gets no more documents (flagged).
+    # Another participant: a Prolific submission is one session, failing is final and the
+    # worker who failed the check gets no more documents (flagged).
     other = {"PROLIFIC_PID": "p-2", "STUDY_ID": "s-1", "SESSION_ID": "x-2"}
     completed, _ = finish(client, "doc-1", mark_gold=True, **other)
     start(client, "doc-1", annotator="still-reading")

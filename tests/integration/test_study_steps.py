@@ -221,6 +221,7 @@ def finished_worker(client, token: str, feedback: str) -> None:
     where(client.post(f"/s/{token}/consent", data=form(token, decision="agree")))
     fields = {"q-native": "0", "q-tools": ["0", "1"]}
     where(client.post(f"/s/{token}/survey/before", data=form(token, **fields)))
+    assert client.get(f"/api/sessions/{token}").status_code == 200  # the task, as the page reads it
     read_to_the_end(client, token, len(PARAGRAPHS))
     submit(client, token)
     fields = {"q-difficulty": "2", "q-feedback": feedback}

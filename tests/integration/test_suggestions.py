@@ -360,8 +360,9 @@ def test_exports_figures_and_rounds(app, client, runner, imported, researcher_cl
     header = csv_text.splitlines()[0]
     assert header.endswith("taxonomy_version,origin,suggestion_id,flagged")
     sessions = runner.invoke(args=["export-annotations", "--format", "csv", "--what", "sessions"])
-    assert sessions.output.splitlines()[0].endswith(",arm,flagged")
-    assert sessions.output.splitlines()[1].endswith(",show,false")
+    assert sessions.output.splitlines()[0].endswith(",arm,flagged,verification")
+    # arm, flagged, then verification (none: Prolific's API was not asked)
+    assert sessions.output.splitlines()[1].endswith(",show,false,")
 
     exported = runner.invoke(args=["export-annotations", "--what", "suggestions"]).output
     suggestions = [json.loads(line) for line in exported.splitlines()]

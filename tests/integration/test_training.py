@@ -92,10 +92,16 @@ def test_failing_every_attempt_ends_with_failed_training(study):
     body = first.get_json()
     assert body["passed"] is False and body["failed"] is False
     assert body["attempts_left"] == 1 and body["next_url"] is None
-    assert [item["kind"] for item in body["feedback"]] == ["missed", "missed", "extra"]
-    assert body["feedback"][0]["explanation"] == "Lord Findon appears without any introduction."
+    # A check left: counts and kinds only, never where the errors are nor why (issue 26).
+    assert body["revealed"] is False and body["feedback"] == []
+    assert body["summary"] == {"gold": 2, "found": 0, "wrong_category": 0, "missed": 2, "extra": 1}
+    assert "Findon" not in first.get_data(as_text=True)
     second = check(client, token, []).get_json()
     assert second["failed"] is True and second["attempts_left"] == 0
+    # The last check shows the answers.
+    assert second["revealed"] is True
+    assert [item["kind"] for item in second["feedback"]] == ["missed", "missed"]
+    assert second["feedback"][0]["explanation"] == "Lord Findon appears without any introduction."
     assert second["next_url"] == f"/s/{token}/end"
     session = session_of(token)
     assert session.outcome == "failed_training" and session.status == "abandoned"
@@ -145,10 +151,13 @@ def test_passing_leads_to_the_task_and_is_not_asked_again_in_the_study(study):
     client = study.test_client()
     token = open_task(client)
     wrong = check(client, token, [answer(0, 32, 43, "missing-info")]).get_json()
-    assert [item["kind"] for item in wrong["feedback"]] == ["wrong_category", "missed"]
-    assert wrong["feedback"][0]["chosen"] == "missing-info"
+    assert wrong["feedback"] == [] and wrong["revealed"] is False
+    assert wrong["summary"] == {"gold": 2, "found": 0, "wrong_category": 1, "missed": 1, "extra": 0}
     body = check(client, token, right_answers()).get_json()
     assert body["passed"] and body["finished"] and body["next_url"] == f"/s/{token}"
+    assert body["revealed"] is True  # after a pass: the spans and explanations
+    assert [item["kind"] for item in body["feedback"]] == ["found", "found"]
+    assert body["feedback"][1]["explanation"] == "The first sentence of the text is said again."
     assert body["recall"] == 1.0 and body["precision"] == 1.0
     task = client.get(f"/s/{token}")
     assert task.status_code == 200 and "Anna met Bob." in task.get_data(as_text=True)

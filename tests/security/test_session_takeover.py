@@ -26,6 +26,7 @@ SECRET = "a-production-secret-key-of-more-than-32-characters"
 SANDBOX = "https://workersandbox.mturk.com"
 PARAGRAPHS = ("Anna met Bob at the pier.", "They talked until the ship left.")
 REFUSED = "same browser"  # the refusal page says how to get back to one's task
+CONFLICT = "already has a submission in this study"  # another SESSION_ID of a bound PID
 
 
 def sign(target: str, name: str, key: str = SECRET) -> str:
@@ -81,12 +82,13 @@ def token_of(response) -> str:
     return match.group(1)
 
 
-def assert_refused(response, *tokens: str) -> None:
-    """A 403 page saying how to get back to one's task, naming no token."""
-    assert response.status_code == 403, (response.status_code, response.headers.get("Location"))
+def assert_refused(response, *tokens: str, status: int = 403, says: str = REFUSED) -> None:
+    """A 403 page saying how to get back to one's task (or the page `says`), naming no
+    token."""
+    assert response.status_code == status, (response.status_code, response.headers.get("Location"))
     assert response.mimetype == "text/html"
     html = response.get_data(as_text=True)
-    assert REFUSED in html
+    assert says in html
     assert "Location" not in response.headers
     for token in tokens:
         assert token not in html
@@ -123,7 +125,11 @@ def test_a_prolific_id_does_not_open_the_victims_session(world, path, forged):
     with app.app_context():
         victim = token_of(app.test_client().get(path, query_string=PROLIFIC))
         attacker = app.test_client().get(path, query_string=forged)
-        assert_refused(attacker, victim)
+        if forged.get("SESSION_ID") == "guess" and path != "/validate/r1":
+            # Another submission of the bound participant in the same study (issue 26).
+            assert_refused(attacker, victim, status=409, says=CONFLICT)
+        else:
+            assert_refused(attacker, victim)
         assert stored_params(victim) == {"study_id": "study-1", "session_id": "secret-1"}
 
 
@@ -137,7 +143,13 @@ def test_a_worker_id_does_not_open_the_victims_session_nor_move_its_submit_targe
             {"workerId": "VICTIM", "assignmentId": "A-evil", "turkSubmitTo": SANDBOX},
             {"workerId": "VICTIM", "assignmentId": "A-evil", "hitId": "H1"},
         ):
-            assert_refused(app.test_client().get(path, query_string=forged), victim)
+            answer = app.test_client().get(path, query_string=forged)
+            if path == "/start" and "assignmentId" in forged:
+                # Another assignment is another session on another document (issue 27
+                # point 2): never the victim's.
+                assert token_of(answer) != victim
+            else:
+                assert_refused(answer, victim)
         assert stored_params(victim) == {
             "assignment_id": "A-victim",
             "hit_id": "H1",
@@ -214,8 +226,14 @@ def test_a_new_assignment_never_rewrites_the_submit_target_of_another(world, pat
             "assignmentId": "A-new",
             "turkSubmitTo": "https://www.mturk.com",
         }
-        assert_refused(app.test_client().get(path, query_string=other_assignment), token)
-        assert token_of(browser.get(path, query_string=other_assignment)) == token
+        if path == "/start":
+            # The study link: one assignment, one session and one document (issue 27).
+            other = token_of(app.test_client().get(path, query_string=other_assignment))
+            assert other != token
+            assert token_of(browser.get(path, query_string=other_assignment)) == other
+        else:
+            assert_refused(app.test_client().get(path, query_string=other_assignment), token)
+            assert token_of(browser.get(path, query_string=other_assignment)) == token
         assert stored_params(token) == {
             "assignment_id": "A-victim",
             "hit_id": "H1",

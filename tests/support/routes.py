@@ -55,6 +55,7 @@ def url_for_rule(rule: str, world: World, *, token: str | None = None) -> str:
         "round_name": world.round_name,
         "name": world.round_name,
         "filename": "css/base.css",
+        "conflict_id": 999,  # none: the login comes first, a researcher gets a 404
     }
 
     def fill(match: re.Match) -> str:

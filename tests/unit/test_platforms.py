@@ -7,13 +7,18 @@ from __future__ import annotations
 import pytest
 
 from app.platforms import (
+    REFUSED,
+    UNVERIFIED,
+    VERIFIED,
     is_mturk_preview,
+    is_placeholder,
     mturk_external_question,
     mturk_submit_url,
     mturk_target,
     platform_secret_matches,
     prolific_code_url,
     prolific_study_url,
+    prolific_verification,
 )
 
 
@@ -83,3 +88,60 @@ def test_the_per_submission_secret_must_match_every_key():
     assert platform_secret_matches("mturk", {"assignment_id": "A1"}, stored)
     assert not platform_secret_matches("mturk", {"assignment_id": "A2"}, stored)
     assert not platform_secret_matches("direct", {"assignment_id": "A1"}, stored)
+
+
+# --- issue 26: Prolific's answer about a submission; issue 27: placeholders ----------------
+
+OPEN = {"participant": "pid-1", "study_id": "study-1", "status": "ACTIVE"}
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "expected"),
+    [
+        (200, OPEN, VERIFIED),
+        (200, {**OPEN, "status": "RESERVED"}, VERIFIED),
+        (404, None, REFUSED),
+        (200, {**OPEN, "participant": "pid-2"}, REFUSED),
+        (200, {**OPEN, "study_id": "study-2"}, REFUSED),
+        (200, {**OPEN, "status": "RETURNED"}, REFUSED),
+        (200, {**OPEN, "status": "APPROVED"}, REFUSED),
+        (None, None, UNVERIFIED),  # no answer in time
+        (500, None, UNVERIFIED),
+        (503, None, UNVERIFIED),
+        (401, None, UNVERIFIED),  # our token refused: not the worker's fault
+        (200, ["not", "a", "submission"], UNVERIFIED),
+        (200, {"results": []}, UNVERIFIED),
+    ],
+)
+def test_prolific_verification_rule(status, body, expected):
+    assert prolific_verification(status, body, "pid-1", "study-1").result == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "{{%PROLIFIC_PID%}}",
+        "%PROLIFIC_PID%",
+        "%SESSION_ID%",
+        "${workerId}",
+        "{{workerId}}",
+        "{workerId}",
+        "[workerId]",
+        "x{{y}}",
+    ],
+)
+def test_unexpanded_placeholders_are_recognised(value):
+    assert is_placeholder(value)
+
+
+@pytest.mark.parametrize(
+    "value", ["5f3a9b2c1d0e4f5a6b7c8d9e", "A2B3C4D5E6F7G8", "W-1", "50%", "a{b}", "name (2)"]
+)
+def test_real_ids_are_not_placeholders(value):
+    assert not is_placeholder(value)
+
+
+def test_the_study_url_prolific_gets_is_made_of_its_placeholders():
+    url = prolific_study_url("https://falte.example/start")
+    query = url.split("?", 1)[1]
+    assert all(is_placeholder(part.split("=", 1)[1]) for part in query.split("&"))

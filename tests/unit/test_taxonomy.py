@@ -340,8 +340,8 @@ def test_settings_sections_are_checked(tmp_path):
         "12: comment.max_length: must be a whole number from 1 to 10000, got 0",
         "13: study.abandon: unknown key; expected one of annotators_per_document, "
         "completion_url, completion, attention_checks, abandon_after_minutes, claim_minutes, "
-        "attention_check_share, anonymous, max_open_per_network, prolific_study_id, "
-        "min_words_per_minute, suggestions, suggestion_arms, language",
+        "attention_check_share, anonymous, max_open_per_network, min_words_per_minute, "
+        "suggestions, suggestion_arms, language, prolific_study_id, contact",
         "13: study.completion_url: must be an http(s) URL ({code} is replaced by the "
         "session's own code), with no braces other than {code}, "
         "got 'https://x.org/done?cc={code}&s={study}'",
@@ -486,3 +486,19 @@ def test_suggestion_settings(tmp_path):
         "12: study.suggestion_arms.maybe: unknown key; expected one of show, none",
         "12: study.suggestion_arms.show: must be a number from 0.001 to 1000.0, got 0",
     ]
+
+
+def test_the_prolific_study_id_and_contact_are_read_and_checked(tmp_path):
+    study = "study: {prolific_study_id: 60aa0000bbbb1111cccc2222, contact: lab@example.org}\n"
+    taxonomy = load_taxonomy(write(tmp_path, GOOD + study))
+    assert taxonomy.study.prolific_study_id == "60aa0000bbbb1111cccc2222"
+    assert taxonomy.study.contact == "lab@example.org"
+    bad = "study: {prolific_study_id: '{{%STUDY_ID%}}', contact: ''}\n"
+    assert problems_of(write(tmp_path, GOOD + bad)) == [
+        "12: study.prolific_study_id: must be the study's id itself, not a placeholder, "
+        "got '{{%STUDY_ID%}}'",
+        "12: study.contact: must be non-empty text",
+    ]
+    spaced = "study: {prolific_study_id: 'two words'}\n"
+    [problem] = problems_of(write(tmp_path, GOOD + spaced))
+    assert problem.startswith("12: study.prolific_study_id: must be the study's id as")

@@ -4,7 +4,10 @@
  * The worker marks errors in a practice text with the ordinary annotator; nothing is
  * saved per annotation: `PracticeStore` keeps them in the page (and in localStorage, so
  * a reload keeps them), and `Practice` sends them all at "Check my answers", then shows
- * the feedback list and Try again, Next practice text, Start the task or Continue.
+ * the feedback and Try again, Next practice text, Start the task or Continue. While checks
+ * remain the server sends counts only (`summary`: found x of y, marks of the wrong type,
+ * marks that are no error); the list of spans and explanations comes after a pass or the
+ * last check (`revealed`, docs/training.md).
  *
  * @module annotator/practice
  */
@@ -28,6 +31,7 @@ const TEXT = {
   retry: t('Not passed yet. Look at the feedback, correct your answers and check again.'),
   failed: t('You did not pass the practice, so the study ends here. Thank you for your time.'),
   score: t('Errors found: {found} of {total}. Your marks that are errors: {right} of {marks}.'),
+  kinds: t('Marks with the wrong error type: {wrong}. Marks that are not errors: {extra}.'),
   checking: t('Checking your answers…'),
   offline: t('You seem to be offline. Your answers are kept: check again when you are back online.'),
   refused: t('Could not check your answers: {message}'),
@@ -170,6 +174,7 @@ export class Practice {
     this.$heading = $('#feedback-heading');
     this.$result = $('.js-feedback-result');
     this.$score = $('.js-feedback-score');
+    this.$hidden = $('.js-feedback-hidden');
     this.$list = $('.js-feedback-list');
     this.$retry = $('.js-retry');
     this.$next = /** @type {HTMLAnchorElement} */ ($('.js-practice-next'));
@@ -229,17 +234,18 @@ export class Practice {
     if (result.passed || result.failed) this.annotator.store.clear();
     this.$attemptsLeft.textContent = String(result.attempts_left);
     this.$result.textContent = result.passed ? TEXT.passed : result.failed ? TEXT.failed : TEXT.retry;
-    const gold = result.feedback.filter((/** @type {any} */ item) => item.kind !== 'extra');
-    const found = gold.filter((/** @type {any} */ item) => item.kind === 'found').length;
+    const counts = result.summary;
     const marks = this.annotator.store.annotations.size;
-    const extra = result.feedback.length - gold.length;
-    const wrongMarks = extra + gold.filter((/** @type {any} */ item) => item.kind === 'wrong_category').length;
-    this.$score.textContent = fill(TEXT.score, {
-      found,
-      total: gold.length,
-      right: Math.max(marks - wrongMarks, 0),
+    const score = fill(TEXT.score, {
+      found: counts.found,
+      total: counts.gold,
+      right: Math.max(marks - counts.extra - counts.wrong_category, 0),
       marks,
     });
+    const kinds = fill(TEXT.kinds, { wrong: counts.wrong_category, extra: counts.extra });
+    this.$score.textContent = result.revealed ? score : `${score} ${kinds}`;
+    this.$hidden.hidden = result.revealed;
+    this.$list.hidden = !result.revealed;
     this.$list.replaceChildren(...result.feedback.map((/** @type {any} */ item) => this.item(item)));
     this.$retry.hidden = result.passed || result.failed;
     const go = result.failed ? this.$end : result.finished ? this.$next : result.passed ? this.$more : null;
