@@ -30,10 +30,10 @@ Rules (rule 6 is applied first, rule 7 last):
 5. When no regular document has a free place for this worker, there is no task, even if
    attention checks remain: checks alone collect nothing.
 6. A worker flagged by attention checks (app.checks.flagged: a `failed_checks` outcome,
-   or their submitted checks below the thresholds) gets nothing more, not even a session
-   to resume: /start shows them the study's end (`Stopped`), with the study's
-   `failed_checks` completion address for a Prolific worker when it has one (also when
-   their submission has a session: nothing is resumed). Looked up
+   or their submitted checks below the thresholds) gets no new document: /start shows
+   them the study's end (`Stopped`), with the study's `failed_checks` completion address
+   for a Prolific worker when it has one. A reopened submission still resumes its own
+   session at its step (rule 1: its end page shows that session's outcome). Looked up
    only for a worker the snapshot shows with a submitted attention check, so every other
    arrival costs no statement more.
 7. A new session needs room in the worker's client network (`study: max_open_per_network`
@@ -426,14 +426,14 @@ def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment 
     mark_abandoned(settings, now)
     resume = identity.submission is None
     documents, annotator_id = snapshot(rule, identity, autocommit_connection())
+    own = submission_session(identity)
+    if own is not None:  # reopened: the submission's session, at its step (rule 1)
+        return _resume_session(own.id, identity)
     checked = any(d.is_check and d.my_status == SessionStatus.SUBMITTED for d in documents)
     if checked and annotator_id is not None and flagged_by_checks(settings, annotator_id):
         stopped = Stopped(_failed_checks_exit(settings, identity, annotator_id))
         end_orm_transaction()
         return stopped
-    own = submission_session(identity)
-    if own is not None:  # reopened: the submission's session, at its step (rule 1)
-        return _resume_session(own.id, identity)
     todo = plan(documents, settings, resume)
     if todo.active is not None:
         return _resume(todo.active, identity)

@@ -267,12 +267,12 @@ def test_start_hands_a_flagged_worker_nothing_more(arriving):
     lazy = {"PROLIFIC_PID": "l" * 24, "STUDY_ID": "s" * 24, "SESSION_ID": "x" * 24}
     _do_the_check(client, lazy, (0, 26))  # the whole paragraph: flagged
     sessions = db.session.scalar(db.select(db.func.count(AnnotationSession.id)))
+    (checked,) = db.session.scalars(db.select(AnnotationSession.token)).all()
+    # The same submission reopened: its own session at its step (one SESSION_ID, one
+    # session), never a new document.
     page = client.get("/start", query_string=lazy)
-    assert page.status_code == 200
-    html = page.get_data(as_text=True)
-    assert "No tasks left" in html
-    assert "no more documents for you in this study" in html
-    assert 'href="https://app.prolific.com/submissions/complete?cc=CQ5R4S3T"' in html
+    assert page.status_code == 302
+    assert page.headers["Location"].removeprefix("/s/").split("/")[0] == checked
     assert db.session.scalar(db.select(db.func.count(AnnotationSession.id))) == sessions
 
     direct = client.application.test_client()
@@ -281,6 +281,12 @@ def test_start_hands_a_flagged_worker_nothing_more(arriving):
     assert direct.get("/start", query_string=careful).status_code == 302  # doc-1
     lazy = {"annotator": "lazy-direct"}
     _do_the_check(direct, lazy, (0, 13), "/annotate/check-1")  # a sentence: flagged
-    html = direct.get("/start", query_string=lazy).get_data(as_text=True)
+    page = direct.get("/start", query_string=lazy)
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert "No tasks left" in html
     assert "no more documents for you in this study" in html
     assert "submissions/complete" not in html  # completion URLs are Prolific's
+    assert (
+        db.session.scalar(db.select(db.func.count(AnnotationSession.id))) == sessions + 3
+    )  # the two checks and careful's doc-1
