@@ -262,14 +262,23 @@ export default class Annotator {
     this.renderStatus();
   }
 
-  /** Keep the unfinished annotation for a reload (once the saved one is restored). */
+  /**
+   * Keep the unfinished annotation for a reload (once the saved one is restored), with
+   * the suggestion it edits, if any.
+   */
   saveDraft() {
-    if (this.draftRestored) this.draft.save(this.steps.draft());
+    if (!this.draftRestored) return;
+    const editing = this.suggestions.editing;
+    this.draft.save(editing ? { ...this.steps.draft(), suggestion_id: editing } : this.steps.draft());
   }
 
-  /** Put back the annotation left unfinished before a reload, if it still fits the page. */
+  /**
+   * Put back the annotation left unfinished before a reload, if it still fits the page;
+   * an Edit of a suggestion is an Edit again (its Add records suggestion-edited).
+   */
   restoreDraft() {
     const draft = this.readOnly ? null : this.draft.load();
+    if (draft?.suggestion_id) this.suggestions.resumeEditing(draft.suggestion_id);
     this.draftRestored = true;
     if (draft) this.steps.restore(fittingDraft(draft, this.position, (span) => this.view.range(span)));
   }

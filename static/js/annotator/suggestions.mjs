@@ -405,6 +405,18 @@ export class Suggestions {
   }
 
   /**
+   * An Edit left unfinished before a reload (annotator/draft): editing again, when the
+   * suggestion is still undecided in the Current Paragraph.
+   * @param {string} id
+   */
+  resumeEditing(id) {
+    const suggestion = this.byId.get(id);
+    if (!suggestion || suggestion.span.paragraph_id !== this.position || this.decision(suggestion) !== null) return;
+    this.editing = id;
+    this.render();
+  }
+
+  /**
    * The fields an Add takes from the suggestion being edited (none when not editing).
    * @returns {{suggestion_id?: string}}
    */
