@@ -139,10 +139,13 @@ def test_study_report_scores_annotators_against_adjudicated_gold(
     # ann-2: "met Bob" (matches), "the old mill" (rejected): precision 1/2, recall 1/3.
     assert gold["direct:ann-2"] == pytest.approx({"precision": 50, "recall": 100 / 3})
     assert gold["direct:ann-3"] == pytest.approx({"precision": 100, "recall": 200 / 3})
-    # Once promoted, the same gold scores as an attention check: same figures.
+    # Promoting copies the document as a new attention check: the original, its readings
+    # and every figure stay as they were (issue 27.4).
+    before = _report(runner)
     assert runner.invoke(args=["promote-gold", "adj-doc"]).exit_code == 0
     report = _report(runner)
-    assert report["gold"] == gold and report["excluded"] == ["adj-doc"]
+    assert report["gold"] == gold
+    assert report["agreement"] == before["agreement"] and report["documents"] == before["documents"]
 
 
 def test_gold_export_round_trips_through_import_annotations(
