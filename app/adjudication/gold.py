@@ -64,6 +64,7 @@ def gold_record(gold: GoldSpan, taxonomy: Taxonomy) -> dict[str, Any]:
         submitted=True,
         created_at=row.decided_at,
         taxonomy_version=taxonomy.version,
+        severity=proposal.severity,
         # A person's span, never an accepted suggestion: what import-annotations reads
         # back, so that a gold export round-trips.
         origin="worker",
