@@ -21,7 +21,7 @@ import { startHeartbeat } from './heartbeat.mjs';
 import { bindEvents } from './events.mjs';
 import { KeyboardSelection } from './keyboard.mjs';
 import { moveKind, navigationState, revealMessage, revealParagraph } from './navigation.mjs';
-import { Hint, InstructionsPanel, SubmitQuestion, isTouchOnly } from './panels.mjs';
+import { Hint, InstructionsPanel, SubmitQuestion } from './panels.mjs';
 import { Practice, PracticeStore } from './practice.mjs';
 import { readSelection } from './selection.mjs';
 import { isProblem, storeStatusText } from './status.mjs';
@@ -155,7 +155,6 @@ export default class Annotator {
     this.steps.setReadOnly(this.readOnly);
     this.table.setReadOnly(this.readOnly);
     this.restoreDraft();
-    $('.js-touch-warning').hidden = !isTouchOnly();
     if (this.status === 'submitted' && boot.completion) {
       showCompletion(this.$completion, boot.completion, boot.mturk, false);
     }
