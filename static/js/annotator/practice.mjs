@@ -9,6 +9,7 @@
  * @module annotator/practice
  */
 
+import { ownDirection } from '../lib/direction.mjs';
 import { ApiError, requestJson } from '../lib/http.mjs';
 import { t } from '../lib/i18n.mjs';
 import { uuid } from './store.mjs';
@@ -265,25 +266,23 @@ export class Practice {
     $kind.textContent = TEXT[/** @type {keyof TEXT} */ (item.kind)] ?? item.kind;
     const $span = document.createElement('q');
     $span.className = 'feedback__span';
+    $span.dir = 'auto';
     $span.textContent = item.span.text;
     $item.append($kind, ' ', $span);
     const name = (/** @type {string} */ key) => this.annotator.categories.get(key)?.name ?? key;
+    // The label is the interface's; the category name and the explanation come from the
+    // taxonomy and the practice text, each in its own direction (lib/direction).
     const line = (/** @type {string} */ label, /** @type {string} */ value) => {
       const $line = document.createElement('span');
       $line.className = 'feedback__line';
-      $line.textContent = `${label} ${value}`;
+      $line.append(label, ' ', ownDirection('span', value));
       $item.append($line);
     };
     if (item.kind === 'extra') line(TEXT.youChose, name(item.category));
     else line(TEXT.errorType, name(item.category));
     if (item.chosen) line(TEXT.youChose, name(item.chosen));
     if (item.paired_span && item.kind !== 'found') line(TEXT.otherSpan, `“${item.paired_span.text}”`);
-    if (item.explanation) {
-      const $why = document.createElement('span');
-      $why.className = 'feedback__explanation';
-      $why.textContent = item.explanation;
-      $item.append($why);
-    }
+    if (item.explanation) $item.append(ownDirection('span', item.explanation, 'feedback__explanation'));
     return $item;
   }
 

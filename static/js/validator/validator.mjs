@@ -290,6 +290,7 @@ export default class Validator {
       ...item.label_names.map((name) => {
         const $li = document.createElement('li');
         $li.className = 'validator__label';
+        $li.dir = 'auto'; // taxonomy text: its own direction inside any interface
         $li.textContent = name;
         return $li;
       }),
