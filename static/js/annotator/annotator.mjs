@@ -159,6 +159,7 @@ export default class Annotator {
       showCompletion(this.$completion, boot.completion, boot.mturk, false);
     }
     this.renderNavigation();
+    this.practice?.restore(); // the latest check's feedback, after a reload
     this.renderStatus();
     this.store.flush();
     this.heartbeat = startHeartbeat({ url: this.api.heartbeat, csrfToken: boot.csrf_token, enabled: !this.readOnly });

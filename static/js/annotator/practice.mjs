@@ -4,7 +4,10 @@
  * The worker marks errors in a practice text with the ordinary annotator; nothing is
  * saved per annotation: `PracticeStore` keeps them in the page (and in localStorage, so
  * a reload keeps them), and `Practice` sends them all at "Check my answers", then shows
- * the feedback list and Try again, Next practice text, Start the task or Continue.
+ * the feedback list and Try again, Next practice text, Start the task or Continue. The
+ * latest check's answer, as the server sent it, is kept in localStorage too, so that a
+ * reload shows the same feedback (and, after Try again, the same feedback beside the
+ * answers being corrected).
  *
  * @module annotator/practice
  */
@@ -147,7 +150,7 @@ export class PracticeStore extends EventTarget {
  * @property {number} position
  * @property {number} total
  * @property {boolean} busy
- * @property {{csrf_token: string}} boot
+ * @property {{csrf_token: string, token: string}} boot
  * @property {Map<string, {name: string}>} categories
  * @property {() => boolean} hasUnfinishedAnnotation
  * @property {(readOnly: boolean) => void} setReadOnly
@@ -177,6 +180,10 @@ export class Practice {
     this.$more = /** @type {HTMLAnchorElement} */ ($('.js-practice-more'));
     this.$end = /** @type {HTMLAnchorElement} */ ($('.js-practice-end'));
     this.$attemptsLeft = $('.js-attempts-left');
+    /** localStorage key of the latest check's answer on this practice text */
+    this.feedbackKey = `falte:practice-feedback:${annotator.boot.token}:${options.document_id}`;
+    /** @type {any} the answer shown now */
+    this.shown = null;
     this.onClick = (/** @type {MouseEvent} */ event) => {
       const $button = /** @type {HTMLElement} */ (event.target).closest('button');
       if (!$button || /** @type {HTMLButtonElement} */ ($button).disabled) return;
@@ -222,12 +229,20 @@ export class Practice {
   /**
    * Show the feedback and what comes next.
    * @param {any} result the JSON answer of the check
+   * @param {{restored?: boolean}} [options] restored: shown again after a reload (the
+   *   focus and the view stay where the page put them)
    */
-  show(result) {
+  show(result, { restored = false } = {}) {
     this.over = true;
+    this.shown = result;
     this.annotator.store.writable = false;
     this.annotator.setReadOnly(true);
-    if (result.passed || result.failed) this.annotator.store.clear();
+    if (result.passed || result.failed) {
+      this.annotator.store.clear();
+      this.keep(null);
+    } else if (!restored) {
+      this.keep({ result });
+    }
     this.$attemptsLeft.textContent = String(result.attempts_left);
     this.$result.textContent = result.passed ? TEXT.passed : result.failed ? TEXT.failed : TEXT.retry;
     const gold = result.feedback.filter((/** @type {any} */ item) => item.kind !== 'extra');
@@ -248,8 +263,35 @@ export class Practice {
     if (go && result.next_url) go.href = result.next_url;
     this.$feedback.hidden = false;
     this.render();
+    if (restored) return;
     this.$heading.focus();
     this.$feedback.scrollIntoView({ block: 'start' });
+  }
+
+  /**
+   * Keep the latest check's answer for a reload (null: forget it).
+   * @param {{result: any, retrying?: boolean} | null} saved
+   */
+  keep(saved) {
+    try {
+      if (saved) window.localStorage.setItem(this.feedbackKey, JSON.stringify(saved));
+      else window.localStorage.removeItem(this.feedbackKey);
+    } catch {
+      // A blocked or full storage only means a reload shows no feedback.
+    }
+  }
+
+  /** After a reload: the feedback of the latest check again, as it was left. */
+  restore() {
+    let saved = null;
+    try {
+      saved = JSON.parse(window.localStorage.getItem(this.feedbackKey) ?? 'null');
+    } catch {
+      return;
+    }
+    if (!saved?.result?.feedback) return;
+    this.show(saved.result, { restored: true });
+    if (saved.retrying) this.retry({ restored: true });
   }
 
   /**
@@ -286,13 +328,18 @@ export class Practice {
     return $item;
   }
 
-  /** Try again: the same text, the worker's answers kept to correct, the feedback beside. */
-  retry() {
+  /**
+   * Try again: the same text, the worker's answers kept to correct, the feedback beside.
+   * @param {{restored?: boolean}} [options] restored: after a reload
+   */
+  retry({ restored = false } = {}) {
     this.over = false;
     this.annotator.store.writable = true;
     this.annotator.setReadOnly(false);
     this.$retry.hidden = true; // the feedback stays in view while the worker corrects
     this.render();
+    if (restored) return;
+    if (this.shown) this.keep({ result: this.shown, retrying: true });
     /** @type {HTMLElement | null} */ (this.annotator.$root.querySelector('.js-current-body'))?.focus();
   }
 }
