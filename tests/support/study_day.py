@@ -27,6 +27,9 @@ TASK = (
     "Then Anna met Bob again at the mill. It rained all day.",
     "Carol waved at the ship as it left the quay.",
 )
+# A second task text: /start hands out the first (by id) to a new worker; one who opens
+# the study link again after Submit must not be handed this one (issue 27.2).
+OTHER_TASK = ("Mara opened the bakery at dawn.", "The oven was cold that morning.")
 # Two model suggestions on the first paragraph (Accept one, Edit the other), one on the
 # second (Reject it).
 SUGGESTIONS = (
@@ -85,7 +88,11 @@ def serving_study_day(
     shutil.copy(sqlite_template, database)
     taxonomy = study_day_taxonomy(tmp_path, language)
     documents = tmp_path / "documents.jsonl"
-    records = [practice_record(), {"id": TASK_ID, "title": "A voyage", "paragraphs": TASK}]
+    records = [
+        practice_record(),
+        {"id": TASK_ID, "title": "A voyage", "paragraphs": TASK},
+        {"id": "bakery", "title": "A bakery", "paragraphs": OTHER_TASK},
+    ]
     documents.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     suggestions = tmp_path / "suggestions.jsonl"
     suggestions.write_text("".join(json.dumps(s) + "\n" for s in SUGGESTIONS), "utf-8")
