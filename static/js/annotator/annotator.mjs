@@ -361,6 +361,9 @@ export default class Annotator {
     this.setStatus(revealMessage(null));
     // A direct move records the position: the queued ones are superseded.
     this.store.dropPositions();
+    // The paragraph's decisions go first: the server refuses a move past a suggestion it
+    // has not seen decided (suggestions_undecided), as a Reject made just now may be.
+    await this.store.settled();
     try {
       const result = await revealParagraph({
         url: /** @type {string} */ (this.api.position),

@@ -129,6 +129,10 @@ export class PracticeStore extends EventTarget {
 
   savePosition() {}
 
+  settled() {
+    return Promise.resolve();
+  }
+
   dropPositions() {}
 
   flush() {}
