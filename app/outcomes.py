@@ -9,8 +9,9 @@ Prolific fixes completion codes per study and per outcome (a code such as "compl
 `https://app.prolific.com/submissions/complete?cc=<the outcome's code>`. The first-wave
 `completion_url` stays: with `{code}` it sends the session's own code (Prolific then asks
 for manual review), without `{code}` it is one fixed URL for every outcome. The app's
-own per-session code is still shown to every worker and exported, for platforms that
-verify codes.
+own per-session code is always exported; a worker sees it only where the study has no
+platform code (`shown_code`): a worker who pastes it into Prolific instead of the
+outcome's code lands in manual review.
 """
 
 from __future__ import annotations
@@ -109,6 +110,18 @@ def completion_targets(
             target = CompletionTarget(outcome, None, FROM_NOWHERE)
         targets.append(target)
     return tuple(targets)
+
+
+def shown_code(template: str | None, session_code: str | None) -> str | None:
+    """The completion code a worker sees where the study ends, by the outcome's address:
+    the outcome's fixed Prolific code (`...complete?cc=C1A2B3C4`); the session's own code
+    where that is what the platform gets (`{code}` in the URL) or where the study names no
+    address; None for any other fixed URL (the redirect alone completes the study).
+    `session_code` None: the worker has not earned the session's code (ended before the
+    task), so only a platform code is shown."""
+    if not template or CODE_PLACEHOLDER in template:
+        return session_code
+    return CompletionTarget("", template, FROM_COMPLETION).prolific_code
 
 
 def completion_address(template: str | None, code: str) -> str | None:

@@ -4,7 +4,10 @@ A *mark* is one live annotation of a submitted session. Marks of the same catego
 spans overlap (transitively: A overlaps B, B overlaps C) form one *candidate*; for paired
 categories both spans must overlap (the error span and the paired span). Each candidate has
 a stable key derived from the annotation ids it groups, so a decision made on it is found
-again on reload. Nothing here touches Flask or the database.
+again on reload. Severities (taxonomy `severities:`) are decided like categories: Accept
+and a union Merge take the severity most marks gave (ties: the heavier), an annotator's
+boundary takes theirs, and a Merge or an own span may name one. Nothing here touches
+Flask or the database.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ class Mark:
     paired_span: Span | None = None
     comment: str | None = None
     unit_id: int | None = None  # the error unit (app.metrics); None: the mark's own
+    severity: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The page's JSON form."""
@@ -41,6 +45,7 @@ class Mark:
             "span": self.span.to_dict(),
             "paired_span": self.paired_span.to_dict() if self.paired_span else None,
             "comment": self.comment,
+            "severity": self.severity,
         }
 
 
@@ -51,6 +56,7 @@ class Proposal:
     category: str
     span: Span
     paired_span: Span | None = None
+    severity: str | None = None  # None: the taxonomy has no severities, or no mark had one
 
     def to_dict(self) -> dict[str, Any]:
         """The stored and wire form."""
@@ -58,16 +64,19 @@ class Proposal:
             "category": self.category,
             "span": self.span.to_dict(),
             "paired_span": self.paired_span.to_dict() if self.paired_span else None,
+            "severity": self.severity,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Proposal:
-        """Inverse of to_dict (data already validated)."""
+        """Inverse of to_dict (data already validated; decisions stored before severities
+        have none)."""
         paired = data.get("paired_span")
         return cls(
             category=data["category"],
             span=Span(**data["span"]),
             paired_span=Span(**paired) if paired else None,
+            severity=data.get("severity"),
         )
 
 
@@ -90,16 +99,17 @@ class Candidate:
         """True when its marks carry a second span."""
         return any(mark.paired_span is not None for mark in self.marks)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The page's JSON form, with the proposal that Accept would store."""
+    def to_dict(self, weights: Mapping[str, float] | None = None) -> dict[str, Any]:
+        """The page's JSON form, with the proposal that Accept would store (`weights`:
+        severity key -> weight, to break ties between severities)."""
         return {
             "key": self.key,
             "category": self.category,
             "paragraph_id": self.paragraph_id,
             "annotators": self.annotators,
             "marks": [mark.to_dict() for mark in self.marks],
-            "proposal": accepted(self).to_dict(),
-            "union": merged(self, "union").to_dict(),
+            "proposal": accepted(self, weights).to_dict(),
+            "union": merged(self, "union", weights=weights).to_dict(),
         }
 
 
@@ -191,12 +201,26 @@ def _stitched(spans: Sequence[Span], start: int, end: int) -> str:
     return "".join(chars.get(i, "") for i in range(start, end))
 
 
-def accepted(candidate: Candidate) -> Proposal:
-    """What Accept stores: the span (and paired span) most annotators marked."""
+def most_given_severity(
+    marks: Sequence[Mark], weights: Mapping[str, float] | None = None
+) -> str | None:
+    """The severity most of the marks gave (marks without one do not count); ties go to
+    the heavier (by `weights`), then to the first given. None when no mark has one."""
+    given = [mark.severity for mark in marks if mark.severity is not None]
+    if not given:
+        return None
+    counts = Counter(given)
+    weight = weights or {}
+    return max(counts, key=lambda key: (counts[key], weight.get(key, 0.0), -given.index(key)))
+
+
+def accepted(candidate: Candidate, weights: Mapping[str, float] | None = None) -> Proposal:
+    """What Accept stores: the span (and paired span) most annotators marked, with the
+    severity most of them gave."""
     span = _most_marked([m.span for m in candidate.marks])
     paired_spans = [m.paired_span for m in candidate.marks if m.paired_span is not None]
     paired = _most_marked(paired_spans) if paired_spans else None
-    return Proposal(candidate.category, span, paired)
+    return Proposal(candidate.category, span, paired, most_given_severity(candidate.marks, weights))
 
 
 def merged(
@@ -204,9 +228,12 @@ def merged(
     boundary: str,
     category: str | None = None,
     texts: Mapping[int, str] | None = None,
+    severity: str | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> Proposal:
     """What Merge stores: `boundary` "union" (covering every mark) or an annotator's label
-    (that annotator's span), with `category` (default: the candidate's).
+    (that annotator's span), with `category` (default: the candidate's) and `severity`
+    (default: the one most marks gave for a union, the annotator's own for theirs).
 
     Raises SpanError when the boundary names nobody who marked the candidate.
     """
@@ -215,6 +242,7 @@ def merged(
         span = _union([m.span for m in marks], texts)
         paired_spans = [m.paired_span for m in marks if m.paired_span is not None]
         paired = _union(paired_spans, texts) if paired_spans else None
+        given = most_given_severity(marks, weights)
     else:
         chosen = [m for m in marks if m.annotator == boundary]
         if not chosen:
@@ -224,5 +252,5 @@ def merged(
                 f"{boundary!r} did not mark this candidate; choose union or one of: "
                 f"{', '.join(candidate.annotators)}.",
             )
-        span, paired = chosen[0].span, chosen[0].paired_span
-    return Proposal(category or candidate.category, span, paired)
+        span, paired, given = chosen[0].span, chosen[0].paired_span, chosen[0].severity
+    return Proposal(category or candidate.category, span, paired, severity or given)

@@ -1,5 +1,6 @@
 """The gold set: export records of the adjudicated spans, with provenance; and
-promotion of a document's gold set to attention-check gold.
+promotion of a document's gold set to a new attention check (a copy: the document and
+its readings stay as they were).
 
 A gold record is an annotation export record (app.export.annotation_record, the one
 place the record's fields are declared) whose annotator is `adjudication:gold` on platform
@@ -17,10 +18,12 @@ from typing import Any
 
 import click
 from flask.cli import with_appcontext
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from app.adjudication.service import GoldSpan, iter_gold
-from app.cli import document_option, file_output_option, records_format_option
+from app.cli import document_option, fail, file_output_option, records_format_option
+from app.document_formats import document_from_record
+from app.documents import DocumentImportRefused, import_documents
 from app.export import (
     ANNOTATION_CSV_COLUMNS,
     annotation_record,
@@ -30,7 +33,7 @@ from app.export import (
     iter_jsonl,
 )
 from app.extensions import db
-from app.models import Document
+from app.models import AnnotationSession, Document, Paragraph
 from app.taxonomy import Taxonomy, current_taxonomy
 
 GOLD_PLATFORM = "adjudication"
@@ -61,6 +64,7 @@ def gold_record(gold: GoldSpan, taxonomy: Taxonomy) -> dict[str, Any]:
         submitted=True,
         created_at=row.decided_at,
         taxonomy_version=taxonomy.version,
+        severity=proposal.severity,
         # A person's span, never an accepted suggestion: what import-annotations reads
         # back, so that a gold export round-trips.
         origin="worker",
@@ -101,7 +105,8 @@ def gold_chunks(fmt: str, document: str | None = None) -> Iterable[str]:
 
 
 def attention_gold(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Gold records as a document's attention-check answers (Document.gold)."""
+    """Gold records as a document's attention-check answers (Document.gold), each with the
+    decision's note as its explanation when there is one."""
     answers = []
     for record in records:
         span = record["span"]
@@ -114,6 +119,8 @@ def attention_gold(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         if record["paired_span"] is not None:
             paired = record["paired_span"]
             answer["paired_span"] = {k: paired[k] for k in ("paragraph_id", "start", "end")}
+        if record["comment"]:
+            answer["explanation"] = record["comment"]
         answers.append(answer)
     return answers
 
@@ -123,6 +130,45 @@ def _document_or_fail(external_id: str) -> Document:
     if document is None:
         raise click.BadParameter(f"no document with id {external_id!r}", param_hint="DOC_ID")
     return document
+
+
+def promoted_copy(source: Document, answers: list[dict[str, Any]]) -> dict[str, Any]:
+    """The attention check promote-gold imports: the source's text and descriptions, the
+    gold set as its answers, and where it came from under meta."""
+    texts = db.session.scalars(
+        select(Paragraph.text).filter_by(document_id=source.id).order_by(Paragraph.position)
+    ).all()
+    return {
+        "paragraphs": list(texts),
+        # The source's own title, as plant-checks gives: workers must not see that a
+        # document is a check (its gold and meta.promoted_from say so to researchers).
+        "title": source.title,
+        "entities": list(source.entities or []),
+        "language": source.language,
+        "meta": {"promoted_from": source.external_id},
+        "gold": answers,
+    }
+
+
+def _copy_refusal(copy_id: str, source_id: str, record: dict[str, Any]) -> str | None:
+    """Why the copy may not be (re)written: another document holds the id, or workers
+    already took the copy with other answers (they would be rescored)."""
+    existing = db.session.scalar(select(Document).filter_by(external_id=copy_id))
+    if existing is None:
+        return None
+    if (existing.meta or {}).get("promoted_from") != source_id:
+        return f"{copy_id}: a document with this id exists and is not {source_id}'s copy"
+    if existing.gold == record["gold"]:
+        return None
+    taken = db.session.scalar(
+        select(func.count(AnnotationSession.id)).where(AnnotationSession.document_id == existing.id)
+    )
+    if taken:
+        return (
+            f"{copy_id}: {taken} session(s) already took this check with its earlier answers; "
+            "promote to a new --id"
+        )
+    return None
 
 
 @click.command("export-gold")
@@ -152,23 +198,39 @@ def export_gold_command(fmt: str, output: Path | None, document: str | None) -> 
 
 @click.command("promote-gold")
 @click.argument("doc_id")
+@click.option(
+    "--id", "new_id", default=None, help="Id of the new attention check [default: DOC_ID-gold]."
+)
 @with_appcontext
-def promote_gold_command(doc_id: str) -> None:
-    """Make DOC_ID's adjudicated gold set its attention-check gold.
+def promote_gold_command(doc_id: str, new_id: str | None) -> None:
+    """Copy DOC_ID as a new attention check whose answers are DOC_ID's adjudicated gold set.
 
-    The document then counts as an attention check: the dashboard scores each worker's
-    recall of these spans, and new workers get it as a check. Replaces any gold the
-    document had.
+    The copy (DOC_ID-gold, or --id) has DOC_ID's paragraphs, title, entities and language,
+    and the gold set as its `gold` (each decision's note as the span's explanation), as
+    plant-checks makes a check: new workers get it at the study's attention_check_share
+    and the dashboard scores them on it. DOC_ID, its sessions and every figure made from
+    them stay exactly as they were. Promoting again after more adjudication updates the
+    copy while no worker has taken it; after that, promote to a new --id.
     """
-    document = _document_or_fail(doc_id)
+    source = _document_or_fail(doc_id)
     answers = attention_gold(iter_gold_records(doc_id))
     if not answers:
         raise click.ClickException(
             f"Document {doc_id!r} has no adjudicated spans yet: accept, merge or add spans "
             f"at /research/documents/{doc_id}/adjudicate first."
         )
-    replaced = len(document.gold or [])
-    document.gold = answers
-    db.session.commit()
-    message = f"Document {doc_id} now has {len(answers)} gold span(s) as an attention check"
-    click.echo(message + (f" (replacing {replaced})." if replaced else "."))
+    copy_id = new_id if new_id is not None else f"{doc_id}-gold"
+    record = promoted_copy(source, answers)
+    refusal = _copy_refusal(copy_id, doc_id, record)
+    if refusal:
+        fail(f"{refusal}; nothing changed.")
+    try:
+        report = import_documents([document_from_record(copy_id, record)])
+    except ValueError as exc:
+        fail(f"--id {copy_id!r}: {exc}")
+    except DocumentImportRefused as exc:
+        fail(f"{copy_id}: import refused; nothing changed: {exc}")
+    click.echo(
+        f"{copy_id}: {report.summary()}; an attention check with {len(answers)} gold span(s) "
+        f"from {doc_id}'s adjudication. {doc_id} itself is unchanged."
+    )

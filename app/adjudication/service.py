@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import select
@@ -24,6 +24,7 @@ from app.adjudication.candidates import (
     group_candidates,
     merged,
 )
+from app.annotate.severity import check_severity
 from app.errors import ApiError
 from app.extensions import db
 from app.models import (
@@ -88,6 +89,7 @@ def load_marks(document_id: int) -> list[Mark]:
                 paired_span=paired,
                 comment=row.comment,
                 unit_id=row.unit_id if row.unit_id is not None else row.id,
+                severity=row.severity,
             )
         )
     return marks
@@ -147,10 +149,21 @@ def adjudication_state(document: Document, taxonomy: Taxonomy) -> dict[str, Any]
         },
         "annotators": sorted({mark.annotator for mark in marks}),
         "categories": [
-            {"key": c.key, "name": c.name, "type": c.type, "color": c.color}
+            {
+                "key": c.key,
+                "name": c.name,
+                "type": c.type,
+                "color": c.color,
+                "severities": [s.key for s in taxonomy.severities_for(c.key)]
+                if taxonomy.severities
+                else [],
+            }
             for c in taxonomy.categories
         ],
-        "candidates": [candidate.to_dict() for candidate in candidates],
+        "severities": [
+            {"key": s.key, "name": s.name, "weight": s.weight} for s in taxonomy.severities
+        ],
+        "candidates": [candidate.to_dict(taxonomy.severity_weights) for candidate in candidates],
         "decisions": [decision_json(row) for row in current_decisions(history).values()],
         "history": len(history),
     }
@@ -168,6 +181,7 @@ class DecisionIn:
     span: Span | None
     paired_span: Span | None
     note: str | None
+    severity: str | None = None
 
 
 def _span(value: Any, field: str) -> Span | None:
@@ -205,7 +219,7 @@ def parse_decision(body: Mapping[str, Any]) -> DecisionIn:
         candidate = f"own-{client_id}"
     if not isinstance(candidate, str) or not 0 < len(candidate) <= 80:
         raise ApiError.bad_request("candidate must be a candidate key.", field="candidate")
-    for name in ("boundary", "category", "note"):
+    for name in ("boundary", "category", "note", "severity"):
         if body.get(name) is not None and not isinstance(body[name], str):
             raise ApiError.bad_request(f"{name} must be a string.", field=name)
     note = body.get("note") or None
@@ -220,15 +234,21 @@ def parse_decision(body: Mapping[str, Any]) -> DecisionIn:
         span=_span(body.get("span"), "span"),
         paired_span=_span(body.get("paired_span"), "paired_span"),
         note=note,
+        severity=body.get("severity") or None,
     )
 
 
-def _checked(proposal: Proposal, taxonomy: Taxonomy, texts: Mapping[int, str]) -> Proposal:
+def _checked(
+    proposal: Proposal, taxonomy: Taxonomy, texts: Mapping[int, str], *, own: bool = False
+) -> Proposal:
     """The proposal with a paired span dropped for a singleton category; SpanError if a
-    rule is broken (the same rules as a worker's annotation)."""
+    rule is broken (the same rules as a worker's annotation: a severity the category
+    offers; an own span needs one when the taxonomy has severities, as a worker's does)."""
     category = taxonomy.category(proposal.category)
     if category is not None and not category.is_paired and proposal.paired_span is not None:
-        proposal = Proposal(proposal.category, proposal.span, None)
+        proposal = replace(proposal, paired_span=None)
+    if proposal.severity is not None or (own and taxonomy.severities):
+        check_severity(taxonomy, proposal.category, proposal.severity)
     check_annotation(
         category=category,
         known_categories=[c.key for c in taxonomy.categories],
@@ -259,7 +279,8 @@ def _resolve(
             raise ApiError.bad_request("An own span's key starts with own-.", field="candidate")
         if data.span is None or data.category is None:
             raise ApiError.bad_request("An own span needs span and category.", field="span")
-        proposal = _checked(Proposal(data.category, data.span, data.paired_span), taxonomy, texts)
+        own = Proposal(data.category, data.span, data.paired_span, data.severity)
+        proposal = _checked(own, taxonomy, texts, own=True)
         return {"result": proposal.to_dict(), "paragraph_id": proposal.span.paragraph_id}
     if candidate is None:
         previous = earlier.get(data.candidate)
@@ -282,10 +303,12 @@ def _resolve(
     }
     if data.decision == "reject":
         return {"result": None, **provenance}
+    weights = taxonomy.severity_weights
     if data.decision == "accept":
-        proposal = accepted(candidate)
+        proposal = accepted(candidate, weights)
     else:
-        proposal = merged(candidate, data.boundary or "union", data.category, texts)
+        boundary = data.boundary or "union"
+        proposal = merged(candidate, boundary, data.category, texts, data.severity, weights)
     return {"result": _checked(proposal, taxonomy, texts).to_dict(), **provenance}
 
 
@@ -348,6 +371,7 @@ def _replayed(stored: AdjudicationDecision, data: DecisionIn) -> AdjudicationDec
         and stored.decision == data.decision
         and (data.decision != "merge" or stored.boundary == (data.boundary or "union"))
         and (data.category is None or result.get("category") == data.category)
+        and (data.severity is None or result.get("severity") == data.severity)
         and (data.decision != "own" or _own_spans_equal(result, data))
     )
     if not same:

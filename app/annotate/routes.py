@@ -133,7 +133,8 @@ def session_page(token: str):
 @bp.get("/s/<token>/complete")
 @retry_on_disconnect
 def complete(token: str):
-    """The completion page: the code to copy, and for MTurk the form posting the HIT."""
+    """The completion page: the code to copy (the outcome's platform code, or the session's
+    own where the study has none), and for MTurk the form posting the HIT."""
     elsewhere = _step_elsewhere(token, steps.DONE)
     if elsewhere is not None:  # not done yet (the after-survey), or ended before the task
         return redirect(elsewhere, code=303)
@@ -152,6 +153,7 @@ def complete(token: str):
         session=session,
         document=worker_document(session.document, token),
         completion_code=session.completion_code,
+        shown_code=domain.end_code(session),
         prolific_url=prolific_url,
         # Straight after the last step (the after-survey's Finish): go back to the study.
         follow=request.args.get("follow") == "1",

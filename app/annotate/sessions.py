@@ -27,7 +27,7 @@ from app.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
 from app.metrics import attention_flagged, gold_recall
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
 from app.networks import PlaceRefused, take_network_room
-from app.outcomes import FINAL_FAILURES, session_outcome
+from app.outcomes import FINAL_FAILURES, session_outcome, shown_code
 from app.persistence import get_or_create
 from app.statuses import SessionStatus
 from app.steps import after_task_url
@@ -40,18 +40,23 @@ NO_SESSION = "No annotation session has this link. Check the address."
 
 @dataclass(frozen=True)
 class Completion:
-    """What Submit answers: the completion code, where the worker goes next, the outcome."""
+    """What Submit answers: the completion code, where the worker goes next, the outcome,
+    and the code the worker is shown (`shown_code`: the outcome's platform code, the
+    session's own where the study has none, None where the redirect alone completes or a
+    study step comes first)."""
 
     completion_code: str
     redirect_url: str
     outcome: str = "completed"
+    shown_code: str | None = None
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, str | None]:
         """The JSON body of POST /submit."""
         return {
             "completion_code": self.completion_code,
             "redirect_url": self.redirect_url,
             "outcome": self.outcome,
+            "shown_code": self.shown_code,
         }
 
 
@@ -267,9 +272,24 @@ def completion_for(session: AnnotationSession | Any) -> Completion:
     the study (exit_url)."""
     # Sessions submitted by something other than Submit (imports) may carry no outcome.
     outcome = session.outcome or "completed"
-    # The after-survey comes between Submit and the end of the study (app.steps).
-    redirect_url = after_task_url(session.token, outcome) or exit_url(session)
-    return Completion(session.completion_code, redirect_url, outcome)
+    # The after-survey comes between Submit and the end of the study (app.steps): the
+    # code waits for the end, so that nobody leaves with it before the last questions.
+    after = after_task_url(session.token, outcome)
+    if after is not None:
+        return Completion(session.completion_code, after, outcome, None)
+    return Completion(session.completion_code, exit_url(session), outcome, end_code(session))
+
+
+def end_code(session: AnnotationSession | Any, *, earned: bool = True) -> str | None:
+    """The code a worker sees where the study ends (app.outcomes.shown_code): a Prolific
+    worker the outcome's platform code (none where the redirect alone completes), everyone
+    else the session's own code (MTurk's form posts it, named annotators send it). Not
+    `earned` (the study ended before the task): a platform code only."""
+    own = session.completion_code if earned else None
+    if session.platform != "prolific":
+        return own
+    template = study_settings().completion_template(session.outcome or "completed")
+    return shown_code(template, own)
 
 
 def exit_url(session: AnnotationSession | Any) -> str:

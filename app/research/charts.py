@@ -251,6 +251,7 @@ GROUP_GAP = 16  # between one group's last bar and the next group's caption
 WHISKER_INSET = 3  # the interval's end marks stop this far inside the bar's height
 GRID_OVERHANG = 3  # grid lines reach this far beyond a group's bars
 TICK_BASELINE = 11  # baseline of the axis labels
+LABEL_CHARS = 28  # a row label longer than this is shortened in the middle (short_labels)
 
 
 @dataclass(frozen=True)
@@ -263,6 +264,7 @@ class PrecisionRow:
     ci_low: float
     ci_high: float
     display: str
+    name: str = ""  # the whole name, when the label is shortened (the label's tooltip)
 
     @property
     def text_y(self) -> float:
@@ -326,6 +328,26 @@ class PrecisionChart(Chart):
         return self.plot_width + 6
 
 
+def short_label(name: str, limit: int, tail: int) -> str:
+    """`name` in at most `limit` characters: its start, "…", and its last `tail`."""
+    if len(name) <= limit:
+        return name
+    return f"{name[: limit - 1 - tail]}…{name[-tail:]}"
+
+
+def short_labels(names: Sequence[str], limit: int = LABEL_CHARS) -> list[str]:
+    """Labels for chart rows: a name longer than `limit` loses its middle, not its end,
+    since ids that share a prefix differ at the end ("prolific:60aa…9c2f1e"); while two
+    labels still read the same, more of the end is kept, and as a last resort the whole
+    names are shown."""
+    distinct = len(set(names))
+    for tail in range((limit - 1) // 2, limit - 1):
+        labels = [short_label(name, limit, tail) for name in names]
+        if len(set(labels)) == distinct:
+            return labels
+    return list(names)
+
+
 def precision_chart(
     chart_id: str, title: str, groups: Sequence[tuple[str, str, Mapping[str, Mapping]]]
 ) -> PrecisionChart:
@@ -341,18 +363,20 @@ def precision_chart(
         top = cursor + CAPTION_HEIGHT
         rows = []
         parts = []
+        labels = short_labels(list(stats_by_name))
         for index, (name, stats) in enumerate(stats_by_name.items()):
             precision = stats["precision"] or 0.0
             low, high = stats["ci95"] or (precision, precision)
             display = f"{100 * precision:.0f}% (n={stats['judgments']})"
             rows.append(
                 PrecisionRow(
-                    label=name if len(name) <= 28 else name[:27] + "…",
+                    label=labels[index],
                     y=top + index * PRECISION_ROW,
                     width=round(plot * precision, 1),
                     ci_low=round(plot * low, 1),
                     ci_high=round(plot * high, 1),
                     display=display,
+                    name=name,
                 )
             )
             parts.append(f"{name} {display}, 95% interval {percent(low)}–{percent(high)}")

@@ -3,11 +3,14 @@ on PostgreSQL the JSONL annotations come from COPY, as the CLI's: app/export_cop
 
 Query parameters mirror the CLI options: `document`, `submitted_only=1`,
 `include_removed=1` (annotations only).
+
+The console's Downloads menu (templates/research/layout.html) lists `export_downloads()`:
+every download under /research/export/, whichever module serves it, each once.
 """
 
 from __future__ import annotations
 
-from flask import Response, abort, request, stream_with_context
+from flask import Response, abort, current_app, request, stream_with_context
 from flask_login import login_required
 from sqlalchemy import select
 
@@ -21,6 +24,34 @@ CONTENT_TYPES = {
     "csv": "text/csv; charset=utf-8",
 }
 TRUE = ("1", "true", "yes", "on")
+EXPORT_PREFIX = "/research/export/"
+# The Downloads menu's order: the data, then the figures; a download not named here
+# follows, by name.
+DOWNLOAD_ORDER = (
+    "annotations.jsonl",
+    "annotations.csv",
+    "sessions.csv",
+    "paragraphs.csv",
+    "surveys.csv",
+    "training.csv",
+    "suggestions.jsonl",
+    "gold.jsonl",
+    "study-report.json",
+    "study-report.csv",
+)
+
+
+@bp.app_template_global()
+def export_downloads() -> list[tuple[str, str]]:
+    """(file name, URL) of every export download: each GET route under /research/export/
+    that takes no parameter, once, in DOWNLOAD_ORDER and then by name."""
+    found = {
+        rule.rule.removeprefix(EXPORT_PREFIX): rule.rule
+        for rule in current_app.url_map.iter_rules()
+        if rule.rule.startswith(EXPORT_PREFIX) and not rule.arguments and "GET" in rule.methods
+    }
+    order = {name: index for index, name in enumerate(DOWNLOAD_ORDER)}
+    return sorted(found.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
 
 
 def _flag(name: str) -> bool:

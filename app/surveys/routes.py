@@ -194,7 +194,9 @@ def ended(token: str):
     return _render(
         "surveys/end.html",
         session,
-        # No completion code: a code is earned by doing the task (app.export).
         outcome=session.outcome or "no_consent",
         return_url=return_url,
+        # The outcome's platform code, never the session's own: that one is earned by
+        # doing the task (app.export).
+        shown_code=domain.end_code(session, earned=False),
     )

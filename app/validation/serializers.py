@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import Paragraph, ValidationItem, ValidationJudgment, ValidationSession
+from app.outcomes import shown_code
 from app.platforms import mturk_target
 from app.study import study_settings
 from app.taxonomy import current_taxonomy
@@ -78,13 +79,26 @@ def completion_json(session: ValidationSession, done: int) -> dict[str, Any]:
     # (ExternalQuestion), as the annotator's completion page does: `mturk` says where.
     # A validator who finishes a round completed it: the outcome `completed`, with its
     # completion URL, as for annotators.
+    # `shown_code` is the code the validator sees (app.outcomes.shown_code): the study's
+    # platform code for `completed`, the session's own where it has none; None where the
+    # Return link alone completes. `completion_code` stays the session's own (MTurk's form).
     if not done:
-        return {"completion_code": None, "completion_url": None, "mturk": None, "outcome": None}
+        return {
+            "completion_code": None,
+            "completion_url": None,
+            "mturk": None,
+            "outcome": None,
+            "shown_code": None,
+        }
     url = None
+    shown = session.completion_code
     if session.platform == "prolific":
-        url = study_settings().completion_address("completed", session.completion_code)
+        settings = study_settings()
+        url = settings.completion_address("completed", session.completion_code)
+        shown = shown_code(settings.completion_template("completed"), session.completion_code)
     return {
         "completion_code": session.completion_code,
+        "shown_code": shown,
         "completion_url": url,
         "mturk": mturk_target(session.platform, session.platform_params or {}),
         "outcome": "completed",

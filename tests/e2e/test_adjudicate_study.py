@@ -1,7 +1,8 @@
 """Issue 19 end to end in Chromium: three annotators' sessions on BooookScore sample
 summaries (tests/fixtures/booookscore) are adjudicated in the page into a gold set whose
-export equals the decisions made, with provenance; promote-gold makes the document an
-attention check that the dashboard scores; the agreement figures show with intervals."""
+export equals the decisions made, with provenance; promote-gold copies the document as a
+new attention check (the original and its workers' scores unchanged); the agreement
+figures show with intervals."""
 
 from __future__ import annotations
 
@@ -143,7 +144,8 @@ def test_adjudicate_promote_and_see_agreement(study, page: Page):
     assert {r["provenance"]["decided_by"] for r in records} == {EMAIL}
     assert {r["annotator_id"] for r in records} == {"adjudication:gold"}
 
-    # promote-gold: the document becomes an attention check the dashboard scores.
+    # promote-gold: a copy of the document becomes a new attention check with the gold
+    # set as its answers; the document and its workers' scores stay as they were.
     result = study.runner.invoke(args=["promote-gold", DOC_ID])
     assert result.exit_code == 0, result.output
     with study.app.app_context():
@@ -151,12 +153,13 @@ def test_adjudicate_promote_and_see_agreement(study, page: Page):
         left_out = [worker.label for worker in left_out_workers(study_settings()).values()]
         assert len(list(iter_gold_records(DOC_ID))) == len(expected)
         db.session.remove()
+    assert all(score.total == 0 for score in scores.values()), scores
     page.goto(f"{study.url}/research/")
-    annotators = page.get_by_role("region", name="Annotators and attention checks")
-    for label, score in scores.items():
-        assert score.total == len(expected), label
-        row = annotators.get_by_role("row", name=re.compile(re.escape(label)))
-        expect(row).to_contain_text(f"{score.found_any}/{score.total}")
+    documents = page.get_by_role("region", name="Documents")
+    copy = documents.locator("tr", has=page.get_by_role("link", name=f"{DOC_ID}-gold", exact=True))
+    expect(copy.locator(".tag--check")).to_have_count(1)
+    original = documents.locator("tr", has=page.get_by_role("link", name=DOC_ID, exact=True))
+    expect(original.locator(".tag--check")).to_have_count(0)
 
     # b and c find one of the three gold spans of their category: the new check flags
     # them, so no figure counts them (a alone agrees with nobody) until the switch.

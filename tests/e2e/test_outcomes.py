@@ -10,9 +10,12 @@ from urllib.parse import parse_qs
 
 import pytest
 from playwright.sync_api import Page, Route, expect
+from sqlalchemy import select
 
 from app.document_formats import DocumentInput
 from app.documents import import_documents
+from app.extensions import db
+from app.models import AnnotationSession
 from tests.support.annotate_page import submit_task
 from tests.support.apps import ROOT
 from tests.support.live_server import LiveServer, serving
@@ -67,8 +70,11 @@ def test_a_prolific_worker_lands_on_the_fixed_code_of_completed(page: Page, stud
     asked = stub_prolific(page)
     page.goto(f"{study_server.url}/start?{PROLIFIC_WORKER}")
     submit_task(page)
-    code = page.locator(".js-completion-code")
-    expect(code).not_to_be_empty()  # the app's own code is shown before leaving
+    # The code Prolific expects is shown before leaving, never the app's own (issue 27.1).
+    expect(page.locator(".js-completion-code")).to_have_text("C1A2B3C4")
+    with study_server.app.app_context():
+        own = db.session.scalars(select(AnnotationSession.completion_code)).one()
+    expect(page.locator(".js-completion")).not_to_contain_text(own)
     link = page.get_by_role("link", name="Return to the study")
     expect(link).to_have_attribute("href", f"{PROLIFIC}C1A2B3C4")
     page.wait_for_url(f"{PROLIFIC}C1A2B3C4")

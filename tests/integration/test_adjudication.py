@@ -229,30 +229,73 @@ def test_gold_export_equals_the_decisions_with_provenance(seeded, researcher_cli
     assert len(lines) == 4
 
 
-def test_promote_gold_makes_an_attention_check_the_dashboard_scores(
+def _figures() -> tuple:
+    """What the dashboard shows of the study: per document its check flag and figures,
+    per annotator their attention-check scores."""
+    study = load_study(study_settings())
+    documents = {
+        row.external_id: (row.is_check, row.coherence, row.alpha, row.f1, len(row.sessions))
+        for row in study.documents
+    }
+    scores = {row.label: (row.gold.total, row.gold.found_any) for row in study.annotators}
+    return documents, scores, study.pooled_alpha, study.mean_f1
+
+
+def test_promote_gold_copies_the_document_as_a_new_attention_check(
     seeded, researcher_client, runner
 ):
+    """Issue 27.4: promoting a finished study document made it an attention check, its
+    workers rescored as check takers and the dashboard's figures gone. Now a copy is."""
     adjudicate_all(researcher_client)
+    db.session.expire_all()
+    documents, scores, alpha, f1 = _figures()
+    original = db.session.scalar(db.select(Document).filter_by(external_id=DOC_ID))
+    before = (original.gold, original.content_hash, original.title, original.meta)
     result = runner.invoke(args=["promote-gold", DOC_ID])
     assert result.exit_code == 0, result.output
-    assert "3 gold span(s)" in result.output
-    document = db.session.scalar(db.select(Document).filter_by(external_id=DOC_ID))
-    db.session.refresh(document)
-    assert document.is_attention_check
-    assert [g["category"] for g in document.gold] == [
-        "new-person",
-        "abrupt-transition",
-        "repetition",
+    assert "3 gold span(s)" in result.output and f"{DOC_ID} itself is unchanged" in result.output
+
+    db.session.expire_all()
+    original = db.session.scalar(db.select(Document).filter_by(external_id=DOC_ID))
+    assert (original.gold, original.content_hash, original.title, original.meta) == before
+    assert not original.is_attention_check
+    copy = db.session.scalar(db.select(Document).filter_by(external_id=f"{DOC_ID}-gold"))
+    assert copy.is_attention_check and copy.meta == {"promoted_from": DOC_ID}
+    # Workers never see that a document is a check (issue 26.5): the source's own title.
+    assert copy.title == original.title
+    assert [p.text for p in copy.paragraphs] == PARAGRAPHS
+    assert [(g["category"], g.get("explanation")) for g in copy.gold] == [
+        ("new-person", None),
+        ("abrupt-transition", "my own"),  # the decision's note explains the span
+        ("repetition", None),
     ]
-    study = load_study(study_settings())
-    scored = {row.label: row.gold for row in study.annotators}
-    # ann-1 locates the repetition; its "Bob" is 3 of the 10 characters of "met Bob at"
-    # (intersection over union 0.3: not located). ann-3 locates both with "Bob at" (0.6)
-    # and "met Bob again" (13 of 18).
-    assert scored["direct:ann-1"].total == 3
-    assert scored["direct:ann-1"].found_any == 1
-    assert scored["direct:ann-2"].found_any == 1
-    assert scored["direct:ann-3"].found_same_category == 2
+    # The original's readings and every figure made from them are exactly as they were;
+    # the new check joins the table with no sessions.
+    documents_after, scores_after, alpha_after, f1_after = _figures()
+    new_row = documents_after.pop(f"{DOC_ID}-gold")
+    assert new_row[0] is True and new_row[4] == 0
+    assert (documents_after, scores_after, alpha_after, f1_after) == (documents, scores, alpha, f1)
+
+    # Again with the same gold: nothing changes; with other answers while nobody took
+    # the check: the copy follows; once a worker took it: refused, nothing changed.
+    again = runner.invoke(args=["promote-gold", DOC_ID])
+    assert again.exit_code == 0 and "1 unchanged" in again.output, again.output
+    copy_id = copy.id
+    submitted_session(copy_id, "ann-9", len(PARAGRAPHS) - 1)
+    db.session.commit()
+    repetition = by_category(researcher_client, "repetition")["key"]
+    token = csrf_token(researcher_client)
+    decide(researcher_client, token, candidate=repetition, decision="reject")
+    refused = runner.invoke(args=["promote-gold", DOC_ID])
+    assert refused.exit_code == 1 and "already took this check" in refused.output
+    db.session.expire_all()
+    assert len(db.session.get(Document, copy_id).gold) == 3
+    other = runner.invoke(args=["promote-gold", DOC_ID, "--id", "second-check"])
+    assert other.exit_code == 0, other.output
+    second = db.session.scalar(db.select(Document).filter_by(external_id="second-check"))
+    assert len(second.gold) == 2
+    taken = runner.invoke(args=["promote-gold", DOC_ID, "--id", DOC_ID])
+    assert taken.exit_code == 1 and "is not" in taken.output
 
 
 def test_promote_gold_refuses_a_document_without_decisions(seeded, runner):

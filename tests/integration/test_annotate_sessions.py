@@ -704,6 +704,7 @@ def test_a_submit_is_one_statement_and_idempotent(app, client, document):
         "completion_code": row.completion_code,
         "redirect_url": f"https://app.prolific.com/submissions/complete?cc={row.completion_code}",
         "outcome": "completed",
+        "shown_code": row.completion_code,
     }
     db.session.commit()
     assert submit(client, token).get_json() == first.get_json()  # again: explained

@@ -96,9 +96,10 @@ def test_a_prolific_worker_goes_to_the_fixed_code_of_completed(app, client, docu
     row = stored(token)
     assert (row.status, row.outcome) == ("submitted", "completed")
     assert answer == {
-        "completion_code": row.completion_code,  # the app's own code stays, for display
+        "completion_code": row.completion_code,  # the app's own code stays, exported
         "redirect_url": f"{PROLIFIC}C1A2B3C4",
         "outcome": "completed",
+        "shown_code": "C1A2B3C4",  # what the worker sees: the code Prolific expects
     }
     assert submit(client, token).get_json() == answer  # idempotent
 
@@ -149,6 +150,7 @@ def test_completion_url_setting_overrides_every_outcome(app, client, documents, 
         "completion_code": code,
         "redirect_url": f"https://example.org/done?code={code}",
         "outcome": "failed_checks",
+        "shown_code": code,  # the platform gets the session's own code: the worker sees it
     }
 
 

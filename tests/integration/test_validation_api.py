@@ -165,7 +165,8 @@ def test_a_validator_who_finishes_completed_with_the_studys_fixed_code(
     token = start_validator(client, round_r, PROLIFIC_PID="p-7", STUDY_ID="s", SESSION_ID="x")
     while (answer := next_item(client, token))["item"] is not None:
         assert judge(client, token, answer["item"]["id"], "agree").status_code == 201
-    assert answer["completion_code"]  # the app's own code is still shown
+    assert answer["completion_code"]  # the app's own code is still kept (MTurk's form)
+    assert answer["shown_code"] == "C1A2B3C4"  # the validator sees the study's own code
     assert answer["completion_url"] == "https://app.prolific.com/submissions/complete?cc=C1A2B3C4"
     assert answer["outcome"] == "completed"
 

@@ -113,3 +113,18 @@ def seed_document(
         )
     db.session.commit()
     return document
+
+
+# The severity each mark of MARKS was given, in order (tests with severities).
+MARK_SEVERITIES = ("major", "minor", "major", "minor", "minor", "major", "minor")
+
+
+def seed_graded_document() -> Document:
+    """seed_adjudication_document, each mark with its MARK_SEVERITIES entry (for a
+    taxonomy with minor and major, tests/support/severities.py)."""
+    document = seed_adjudication_document()
+    rows = db.session.scalars(db.select(Annotation).order_by(Annotation.client_id)).all()
+    for row, severity in zip(rows, MARK_SEVERITIES, strict=True):
+        row.severity = severity
+    db.session.commit()
+    return document

@@ -3,10 +3,14 @@ the sample's summaries as a document, and its GPT-4 annotations as suggestions."
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 from tests.support.apps import BOOOOKSCORE_SAMPLE, ROOT
+from tests.support.live_server import serving
 
 BOOOOKSCORE_TAXONOMY = ROOT / "config" / "taxonomies" / "booookscore.yaml"
 BOOK = "the-golden-doves.epub"
@@ -48,3 +52,20 @@ def model_sentences(book: str = BOOK) -> dict:
     """{sentence: {"questions", "types"}} of GPT-4's file for the book."""
     data = json.loads((BOOOOKSCORE_SAMPLE / "model-annotations.json").read_text("utf-8"))
     return data[book]
+
+
+@contextlib.contextmanager
+def serving_with_suggestions(tmp_path: Path, sqlite_template: Path, *lines: str) -> Iterator:
+    """The app on a fresh SQLite copy with BooookScore's taxonomy (suggestions shown, or
+    these study lines), the sample summary and GPT-4's suggestions on it imported."""
+    path = tmp_path / "e2e.sqlite3"
+    shutil.copy(sqlite_template, path)
+    taxonomy = taxonomy_showing(tmp_path, *lines)
+    with serving(f"sqlite:///{path}", TAXONOMY_PATH=str(taxonomy)) as server:
+        runner = server.app.test_cli_runner()
+        result = runner.invoke(args=["import-documents", str(write_summary(tmp_path))])
+        assert result.exit_code == 0, result.output
+        args = ["import-suggestions", str(model_file(tmp_path)), "--source", "gpt-4"]
+        result = runner.invoke(args=args)
+        assert result.exit_code == 0, result.output
+        yield server

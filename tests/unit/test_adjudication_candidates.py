@@ -122,3 +122,44 @@ def test_merge_with_a_boundary_of_nobody_in_the_candidate_is_refused():
 def test_proposal_round_trips_through_its_dict():
     proposal = Proposal("repetition", span(35, 47), span(0, 12))
     assert Proposal.from_dict(proposal.to_dict()) == proposal
+
+
+def graded(ident, who, severity, start=0, end=4) -> Mark:
+    """A mark of "Anna" (by default) with a severity."""
+    return Mark(ident, who, "new-person", span(start, end), None, None, severity)
+
+
+WEIGHTS = {"minor": 1.0, "major": 5.0}
+
+
+def test_accept_keeps_the_severity_most_marks_gave():
+    """Issue 27.5: gold carried no severity. Severities are decided like categories."""
+    (candidate,) = group_candidates(
+        [graded(1, "direct:a", "minor"), graded(2, "direct:b", "major"), graded(3, "c", "minor")]
+    )
+    assert accepted(candidate, WEIGHTS).severity == "minor"
+    assert candidate.to_dict(WEIGHTS)["proposal"]["severity"] == "minor"
+    assert candidate.to_dict(WEIGHTS)["marks"][1]["severity"] == "major"
+
+
+def test_a_severity_tie_goes_to_the_heavier_and_none_counts_for_nothing():
+    (tie,) = group_candidates(
+        [graded(1, "direct:a", "minor"), graded(2, "direct:b", "major"), graded(3, "c", None)]
+    )
+    assert accepted(tie, WEIGHTS).severity == "major"
+    (ungraded,) = group_candidates([graded(1, "direct:a", None), graded(2, "direct:b", None)])
+    assert accepted(ungraded, WEIGHTS).severity is None
+
+
+def test_merge_takes_the_boundarys_severity_or_the_one_chosen():
+    (candidate,) = group_candidates(
+        [graded(1, "direct:a", "minor", 0, 4), graded(2, "direct:b", "major", 0, 8)]
+    )
+    assert merged(candidate, "direct:a", weights=WEIGHTS).severity == "minor"
+    assert merged(candidate, "direct:b", weights=WEIGHTS).severity == "major"
+    assert merged(candidate, "union", weights=WEIGHTS).severity == "major"  # tie: heavier
+    assert merged(candidate, "direct:a", severity="major").severity == "major"
+    stored = merged(candidate, "union", severity="minor").to_dict()
+    assert Proposal.from_dict(stored).severity == "minor"
+    del stored["severity"]  # a decision stored before severities
+    assert Proposal.from_dict(stored).severity is None

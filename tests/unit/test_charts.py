@@ -11,6 +11,7 @@ from app.research.charts import (
     VALUE_GUTTER,
     bar_chart,
     precision_chart,
+    short_labels,
     stacked_bar,
 )
 
@@ -48,3 +49,27 @@ def test_stacked_bar_segments_fill_its_width():
     assert mix.segments[1].x == pytest.approx(mix.segments[0].width)
     assert mix.description == "a: 3, b: 1"
     assert stacked_bar([]).description == "no annotations"
+
+
+PROLIFIC_IDS = [f"prolific:60aa0000000000000000{n:04x}" for n in (1, 2, 0xBEEF)]
+
+
+def test_long_labels_lose_their_middle_and_stay_distinguishable():
+    """Issue 27.11: the round report cut Prolific ids to identical "prolific:60aa000…"."""
+    labels = short_labels(PROLIFIC_IDS)
+    assert len(set(labels)) == 3 and all(len(label) <= 28 for label in labels)
+    assert labels[2].startswith("prolific:") and labels[2].endswith("beef")
+    assert short_labels(["human", "gpt-4"]) == ["human", "gpt-4"]  # short names as they are
+    # Names that differ only in the middle: their whole names.
+    same_ends = ["p" * 20 + "1" + "q" * 30, "p" * 20 + "2" + "q" * 30]
+    assert short_labels(same_ends) == same_ends
+
+
+def test_precision_chart_rows_keep_the_whole_name_for_a_tooltip():
+    stats = {"precision": 0.5, "ci95": [0.25, 0.75], "judgments": 8}
+    chart = precision_chart(
+        "p", "Precision", [("annotator", "By annotator", dict.fromkeys(PROLIFIC_IDS, stats))]
+    )
+    (group,) = chart.groups
+    assert [row.name for row in group.rows] == PROLIFIC_IDS
+    assert len({row.label for row in group.rows}) == 3

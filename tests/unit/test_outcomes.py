@@ -227,4 +227,4 @@ def test_shipped_taxonomies_carry_a_commented_completion_example_that_is_valid(t
         study = "study:\n" + "\n".join(block) + "\n"
         taxonomy = load_taxonomy(write(tmp_path, study)).study
         assert [outcome for outcome, _ in taxonomy.completion] == list(OUTCOMES)
-        assert taxonomy.attention_checks == "fail"
+        assert taxonomy.attention_checks == "flag"  # the example shows the default

@@ -105,6 +105,22 @@ export default class Adjudicate {
     return this.state.categories.find((/** @type {any} */ c) => c.key === key)?.name ?? key;
   }
 
+  /**
+   * A severity's name ("Major"), or the key when the taxonomy no longer has it.
+   * @param {string} key
+   */
+  severityName(key) {
+    return this.state.severities?.find((/** @type {any} */ s) => s.key === key)?.name ?? key;
+  }
+
+  /**
+   * ", Major" after a category, when there is a severity.
+   * @param {string | null | undefined} key
+   */
+  severitySuffix(key) {
+    return key ? `, ${this.severityName(key)}` : '';
+  }
+
   /** @param {string} key */
   category(key) {
     return this.state.categories.find((/** @type {any} */ c) => c.key === key);
@@ -220,7 +236,7 @@ export default class Adjudicate {
     const label = DECIDED_LABELS[/** @type {keyof typeof DECIDED_LABELS} */ (decision.decision)];
     const result = decision.result;
     const text = result
-      ? `${label}: ${quote(result.span)}${result.paired_span ? ` with ${quote(result.paired_span)}` : ''} as ${this.categoryName(result.category)} (by ${decision.decided_by})`
+      ? `${label}: ${quote(result.span)}${result.paired_span ? ` with ${quote(result.paired_span)}` : ''} as ${this.categoryName(result.category)}${this.severitySuffix(result.severity)} (by ${decision.decided_by})`
       : `${label} (by ${decision.decided_by})`;
     const $line = el('p', `candidate__state candidate__state--${decision.decision}`, text);
     return $line;
@@ -237,13 +253,14 @@ export default class Adjudicate {
     const $article = el('article', 'candidate__body');
     const titleId = `cand-${id}-title`;
     $article.setAttribute('aria-labelledby', titleId);
-    const $title = el('h4', 'candidate__title', `${this.categoryName(candidate.category)}: ${quote(candidate.proposal.span)}`);
+    const $title = el('h4', 'candidate__title', `${this.categoryName(candidate.category)}${this.severitySuffix(candidate.proposal.severity)}: ${quote(candidate.proposal.span)}`);
     $title.id = titleId;
     const $marks = el('ul', 'candidate__marks');
     for (const mark of candidate.marks) {
       const $mark = el('li', 'candidate__mark');
       $mark.append(el('strong', '', mark.annotator), document.createTextNode(` marked ${quote(mark.span)}`));
       if (mark.paired_span) $mark.append(document.createTextNode(` with ${quote(mark.paired_span)}`));
+      if (mark.severity) $mark.append(document.createTextNode(`, severity ${this.severityName(mark.severity)}`));
       if (mark.comment) $mark.append(el('span', 'candidate__comment', ` — comment: ${mark.comment}`));
       $marks.append($mark);
     }
@@ -296,8 +313,36 @@ export default class Adjudicate {
     const $select = this.categorySelect(selectId, candidate.category, candidate.marks.some((/** @type {any} */ m) => m.paired_span));
     const $save = el('button', 'button button--primary button--small', 'Save merge');
     $save.setAttribute('type', 'submit');
-    $form.append($fieldset, $label, $select, $save);
+    $form.append($fieldset, $label, $select, ...this.severityField(`cand-${id}-severity`, true), $save);
     return $form;
+  }
+
+  /**
+   * A labelled Severity select, when the taxonomy has severities (else nothing). With
+   * `derived`, a first option leaves it to the marks (the server takes the severity most
+   * of them gave, or the chosen boundary's).
+   * @param {string} id
+   * @param {boolean} derived
+   * @returns {HTMLElement[]}
+   */
+  severityField(id, derived) {
+    const severities = this.state.severities ?? [];
+    if (!severities.length) return [];
+    const $label = el('label', 'label', 'Severity');
+    $label.setAttribute('for', id);
+    const $select = /** @type {HTMLSelectElement} */ (el('select', 'select'));
+    $select.id = id;
+    $select.name = 'severity';
+    const options = [
+      ...(derived ? [{ key: '', name: 'As the marks say' }] : []),
+      ...severities.map((/** @type {any} */ s) => ({ key: s.key, name: `${s.name} (${s.weight})` })),
+    ];
+    for (const option of options) {
+      const $option = /** @type {HTMLOptionElement} */ (el('option', '', option.name));
+      $option.value = option.key;
+      $select.append($option);
+    }
+    return [$label, $select];
   }
 
   /**
@@ -332,7 +377,7 @@ export default class Adjudicate {
     $article.setAttribute('aria-labelledby', titleId);
     // A decided candidate that has changed since (a session submitted later) shows here too.
     const kind = decision.decision === 'own' ? 'Own span' : 'Earlier decision';
-    const $title = el('h4', 'candidate__title', `${kind}, ${this.categoryName(decision.result.category)}: ${quote(decision.result.span)}`);
+    const $title = el('h4', 'candidate__title', `${kind}, ${this.categoryName(decision.result.category)}${this.severitySuffix(decision.result.severity)}: ${quote(decision.result.span)}`);
     $title.id = titleId;
     const $remove = el('button', 'button button--small button--danger', 'Remove');
     $remove.setAttribute('type', 'button');
@@ -349,7 +394,7 @@ export default class Adjudicate {
   /** @param {number} n */
   ownForm(n) {
     const $select = this.categorySelect(`own-${n}-category`, this.state.categories[0]?.key);
-    const $form = ownSpanForm(n, $select);
+    const $form = ownSpanForm(n, $select, this.severityField(`own-${n}-severity`, false));
     togglePaired($form, this.state.categories);
     return $form;
   }
@@ -423,7 +468,13 @@ export default class Adjudicate {
     const data = new FormData($form);
     if ($form.dataset.form === 'merge') {
       const key = /** @type {HTMLElement} */ ($form.closest('[data-key]')).dataset.key ?? '';
-      this.send({ candidate: key, decision: 'merge', boundary: data.get('boundary'), category: data.get('category') });
+      this.send({
+        candidate: key,
+        decision: 'merge',
+        boundary: data.get('boundary'),
+        category: data.get('category'),
+        severity: data.get('severity') || null,
+      });
       return;
     }
     const { span, paired, pairedVisible } = ownSpans($form, this.state.document.paragraphs);
@@ -432,7 +483,7 @@ export default class Adjudicate {
       this.preview($form);
       return;
     }
-    this.send({ decision: 'own', category: data.get('category'), span, paired_span: paired });
+    this.send({ decision: 'own', category: data.get('category'), span, paired_span: paired, severity: data.get('severity') || null });
   }
 
   /** @param {Record<string, unknown>} body */

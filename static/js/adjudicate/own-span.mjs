@@ -32,12 +32,14 @@ export function quote(span) {
 }
 
 /**
- * The form for paragraph n (0-based), with the given category select.
+ * The form for paragraph n (0-based), with the given category select and, when the
+ * taxonomy has severities, its labelled severity select.
  * @param {number} n
  * @param {HTMLSelectElement} $select
+ * @param {HTMLElement[]} [severity] the label and select, or nothing
  * @returns {HTMLFormElement}
  */
-export function ownSpanForm(n, $select) {
+export function ownSpanForm(n, $select, severity = []) {
   const $form = /** @type {HTMLFormElement} */ (el('form', 'adj-own'));
   $form.dataset.form = 'own';
   $form.dataset.ownParagraph = String(n);
@@ -61,6 +63,8 @@ export function ownSpanForm(n, $select) {
   const $categoryLabel = el('label', 'label', 'Category');
   $categoryLabel.setAttribute('for', $select.id);
   $category.append($categoryLabel, $select);
+  const $severity = el('div', 'field adj-own__field');
+  $severity.append(...severity);
   const $paired = el('fieldset', 'adj-own__paired');
   $paired.dataset.js = 'paired';
   $paired.append(
@@ -81,7 +85,7 @@ export function ownSpanForm(n, $select) {
   $preview.textContent = 'Select text in the paragraph above, or type its start and end (characters from 0).';
   const $save = el('button', 'button button--primary button--small', 'Save my span');
   $save.setAttribute('type', 'submit');
-  $fieldset.append($category, field('start', 'Start'), field('end', 'End'), $paired, $preview, $save);
+  $fieldset.append($category, ...(severity.length ? [$severity] : []), field('start', 'Start'), field('end', 'End'), $paired, $preview, $save);
   $form.append($fieldset);
   return $form;
 }

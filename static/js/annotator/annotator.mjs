@@ -21,7 +21,7 @@ import { startHeartbeat } from './heartbeat.mjs';
 import { bindEvents } from './events.mjs';
 import { KeyboardSelection } from './keyboard.mjs';
 import { moveKind, navigationState, revealMessage, revealParagraph } from './navigation.mjs';
-import { Hint, InstructionsPanel, SubmitQuestion, isTouchOnly } from './panels.mjs';
+import { Hint, InstructionsPanel, SubmitQuestion } from './panels.mjs';
 import { Practice, PracticeStore } from './practice.mjs';
 import { readSelection } from './selection.mjs';
 import { isProblem, storeStatusText } from './status.mjs';
@@ -155,11 +155,11 @@ export default class Annotator {
     this.steps.setReadOnly(this.readOnly);
     this.table.setReadOnly(this.readOnly);
     this.restoreDraft();
-    $('.js-touch-warning').hidden = !isTouchOnly();
     if (this.status === 'submitted' && boot.completion) {
       showCompletion(this.$completion, boot.completion, boot.mturk, false);
     }
     this.renderNavigation();
+    this.practice?.restore(); // the latest check's feedback, after a reload
     this.renderStatus();
     this.store.flush();
     this.heartbeat = startHeartbeat({ url: this.api.heartbeat, csrfToken: boot.csrf_token, enabled: !this.readOnly });
@@ -262,14 +262,23 @@ export default class Annotator {
     this.renderStatus();
   }
 
-  /** Keep the unfinished annotation for a reload (once the saved one is restored). */
+  /**
+   * Keep the unfinished annotation for a reload (once the saved one is restored), with
+   * the suggestion it edits, if any.
+   */
   saveDraft() {
-    if (this.draftRestored) this.draft.save(this.steps.draft());
+    if (!this.draftRestored) return;
+    const editing = this.suggestions.editing;
+    this.draft.save(editing ? { ...this.steps.draft(), suggestion_id: editing } : this.steps.draft());
   }
 
-  /** Put back the annotation left unfinished before a reload, if it still fits the page. */
+  /**
+   * Put back the annotation left unfinished before a reload, if it still fits the page;
+   * an Edit of a suggestion is an Edit again (its Add records suggestion-edited).
+   */
   restoreDraft() {
     const draft = this.readOnly ? null : this.draft.load();
+    if (draft?.suggestion_id) this.suggestions.resumeEditing(draft.suggestion_id);
     this.draftRestored = true;
     if (draft) this.steps.restore(fittingDraft(draft, this.position, (span) => this.view.range(span)));
   }
@@ -352,6 +361,9 @@ export default class Annotator {
     this.setStatus(revealMessage(null));
     // A direct move records the position: the queued ones are superseded.
     this.store.dropPositions();
+    // The paragraph's decisions go first: the server refuses a move past a suggestion it
+    // has not seen decided (suggestions_undecided), as a Reject made just now may be.
+    await this.store.settled();
     try {
       const result = await revealParagraph({
         url: /** @type {string} */ (this.api.position),

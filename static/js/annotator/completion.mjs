@@ -28,20 +28,31 @@ export function requestCompletion(url, csrfToken) {
 }
 
 /**
+ * @typedef {{completion_code: string, redirect_url?: string | null, outcome?: string | null,
+ *   shown_code?: string | null}} CompletionAnswer
+ *   shown_code: the code the worker sees (the outcome's platform code, the session's own
+ *   where the study has none); null where the Return link alone completes or a study step
+ *   (the after-survey) comes first
+ */
+
+/**
  * Fill the completion panel (built with DOM calls: the code and URL are data). With
  * `follow` (a Submit just now, not a reload of a submitted task), a worker with a
  * platform link is sent there after FOLLOW_DELAY_MS: Prolific reads the outcome's
  * completion code from that address.
  * @param {HTMLElement} $panel the `.js-completion` section
- * @param {{completion_code: string, redirect_url?: string | null, outcome?: string | null}} completion
+ * @param {CompletionAnswer} completion
  * @param {{submit_to: string, assignment_id: string} | null | undefined} mturk
  * @param {{follow?: boolean}} [options]
  * @returns {number | null} the pending follow's timer id, if any
  */
 export function completionContent($panel, completion, mturk, { follow = false } = {}) {
   const $code = /** @type {HTMLElement} */ ($panel.querySelector('.js-completion-code'));
+  const $codeRow = /** @type {HTMLElement} */ ($panel.querySelector('.js-completion-code-row') ?? $code);
   const $next = /** @type {HTMLElement} */ ($panel.querySelector('.js-completion-next'));
-  $code.textContent = completion.completion_code;
+  const shown = completion.shown_code ?? null;
+  $code.textContent = shown ?? '';
+  $codeRow.hidden = !shown;
   $next.replaceChildren();
   if (completion.redirect_url && isOwnStepPage(completion.redirect_url)) {
     // A study step comes before the end (the after-survey): it sends the worker on.
@@ -73,7 +84,7 @@ export function completionContent($panel, completion, mturk, { follow = false } 
  * Show the completion panel; after a Submit just now (`fresh`), move the focus and the
  * view to it and follow a platform link.
  * @param {HTMLElement} $panel
- * @param {{completion_code: string, redirect_url?: string | null, outcome?: string | null}} completion
+ * @param {CompletionAnswer} completion
  * @param {{submit_to: string, assignment_id: string} | null | undefined} mturk
  * @param {boolean} fresh
  */

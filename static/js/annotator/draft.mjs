@@ -15,6 +15,8 @@
  * @property {string | null} category
  * @property {string} comment
  * @property {string | null} [severity] only with a taxonomy that has severities
+ * @property {string | null} [suggestion_id] the suggestion being edited (Edit), so that
+ *   the Add after a reload still records an edit of it (annotator/suggestions)
  */
 
 export class DraftStore {
@@ -39,6 +41,7 @@ export class DraftStore {
         category: typeof draft.category === 'string' ? draft.category : null,
         comment: typeof draft.comment === 'string' ? draft.comment : '',
         ...(typeof draft.severity === 'string' ? { severity: draft.severity } : {}),
+        ...(typeof draft.suggestion_id === 'string' ? { suggestion_id: draft.suggestion_id } : {}),
       };
     } catch {
       return null;
@@ -46,7 +49,8 @@ export class DraftStore {
   }
 
   /**
-   * Keep the draft; an empty one is removed.
+   * Keep the draft; an empty one is removed (the suggestion being edited alone is no
+   * draft: the form holds nothing of it).
    * @param {Draft} draft
    */
   save(draft) {

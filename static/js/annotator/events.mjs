@@ -124,11 +124,8 @@ function handleKey(page, event) {
   });
   if (!asked) {
     // Not a key of the page's rules: maybe a severity's (taxonomies with severities).
-    // An Accept waiting for a severity takes it first, else the form's severity step.
     const severity = page.steps.severity?.keyFor(event);
-    if (severity && (page.suggestions.chooseAskedSeverity(severity) || page.steps.chooseSeverity(severity))) {
-      event.preventDefault();
-    }
+    if (severity && chooseSeverity(page, severity, event.target)) event.preventDefault();
     return;
   }
   if (asked.action === 'add') {
@@ -141,6 +138,21 @@ function handleKey(page, event) {
     page.suggestions.cancelEdit();
   }
   else if (asked.action === 'choose' && page.steps.choose(asked.category)) event.preventDefault();
+}
+
+/**
+ * A severity's key goes to what the worker is filling: the form when it has a category
+ * (its severity step is asked) and the focus is not in the suggestions; else an open
+ * Accept's question (Accept puts the focus there), then the form.
+ * @param {Annotator} page
+ * @param {string} severity
+ * @param {EventTarget | null} target
+ * @returns {boolean} whether a severity was chosen
+ */
+function chooseSeverity(page, severity, target) {
+  const inSuggestions = target instanceof Element && Boolean(target.closest('.js-suggestions'));
+  if (!inSuggestions && page.steps.category !== null) return page.steps.chooseSeverity(severity);
+  return page.suggestions.chooseAskedSeverity(severity) || page.steps.chooseSeverity(severity);
 }
 
 /**

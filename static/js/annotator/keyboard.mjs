@@ -5,6 +5,12 @@
  * Enter takes the words as a DOM Range, read like a mouse selection. The caret is drawn
  * with the CSS Custom Highlight API: nothing is inserted into the paragraphs.
  *
+ * Left and Right follow the screen: in a right-to-left paragraph (Arabic, Hebrew) → goes
+ * to the word on its right, which is the one before in text order, and ← to the next.
+ * The paragraph's direction is the browser's computed one, or, where the paragraph lays
+ * itself out by its first strong character (`unicode-bidi: plaintext`, a document with
+ * no language), that character's.
+ *
  * Offsets here are UTF-16 units of the paragraph's text (what the DOM counts); the Range
  * goes through lib/anchoring.mjs, the one place that converts them to code points.
  *
@@ -15,6 +21,24 @@ import { unitsToRange } from '../lib/anchoring.mjs';
 
 const HIGHLIGHT = 'keyboard-selection';
 const SPACE_ONLY = /^\s+$/u;
+// A strong character, and the right-to-left scripts among them (Unicode bidi classes R
+// and AL, as dir="auto" and unicode-bidi: plaintext read them).
+const STRONG = /[\p{L}\p{Mn}]/u;
+const RIGHT_TO_LEFT = /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}\p{Script=Adlam}\p{Script=Samaritan}\p{Script=Mandaic}]/u;
+
+/**
+ * The direction a paragraph is laid out in on screen.
+ * @param {HTMLElement} $p
+ * @returns {'ltr' | 'rtl'}
+ */
+export function paragraphDirection($p) {
+  const style = window.getComputedStyle($p);
+  if (style.unicodeBidi === 'plaintext') {
+    const first = ($p.textContent ?? '').match(STRONG)?.[0];
+    if (first) return RIGHT_TO_LEFT.test(first) ? 'rtl' : 'ltr';
+  }
+  return style.direction === 'rtl' ? 'rtl' : 'ltr';
+}
 
 /**
  * The words of a text as UTF-16 [start, end) pairs: every segment that is not whitespace
@@ -97,7 +121,9 @@ export class KeyboardSelection {
       caret.focus = key === 'Home' ? 0 : last;
       if (!extend) caret.anchor = caret.focus;
     } else {
-      const step = key === 'ArrowLeft' ? -1 : 1;
+      // Text order runs right to left on screen in an RTL paragraph: → goes back in it.
+      const forward = (key === 'ArrowRight') === (paragraphDirection(caret.$p) === 'ltr');
+      const step = forward ? 1 : -1;
       caret.focus = Math.max(0, Math.min(last, caret.focus + step));
       if (!extend) caret.anchor = caret.focus;
     }

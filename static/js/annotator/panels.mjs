@@ -1,7 +1,8 @@
 /**
  * The page furniture around the task: the collapsible instructions panel (its state
  * remembered in localStorage), the passing hint under the Current Paragraph, the
- * in-page "Submit?" question and the message for touch-only devices.
+ * in-page "Submit?" question. (The message for touch-only devices is CSS alone:
+ * templates/_touch_warning.html.)
  *
  * @module annotator/panels
  */
@@ -89,12 +90,4 @@ export class SubmitQuestion {
     this.$question.hidden = true;
     if (focus) this.$submit.focus();
   }
-}
-
-/**
- * True on devices whose only pointer is coarse (phones, tablets without a mouse).
- * @returns {boolean}
- */
-export function isTouchOnly() {
-  return window.matchMedia('(pointer: coarse)').matches && !window.matchMedia('(any-pointer: fine)').matches;
 }

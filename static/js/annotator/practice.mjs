@@ -7,11 +7,15 @@
  * the feedback and Try again, Next practice text, Start the task or Continue. While checks
  * remain the server sends counts only (`summary`: found x of y, marks of the wrong type,
  * marks that are no error); the list of spans and explanations comes after a pass or the
- * last check (`revealed`, docs/training.md).
+ * last check (`revealed`, docs/training.md). The latest check's answer, exactly as the
+ * server sent it (counts only, or the list once revealed), is kept in localStorage too,
+ * so that a reload shows the same feedback (and, after Try again, the same feedback
+ * beside the answers being corrected).
  *
  * @module annotator/practice
  */
 
+import { ownDirection } from '../lib/direction.mjs';
 import { ApiError, requestJson } from '../lib/http.mjs';
 import { t } from '../lib/i18n.mjs';
 import { uuid } from './store.mjs';
@@ -129,6 +133,10 @@ export class PracticeStore extends EventTarget {
 
   savePosition() {}
 
+  settled() {
+    return Promise.resolve();
+  }
+
   dropPositions() {}
 
   flush() {}
@@ -150,7 +158,7 @@ export class PracticeStore extends EventTarget {
  * @property {number} position
  * @property {number} total
  * @property {boolean} busy
- * @property {{csrf_token: string}} boot
+ * @property {{csrf_token: string, token: string}} boot
  * @property {Map<string, {name: string}>} categories
  * @property {() => boolean} hasUnfinishedAnnotation
  * @property {(readOnly: boolean) => void} setReadOnly
@@ -181,6 +189,10 @@ export class Practice {
     this.$more = /** @type {HTMLAnchorElement} */ ($('.js-practice-more'));
     this.$end = /** @type {HTMLAnchorElement} */ ($('.js-practice-end'));
     this.$attemptsLeft = $('.js-attempts-left');
+    /** localStorage key of the latest check's answer on this practice text */
+    this.feedbackKey = `falte:practice-feedback:${annotator.boot.token}:${options.document_id}`;
+    /** @type {any} the answer shown now */
+    this.shown = null;
     this.onClick = (/** @type {MouseEvent} */ event) => {
       const $button = /** @type {HTMLElement} */ (event.target).closest('button');
       if (!$button || /** @type {HTMLButtonElement} */ ($button).disabled) return;
@@ -226,12 +238,20 @@ export class Practice {
   /**
    * Show the feedback and what comes next.
    * @param {any} result the JSON answer of the check
+   * @param {{restored?: boolean}} [options] restored: shown again after a reload (the
+   *   focus and the view stay where the page put them)
    */
-  show(result) {
+  show(result, { restored = false } = {}) {
     this.over = true;
+    this.shown = result;
     this.annotator.store.writable = false;
     this.annotator.setReadOnly(true);
-    if (result.passed || result.failed) this.annotator.store.clear();
+    if (result.passed || result.failed) {
+      this.annotator.store.clear();
+      this.keep(null);
+    } else if (!restored) {
+      this.keep({ result });
+    }
     this.$attemptsLeft.textContent = String(result.attempts_left);
     this.$result.textContent = result.passed ? TEXT.passed : result.failed ? TEXT.failed : TEXT.retry;
     const counts = result.summary;
@@ -253,8 +273,35 @@ export class Practice {
     if (go && result.next_url) go.href = result.next_url;
     this.$feedback.hidden = false;
     this.render();
+    if (restored) return;
     this.$heading.focus();
     this.$feedback.scrollIntoView({ block: 'start' });
+  }
+
+  /**
+   * Keep the latest check's answer for a reload (null: forget it).
+   * @param {{result: any, retrying?: boolean} | null} saved
+   */
+  keep(saved) {
+    try {
+      if (saved) window.localStorage.setItem(this.feedbackKey, JSON.stringify(saved));
+      else window.localStorage.removeItem(this.feedbackKey);
+    } catch {
+      // A blocked or full storage only means a reload shows no feedback.
+    }
+  }
+
+  /** After a reload: the feedback of the latest check again, as it was left. */
+  restore() {
+    let saved = null;
+    try {
+      saved = JSON.parse(window.localStorage.getItem(this.feedbackKey) ?? 'null');
+    } catch {
+      return;
+    }
+    if (!saved?.result?.summary || !Array.isArray(saved.result.feedback)) return;
+    this.show(saved.result, { restored: true });
+    if (saved.retrying) this.retry({ restored: true });
   }
 
   /**
@@ -271,35 +318,38 @@ export class Practice {
     $kind.textContent = TEXT[/** @type {keyof TEXT} */ (item.kind)] ?? item.kind;
     const $span = document.createElement('q');
     $span.className = 'feedback__span';
+    $span.dir = 'auto';
     $span.textContent = item.span.text;
     $item.append($kind, ' ', $span);
     const name = (/** @type {string} */ key) => this.annotator.categories.get(key)?.name ?? key;
+    // The label is the interface's; the category name and the explanation come from the
+    // taxonomy and the practice text, each in its own direction (lib/direction).
     const line = (/** @type {string} */ label, /** @type {string} */ value) => {
       const $line = document.createElement('span');
       $line.className = 'feedback__line';
-      $line.textContent = `${label} ${value}`;
+      $line.append(label, ' ', ownDirection('span', value));
       $item.append($line);
     };
     if (item.kind === 'extra') line(TEXT.youChose, name(item.category));
     else line(TEXT.errorType, name(item.category));
     if (item.chosen) line(TEXT.youChose, name(item.chosen));
     if (item.paired_span && item.kind !== 'found') line(TEXT.otherSpan, `“${item.paired_span.text}”`);
-    if (item.explanation) {
-      const $why = document.createElement('span');
-      $why.className = 'feedback__explanation';
-      $why.textContent = item.explanation;
-      $item.append($why);
-    }
+    if (item.explanation) $item.append(ownDirection('span', item.explanation, 'feedback__explanation'));
     return $item;
   }
 
-  /** Try again: the same text, the worker's answers kept to correct, the feedback beside. */
-  retry() {
+  /**
+   * Try again: the same text, the worker's answers kept to correct, the feedback beside.
+   * @param {{restored?: boolean}} [options] restored: after a reload
+   */
+  retry({ restored = false } = {}) {
     this.over = false;
     this.annotator.store.writable = true;
     this.annotator.setReadOnly(false);
     this.$retry.hidden = true; // the feedback stays in view while the worker corrects
     this.render();
+    if (restored) return;
+    if (this.shown) this.keep({ result: this.shown, retrying: true });
     /** @type {HTMLElement | null} */ (this.annotator.$root.querySelector('.js-current-body'))?.focus();
   }
 }

@@ -190,6 +190,7 @@ function actionButton(label, action, classes, describedBy, severity) {
   $button.type = 'button';
   $button.className = `button button--small ${classes}`;
   $button.textContent = label;
+  if (severity) $button.dir = 'auto'; // the severity's name comes from the taxonomy
   $button.dataset.action = action;
   if (severity) $button.dataset.severity = severity;
   $button.setAttribute('aria-describedby', describedBy);

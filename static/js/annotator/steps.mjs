@@ -272,6 +272,7 @@ export class Steps {
     }
     this.severity?.render();
     this.$pairedStep.hidden = !this.needsPaired;
+    this.numberSteps();
     this.$pairedPrompt.textContent = this.chosen?.paired_prompt || DEFAULT_PAIRED_PROMPT;
     this.$span.closest('.step')?.classList.toggle('is-active', !this.readOnly && this.target === 'span');
     this.$pairedStep.classList.toggle('is-active', !this.readOnly && this.target === 'paired');
@@ -279,6 +280,17 @@ export class Steps {
     this.$clear.disabled = this.readOnly || this.isEmpty();
     this.drawPending();
     this.onChange?.();
+  }
+
+  /** Number the steps shown, 1, 2, 3...: the paired step takes a number only when shown. */
+  numberSteps() {
+    let number = 0;
+    for (const $step of this.$form.querySelectorAll('.step')) {
+      const $number = $step.querySelector('.step__number');
+      if (!$number || /** @type {HTMLElement} */ ($step).hidden) continue;
+      number += 1;
+      if ($number.textContent !== String(number)) $number.textContent = String(number);
+    }
   }
 
   /** Draw the chosen spans in the text (call again after paragraphs are re-rendered). */

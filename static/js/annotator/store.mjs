@@ -158,6 +158,27 @@ export class AnnotationStore extends EventTarget {
     this.queue?.flush();
   }
 
+  /**
+   * Resolves once everything queued is sent, or the queue has stopped sending for now
+   * (offline, or waiting to retry): what depends on the server having it (a move past a
+   * paragraph whose suggestions were just decided) waits for it first.
+   * @returns {Promise<void>}
+   */
+  settled() {
+    const queue = this.queue;
+    if (!queue || queue.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        if (queue.pending > 0 && queue.sending) return;
+        queue.removeEventListener('change', done);
+        resolve();
+      };
+      queue.addEventListener('change', done);
+      queue.flush();
+      done();
+    });
+  }
+
   destroy() {
     this.listeners?.abort();
     this.queue?.destroy();

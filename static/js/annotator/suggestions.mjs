@@ -21,6 +21,7 @@
  * @module annotator/suggestions
  */
 
+import { ownDirection } from '../lib/direction.mjs';
 import { requestJson } from '../lib/http.mjs';
 import { uuid } from './store.mjs';
 import { REJECT, UNREJECT, rejectOperation, unrejectOperation } from './wire.mjs';
@@ -251,14 +252,14 @@ export class Suggestions {
     const textId = `suggestion-text-${index}`;
     const $head = element('p', 'suggestion__head');
     $head.append(element('span', 'suggestion__label', TEXT.suggested));
-    const $category = element('span', 'suggestion__category', this.categoryName(suggestion.category));
+    const $category = ownDirection('span', this.categoryName(suggestion.category), 'suggestion__category');
     $category.style.setProperty('--cat-color', this.categories.get(suggestion.category)?.color ?? '#d0d0d0');
     $head.append($category);
     if (decision) $head.append(element('span', `suggestion__decision suggestion__decision--${decision}`, TEXT[decision]));
     const $text = element('p', 'suggestion__text');
     $text.id = textId;
-    $text.append(element('q', 'suggestion__span', suggestion.span.text));
-    if (suggestion.question) $text.append(' ', element('span', 'suggestion__question', suggestion.question));
+    $text.append(ownDirection('q', suggestion.span.text, 'suggestion__span'));
+    if (suggestion.question) $text.append(' ', ownDirection('span', suggestion.question, 'suggestion__question'));
     $item.append($head, $text);
     if (this.editing === suggestion.id && !decision) {
       $item.append(element('p', 'suggestion__editing', TEXT.editing));
@@ -401,6 +402,18 @@ export class Suggestions {
   cancelEdit() {
     if (this.editing === null) return;
     this.editing = null;
+    this.render();
+  }
+
+  /**
+   * An Edit left unfinished before a reload (annotator/draft): editing again, when the
+   * suggestion is still undecided in the Current Paragraph.
+   * @param {string} id
+   */
+  resumeEditing(id) {
+    const suggestion = this.byId.get(id);
+    if (!suggestion || suggestion.span.paragraph_id !== this.position || this.decision(suggestion) !== null) return;
+    this.editing = id;
     this.render();
   }
 

@@ -7,6 +7,7 @@
  */
 
 import { codePointLength, sliceCodePoints } from '../lib/anchoring.mjs';
+import { ownDirection } from '../lib/direction.mjs';
 import { t } from '../lib/i18n.mjs';
 
 /**
@@ -32,7 +33,9 @@ export function byPosition(a, b) {
   );
 }
 
-const SEVERITY_LABEL = 'Severity:';
+const TEXT = {
+  severity: t('Severity:'),
+};
 
 export class AnnotationTable {
   /**
@@ -123,12 +126,12 @@ export class AnnotationTable {
     swatch.setAttribute('aria-hidden', 'true');
     swatch.style.setProperty('--cat-color', category?.color ?? '#ccc');
     // An imported error without a label has no category (researchers' read-only view).
-    categoryCell.append(swatch, document.createTextNode(category?.name ?? annotation.category ?? '–'));
+    categoryCell.append(swatch, ownDirection('span', category?.name ?? annotation.category ?? '–'));
     const severity = this.severityName?.(annotation.severity);
     if (severity) {
       const $severity = document.createElement('span');
       $severity.className = 'cell-sub previous__severity';
-      $severity.textContent = `${SEVERITY_LABEL} ${severity}`;
+      $severity.append(TEXT.severity, ' ', ownDirection('span', severity));
       categoryCell.append($severity);
     }
 

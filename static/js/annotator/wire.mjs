@@ -37,7 +37,7 @@
 
 /**
  * What POST /api/sessions/<token>/submit answers (also the bootstrap's `completion`).
- * @typedef {{completion_code: string, redirect_url?: string | null, outcome?: string | null}} Completion
+ * @typedef {{completion_code: string, redirect_url?: string | null, outcome?: string | null, shown_code?: string | null}} Completion
  */
 
 /** @typedef {{submit_to: string, assignment_id: string}} MturkTarget */

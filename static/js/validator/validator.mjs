@@ -290,6 +290,7 @@ export default class Validator {
       ...item.label_names.map((name) => {
         const $li = document.createElement('li');
         $li.className = 'validator__label';
+        $li.dir = 'auto'; // taxonomy text: its own direction inside any interface
         $li.textContent = name;
         return $li;
       }),
@@ -380,14 +381,20 @@ export default class Validator {
     this.setText(valueSelector, text ?? '');
   }
 
-  /** @param {{progress: {done: number, total: number}, completion_code: string | null, completion_url: string | null, mturk?: {submit_to: string, assignment_id: string} | null}} answer */
+  /**
+   * No item left: thanks, the code to show (the study's platform code, the session's own
+   * where it has none, none where the Return link alone completes) and the way back.
+   * @param {{progress: {done: number, total: number}, completion_code: string | null, shown_code?: string | null,
+   *   completion_url: string | null, mturk?: {submit_to: string, assignment_id: string} | null}} answer
+   */
   showDone(answer) {
     this.item = null;
     this.$work.hidden = true;
     this.$done.hidden = false;
     const earned = Boolean(answer.completion_code);
-    this.find('.js-code-row').hidden = !earned;
-    this.setText('.js-code', answer.completion_code ?? '');
+    const shown = earned ? (answer.shown_code ?? null) : null;
+    this.find('.js-code-row').hidden = !shown;
+    this.setText('.js-code', shown ?? '');
     this.setText(
       '.js-done-heading',
       earned ? t('Thank you, there is nothing left for you to judge') : t('There is nothing for you to judge right now'),

@@ -1,0 +1,63 @@
+"""The research console in Chromium (issue 27, point 11): the documents table shows γ
+and Pair F1 at 1280 px (a taxonomy with severities adds the MQM column; long document
+ids), and where it is wider than its box it scrolls in a focusable, labelled group that
+the keyboard scrolls."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+from werkzeug.security import generate_password_hash
+
+from app.extensions import db
+from app.models import Researcher
+from app.taxonomy import load_taxonomy
+from bench.dashboard_bench import seed_study
+from tests.support.axe import violations
+from tests.support.research_console import EMAIL, PASSWORD, log_in
+from tests.support.severities import severity_taxonomy
+
+# The header cells' right edges and the scroll box's, in the page.
+EDGES_JS = """
+(group) => ({
+  box: group.getBoundingClientRect().right,
+  headers: Object.fromEntries([...group.querySelectorAll('thead th')].map(
+    (th) => [th.textContent.trim(), th.getBoundingClientRect().right])),
+})
+"""
+
+
+@pytest.fixture
+def graded_console(live_server, tmp_path):
+    """A seeded study under a taxonomy with severities, long document ids."""
+    app = live_server.app
+    app.extensions["taxonomy"] = load_taxonomy(severity_taxonomy(tmp_path))
+    with app.app_context():
+        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        db.session.commit()
+        keys = app.extensions["taxonomy"].keys
+        seed_study(6, 3, 8, categories=keys, check_documents=1, workers=9, tag="summary-long-")
+        db.session.remove()
+    return live_server
+
+
+def test_the_documents_table_fits_or_scrolls_visibly(page: Page, graded_console):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    log_in(page, graded_console.url)
+    table = page.get_by_role("group", name="Documents")
+    expect(table).to_have_attribute("tabindex", "0")
+    edges = table.evaluate(EDGES_JS)
+    for header in ("MQM", "γ", "Pair F1"):
+        assert edges["headers"][header] <= edges["box"] + 0.5, (header, edges)
+    assert not violations(page)
+
+    page.set_viewport_size({"width": 768, "height": 800})
+    assert table.evaluate("(group) => group.scrollWidth > group.clientWidth")
+    table.focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    for _ in range(40):  # the browser may scroll smoothly
+        if table.evaluate("(group) => group.scrollLeft") > 0:
+            break
+        page.wait_for_timeout(50)
+    assert table.evaluate("(group) => group.scrollLeft") > 0
