@@ -161,15 +161,14 @@ def test_adjudicate_promote_and_see_agreement(study, page: Page):
     original = documents.locator("tr", has=page.get_by_role("link", name=DOC_ID, exact=True))
     expect(original.locator(".tag--check")).to_have_count(0)
 
-    # b and c find one of the three gold spans of their category: the new check flags
-    # them, so no figure counts them (a alone agrees with nobody) until the switch.
-    assert left_out == ["import:b", "import:c"]
-    expect(page.locator(".flagged-switch")).to_contain_text("2 workers left out of every figure")
-    page.get_by_role("link", name="Count flagged workers").click()
-    expect(page.locator(".flagged-switch")).to_contain_text("counts the 2 workers")
+    # Nobody took the new check, so nobody is flagged by it: every worker still counts
+    # (promoting in place flagged b and c, who find one of its three gold spans; the
+    # dashboard's switch for flagged workers is tested in test_flagged_workers.py).
+    assert left_out == []
+    expect(page.locator(".flagged-switch")).to_have_count(0)
 
-    # Agreement: the two other documents; gamma computed in the background, then shown
-    # with its interval (the page itself never computes it).
+    # Agreement: every document (the original stays a study document); gamma computed in
+    # the background, then shown with its interval (the page itself never computes it).
     agreement = page.get_by_role("region", name="Agreement")
     expect(agreement.locator('tr[data-figure="krippendorff_alpha_sentences"]')).to_contain_text(
         " to "

@@ -17,7 +17,7 @@ from app.models import AnnotationSession
 from app.security import capability_csrf_token
 from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT
-from tests.support.worker_api import read_to_the_end, save, start, submit
+from tests.support.worker_api import read_to_the_end, save, start, start_study, submit
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
 WORKER = {"PROLIFIC_PID": "p-1", "STUDY_ID": "s-1", "SESSION_ID": "x-1"}
@@ -44,9 +44,21 @@ def session_of(token: str) -> AnnotationSession:
     return db.session.scalars(db.select(AnnotationSession).filter_by(token=token)).one()
 
 
+def opened(client, **worker: str) -> str:
+    """The worker's session on doc-1: a Prolific worker arrives by the study link /start
+    (a study with completion codes is entered only there), a named annotator by the
+    document's link."""
+    return (
+        start_study(client, **worker)
+        if "PROLIFIC_PID" in worker
+        else start(client, "doc-1", **worker)
+    )
+
+
 def finished(client, **worker: str) -> tuple[str, dict]:
     """A worker who opened doc-1, marked one span, read on and Submitted."""
-    token = start(client, "doc-1", **worker)
+    token = opened(client, **worker)
+    assert client.get(f"/s/{token}").status_code == 200  # the task page, as a browser loads it
     read_to_the_end(client, token, len(PARAGRAPHS))
     span = {"paragraph_id": 1, "start": 0, "end": 5, "text": "Carol"}
     body = {"id": str(uuid.uuid4()), "category": "new-person", "span": span}
@@ -115,7 +127,7 @@ def test_the_code_waits_for_the_after_survey(app, client, document, tmp_path):
 
 def test_the_early_end_shows_the_outcomes_code_never_the_sessions(app, client, document, tmp_path):
     use_study(app, tmp_path, CODES, "consent: |\n  Take part?\n")
-    token = start(client, "doc-1", **WORKER)
+    token = opened(client, **WORKER)
     form = {"csrf_token": capability_csrf_token("annotate", token), "decision": "decline"}
     assert client.post(f"/s/{token}/consent", data=form).status_code in (302, 303)
     page = client.get(f"/s/{token}/end").get_data(as_text=True)

@@ -126,7 +126,7 @@ def test_proposal_round_trips_through_its_dict():
 
 def graded(ident, who, severity, start=0, end=4) -> Mark:
     """A mark of "Anna" (by default) with a severity."""
-    return Mark(ident, who, "new-person", span(start, end), None, None, severity)
+    return Mark(ident, who, "new-person", span(start, end), severity=severity)
 
 
 WEIGHTS = {"minor": 1.0, "major": 5.0}
