@@ -100,6 +100,10 @@ class Config:
         self.ANNOTATE_WRITE_LIMIT = env.get("ANNOTATE_WRITE_LIMIT", "120 per minute")
         self.VALIDATE_WRITE_LIMIT = env.get("VALIDATE_WRITE_LIMIT", "120 per minute")
         self.LOGIN_RATE_LIMIT = env.get("LOGIN_RATE_LIMIT", "10 per minute")
+        # Failed logins of one researcher account (from any address) that lock it, and for
+        # how many minutes (app.research.auth): 429 for that account meanwhile.
+        self.LOGIN_ACCOUNT_LIMIT = env.get("LOGIN_ACCOUNT_LIMIT", "10 per 15 minutes")
+        self.LOGIN_ACCOUNT_LOCK_MINUTES = float(env.get("LOGIN_ACCOUNT_LOCK_MINUTES", "15"))
         # Opens of a start link (/start, /annotate/..., /id=..., /validate/...) per client
         # address: room for a lab's workers behind one NAT, not for draining a study.
         self.OPEN_RATE_LIMIT = env.get("OPEN_RATE_LIMIT", "60 per minute")

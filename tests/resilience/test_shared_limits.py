@@ -1,6 +1,7 @@
 """Limits that hold across processes: two gunicorn servers behind one nginx (the
 docker-compose shape: config/nginx/nginx.conf with both as its upstream) count one
-token's writes, and one address's logins, once for both through a real Redis; with the
+token's writes, and one address's logins, once for both through a real Redis (and one
+account's failed logins lock it on every app); with the
 default memory storage each server counts alone and the limit lets twice as much
 through. When Redis stops, the app keeps serving with the limits off and says so in its
 log."""
@@ -17,8 +18,10 @@ from pathlib import Path
 import pytest
 import requests
 
+from app import create_app
 from tests.resilience.conftest import PARAGRAPH
-from tests.support.apps import require_or_skip
+from tests.support.apps import dispose_engines, make_test_config, require_or_skip
+from tests.support.login import add_accounts, login_from
 from tests.support.nginx import access_log, compose_config, nginx_binary, start_nginx, stop_nginx
 from tests.support.redis import redis_binary, start_redis, stop_redis
 from tests.support.servers import error_log_text, free_port, start_gunicorn, stop
@@ -155,3 +158,24 @@ def test_with_per_process_counters_the_limit_lets_twice_as_much_through(pg_url, 
         statuses = [_save(browser, cluster.url, token, headers).status_code for _ in range(11)]
         assert statuses == [201] * 11, statuses
         assert _failed_logins(browser, cluster.url, 4) == [401] * 4
+
+
+def test_an_account_locked_on_one_app_is_locked_on_another(pg_url, redis_port):
+    port, _ = redis_port
+    apps = [
+        create_app(
+            make_test_config(
+                pg_url, TRUSTED_PROXIES=1, RATELIMIT_STORAGE_URI=f"redis://127.0.0.1:{port}/0"
+            )
+        )
+        for _ in range(2)
+    ]
+    add_accounts(apps[0], ("lead@example.org",), "a-long-enough-password")
+    for n in range(10):
+        response = login_from(apps[n % 2], f"203.0.113.{n}", "lead@example.org", "wrong")
+        assert response.status_code == 401, n
+    for app in apps:
+        response = login_from(app, "198.51.100.1", "lead@example.org", "a-long-enough-password")
+        assert response.status_code == 429
+        with app.app_context():
+            dispose_engines()
