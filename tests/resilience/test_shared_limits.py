@@ -8,6 +8,7 @@ log."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import uuid
 from collections.abc import Iterator
@@ -97,11 +98,16 @@ def _session(browser: requests.Session, url: str) -> tuple[str, dict[str, str]]:
     return token, {"X-CSRFToken": re.search(r'name="csrf-token" content="([^"]+)"', page)[1]}
 
 
+_SAVES = itertools.count()  # each save another span: a duplicate under a new id is a 422
+
+
 def _save(browser: requests.Session, url: str, token: str, headers: dict) -> requests.Response:
+    n = next(_SAVES)
+    start, end = n // 10, n // 10 + 2 + n % 10
     body = {
         "id": str(uuid.uuid4()),
         "category": "ungrammatical",
-        "span": {"paragraph_id": 0, "start": 0, "end": 3, "text": PARAGRAPH[:3]},
+        "span": {"paragraph_id": 0, "start": start, "end": end, "text": PARAGRAPH[start:end]},
         "paired_span": None,
         "comment": "",
     }
