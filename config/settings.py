@@ -66,6 +66,12 @@ class Config:
         self.TAXONOMY_PATH = env.get("TAXONOMY_PATH") or str(DEFAULT_TAXONOMY)
         # Computed gamma values (app.adjudication.gamma_cache); None: instance/gamma-cache.
         self.GAMMA_CACHE_DIR = env.get("GAMMA_CACHE_DIR") or None
+        # Random continua for gamma's expected disorder (its Monte-Carlo standard error is
+        # reported beside it), and what one document's analysis may take: seconds and
+        # megabytes (0: no limit); beyond them it is skipped and reported so.
+        self.GAMMA_SAMPLES = int(env.get("GAMMA_SAMPLES", "100"))
+        self.ANALYSIS_TIME_LIMIT = float(env.get("ANALYSIS_TIME_LIMIT", "60"))
+        self.ANALYSIS_MEMORY_LIMIT = int(env.get("ANALYSIS_MEMORY_LIMIT", "1024"))
         self.MAX_CONTENT_LENGTH = int(env.get("MAX_CONTENT_LENGTH", str(64 * 1024)))
         self.MAX_COMMENT_LENGTH = 2000
         # Rate limits (app.rate_limits): on, counted in memory per process unless
