@@ -11,6 +11,7 @@ document whose gamma still breaks ANALYSIS_TIME_LIMIT is reported in
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -89,6 +90,12 @@ def test_a_document_over_the_time_limit_is_reported_skipped(cache, runner):
     assert figure["documents"] == 1 and figure["value"] is not None
     gammas = {row["document_id"]: row["gamma"] for row in report["documents"]}
     assert gammas["hostile"] is None and gammas["fine"] is not None
+    table = runner.invoke(args=["study-report"]).stdout
+    assert "skipped (over the analysis limits): hostile" in table
+    assert re.search(r"gamma: [0-9.-]+ .*\(Monte-Carlo SE [0-9.]+\)", table)
+    csv_text = runner.invoke(args=["study-report", "--format", "csv"]).stdout
+    assert "agreement_skipped,gamma,,,,hostile" in csv_text
+    assert re.search(r"agreement_mc_se,gamma,,,,[0-9.]+", csv_text)
     # The skip is remembered: the agreement command reports it at once, from the cache.
     started = time.monotonic()
     agreement = _json(runner, "agreement", "--gamma")
