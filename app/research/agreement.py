@@ -92,7 +92,9 @@ def resolve_gamma(
             if figures is None or figures.gamma_key is None:  # gamma undefined
                 continue
             units, annotators = figures.gamma_units, figures.gamma_annotators
-            key = gamma_cache.content_key(units, annotators, samples)
+            key = figures.gamma_key  # made with the default samples (app.research.dashboard)
+            if samples != gamma_cache.DEFAULT_GAMMA_SAMPLES:
+                key = gamma_cache.content_key(units, annotators, samples)
             found = gamma_cache.lookup(key, directory, limits)
             if found is None and compute:
                 found = gamma_cache.compute(units, annotators, directory, runner, samples)
