@@ -29,11 +29,12 @@ def configure(app: Flask, config: Config | Mapping[str, Any] | None) -> None:
     if config is None or isinstance(config, Mapping):
         overrides = config or {}
         config = config_for(overrides.get("APP_ENV"))
-    config.validate()
     app.config.from_object(config)
     app.config["APP_ENV"] = config.ENV_NAME
     app.config.from_prefixed_env()
     app.config.update(overrides)
+    # The settings actually used: a FLASK_SECRET_KEY or an override is checked too.
+    config.validate(app.config)
 
 
 def register_extensions(app: Flask) -> None:

@@ -41,6 +41,7 @@ from app.export_record import (
     iter_annotation_records,
 )
 from app.extensions import db
+from app.jsonl import escape_line_breaks
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.paragraph_times import PARAGRAPH_COLUMNS, count_paragraph_rows, iter_paragraph_records
 from app.study import study_settings
@@ -191,9 +192,13 @@ _JSON = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
 
 
 def iter_jsonl(records: Iterable[dict[str, Any] | str]) -> Iterator[str]:
-    """JSON lines in chunks of BATCH records (records already encoded pass through)."""
+    """JSON lines in chunks of BATCH records (records already encoded pass through), U+2028,
+    U+2029 and U+0085 escaped (app.jsonl)."""
     encode = _JSON.encode
-    lines = (record if isinstance(record, str) else encode(record) for record in records)
+    lines = (
+        escape_line_breaks(record if isinstance(record, str) else encode(record))
+        for record in records
+    )
     yield from _chunked(lines)
 
 

@@ -32,6 +32,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from app.checks.flagged import left_out_workers
 from app.extensions import db
+from app.jsonl import LINE_BREAKS, escape_line_breaks
 from app.models import UNIT_ID, Annotation, AnnotationSession, Annotator, Document, Suggestion
 from app.statuses import SessionStatus
 from app.study import study_settings
@@ -324,11 +325,15 @@ def flagged_params() -> dict[str, list[int]]:
 
 
 def copy_select(flt: ExportFilter, taxonomy: Taxonomy) -> Select:
-    """The export as one json value a row, built by PostgreSQL (for COPY)."""
+    """The export as one json value a row, built by PostgreSQL (for COPY), its U+2028,
+    U+2029 and U+0085 escaped as the Python writers do (app.jsonl)."""
     pairs = []
     for f in flt.fields:
         pairs += [literal(f.key), f.format.sql(f.column, taxonomy)]
-    query = _ordered(filtered(annotation_select(func.json_build_object(*pairs)), flt))
+    line = cast(func.json_build_object(*pairs), String)
+    for character in LINE_BREAKS:  # json_build_object leaves them raw, as JSON allows
+        line = func.replace(line, literal(character), literal(f"\\u{ord(character):04x}"))
+    query = _ordered(filtered(annotation_select(line), flt))
     return query.params(**flagged_params())
 
 
@@ -378,7 +383,8 @@ def iter_annotation_lines(
         for f, read in _readers(flt.fields)
     ]
     for row in _rows(flt):
-        yield ("{" + ", ".join([key + encode(read(row)) for key, read, encode in plan]) + "}")
+        line = "{" + ", ".join([key + encode(read(row)) for key, read, encode in plan]) + "}"
+        yield escape_line_breaks(line)
 
 
 def annotation_record(categories: Categories, **values: Any) -> dict[str, Any]:

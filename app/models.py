@@ -51,6 +51,12 @@ def new_token() -> str:
     return secrets.token_urlsafe(24)
 
 
+def new_item_public_id() -> str:
+    """What validators see as a validation item's id: random (80 bits), so that it says
+    nothing of the item's source, annotator or original id."""
+    return f"item-{secrets.token_hex(10)}"
+
+
 def new_completion_code() -> str:
     """A completion code with 130 bits of entropy, upper-case base32 without padding."""
     return base64.b32encode(secrets.token_bytes(17)).decode("ascii").rstrip("=")[:26]
@@ -292,18 +298,22 @@ class ValidationRound(db.Model):
 
 
 class ValidationItem(db.Model):
-    """One annotation (human or model) to be judged. `source` never reaches validators."""
+    """One annotation (human or model) to be judged. `source` never reaches validators, nor
+    does `external_id` (the researcher's id, e.g. a suggestion's, which may name a model):
+    validators see `public_id`, a random id per item."""
 
     __tablename__ = "validation_items"
     __table_args__ = (
         Index("ix_validation_items_round_order", "round_id", "order_key"),
         UniqueConstraint("round_id", "external_id"),
+        UniqueConstraint("round_id", "public_id"),
         CheckConstraint("span_start IS NULL OR span_start < span_end", name="span_ordered"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     round_id: Mapped[int] = mapped_column(ForeignKey("validation_rounds.id", ondelete="CASCADE"))
     external_id: Mapped[str] = mapped_column(String(200))
+    public_id: Mapped[str] = mapped_column(String(40), default=new_item_public_id)
     source: Mapped[str] = mapped_column(String(100))
     document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
     order_key: Mapped[int] = mapped_column(Integer)

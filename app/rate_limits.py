@@ -2,6 +2,9 @@
 validator's writes, per client address on the researchers' login, and per client network
 (`client_network`: an IPv4 address, an IPv6 /64; app.networks) on the opens of start
 links (`limit_opens`). Beyond a limit: a 429 with Retry-After (rendered by app.errors).
+Lockouts (`check_lock`, `record_failure`): failures of one key (a researcher account)
+counted in a moving window; the one that reaches the limit locks the key for a while,
+whatever address the next attempt comes from.
 
 Limits are strings in the library's syntax ("120 per minute", "10/minute; 100/hour"),
 read from the app's config on every check (so a test or a deploy can change them). The
@@ -37,11 +40,12 @@ from flask import Blueprint, Flask, current_app, request
 from limits import RateLimitItem, parse_many
 from limits.errors import StorageError
 from limits.storage import MemoryStorage, Storage, storage_from_string
-from limits.strategies import FixedWindowRateLimiter
+from limits.strategies import FixedWindowRateLimiter, MovingWindowRateLimiter
 from werkzeug.exceptions import TooManyRequests
 
 EXTENSION = "rate_limits"
 IPV6_PREFIX = 64  # one subscriber's prefix: app.networks
+MOVING = "rate_limits_moving"  # the same storage, counted in a moving window (lockouts)
 WRITE_METHODS = frozenset({"POST", "PUT", "DELETE", "PATCH"})
 
 P = ParamSpec("P")
@@ -55,9 +59,9 @@ class RateLimiter:
     def init_app(self, app: Flask) -> None:
         app.config.setdefault("RATELIMIT_ENABLED", True)
         app.config.setdefault("RATELIMIT_STORAGE_URI", "memory://")
-        app.extensions[EXTENSION] = FailOpenRateLimiter(
-            storage_for(app.config["RATELIMIT_STORAGE_URI"])
-        )
+        storage = storage_for(app.config["RATELIMIT_STORAGE_URI"])
+        app.extensions[EXTENSION] = FailOpenRateLimiter(storage)
+        app.extensions[MOVING] = MovingWindowRateLimiter(storage)
 
 
 # A request never waits long for a storage that does not answer (redis-py's default is to
@@ -180,6 +184,70 @@ def check(config_key: str, scope: str, key: str) -> None:
     strategy.answered()
     if exceeded:
         raise TooManyRequests(str(exceeded[0]), retry_after=max(1, math.ceil(max(waits))))
+
+
+def _lock_key(scope: str, key: str) -> str:
+    return f"lock/{scope}/{key}"
+
+
+def check_lock(scope: str, key: str) -> None:
+    """Raise a 429 (TooManyRequests with retry_after) while record_failure's lock on
+    (scope, key) lasts."""
+    app = current_app
+    if not app.config["RATELIMIT_ENABLED"]:
+        return
+    strategy: FailOpenRateLimiter = app.extensions[EXTENSION]
+    if not strategy.available():
+        return
+    try:
+        locked = strategy.storage.get(_lock_key(scope, key))
+        left = strategy.storage.get_expiry(_lock_key(scope, key)) - time.time() if locked else 0
+    except StorageError as error:
+        strategy.failed(error)
+        return
+    strategy.answered()
+    if locked:
+        raise TooManyRequests("locked", retry_after=max(1, math.ceil(left)))
+
+
+def record_failure(config_key: str, lock_config_key: str, scope: str, key: str) -> None:
+    """Count one failure of (scope, key) against app.config[config_key] ("10 per 15
+    minutes", a moving window); the failure that reaches it locks (scope, key) for
+    app.config[lock_config_key] minutes (check_lock) and starts the count afresh."""
+    app = current_app
+    if not app.config["RATELIMIT_ENABLED"]:
+        return
+    strategy: FailOpenRateLimiter = app.extensions[EXTENSION]
+    moving: MovingWindowRateLimiter = app.extensions[MOVING]
+    if not strategy.available():
+        return
+    try:
+        for item in _parsed(app.config[config_key]):
+            moving.hit(item, scope, key)
+            if moving.get_window_stats(item, scope, key).remaining <= 0:
+                # Whole seconds: Redis expires keys by the second.
+                seconds = max(1, math.ceil(60 * float(app.config[lock_config_key])))
+                strategy.storage.incr(_lock_key(scope, key), seconds)
+                moving.clear(item, scope, key)
+    except StorageError as error:
+        strategy.failed(error)
+        return
+    strategy.answered()
+
+
+def forget_failures(config_key: str, scope: str, key: str) -> None:
+    """Start the failures of (scope, key) afresh (after a success)."""
+    app = current_app
+    if not app.config["RATELIMIT_ENABLED"]:
+        return
+    strategy: FailOpenRateLimiter = app.extensions[EXTENSION]
+    if not strategy.available():
+        return
+    try:
+        for item in _parsed(app.config[config_key]):
+            app.extensions[MOVING].clear(item, scope, key)
+    except StorageError as error:
+        strategy.failed(error)
 
 
 def limit_blueprint(

@@ -9,6 +9,7 @@ from flask import request
 from werkzeug.exceptions import BadRequest
 
 from app.errors import ApiError
+from app.text_guard import NOT_UTF8, is_utf8
 
 
 def json_object(*, optional: bool = False) -> dict[str, Any]:
@@ -19,12 +20,14 @@ def json_object(*, optional: bool = False) -> dict[str, Any]:
         return {}
     if not request.is_json:
         raise ApiError.unsupported_media_type()
+    if not is_utf8(request.get_data(cache=True)):  # json.loads would read UTF-16 and -32
+        raise ApiError.bad_request(NOT_UTF8)
     try:
         body = request.get_json()
     except BadRequest:
         raise ApiError.bad_request("The body is not valid JSON.") from None
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ApiError.bad_request("The body is not valid UTF-8 JSON.") from None
+        raise ApiError.bad_request(NOT_UTF8) from None
     if not isinstance(body, dict):
         raise ApiError.bad_request("The body must be a JSON object.")
     return body

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from app.jsonl import json_lines
+
 NUL = "\x00"
 # A JSON string literal; and a quick test for escapes that may decode to bad text.
 _STRING_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -98,7 +100,7 @@ def _bad_fields(text: str) -> Iterator[tuple[str, str]]:
         return
     except ValueError:
         pass
-    for line in text.splitlines():
+    for _number, line in json_lines(text):
         try:
             value = json.loads(line)
         except ValueError:

@@ -6,7 +6,9 @@ fields (400 `bad_request`) and on every string of a JSON body, object keys inclu
 envelope for API clients and as an HTML page for pages, instead of the 500 that
 PostgreSQL's refusal of U+0000 or a failed UTF-8 encoding used to give. A non-ASCII
 X-CSRFToken header is refused here too (403 `csrf_failed`): no CSRF token has such
-characters.
+characters. A JSON body that is not UTF-8 (RFC 8259, section 8.1) is refused with 400
+`bad_request`: Python's json also reads UTF-16 and UTF-32, whose bytes the NUL search
+below cannot see into.
 """
 
 from __future__ import annotations
@@ -23,6 +25,20 @@ CSRF_HEADER = "X-CSRFToken"
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 # \u0000, or a \uD800-\uDFFF surrogate escape (paired or not: the walk decides).
 SUSPECT_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
+
+
+NOT_UTF8 = "The body is not valid UTF-8 JSON (send JSON encoded as UTF-8)."
+
+
+def is_utf8(data: bytes) -> bool:
+    """Whether these bytes are UTF-8 (ASCII is; UTF-16 and UTF-32 JSON never is)."""
+    if data.isascii():
+        return b"\x00" not in data  # ASCII text as UTF-16 or UTF-32 is full of NULs
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return b"\x00" not in data
 
 
 def _pairs(where: str, items: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
@@ -54,9 +70,14 @@ def check_request() -> None:
             problem = text_problem(text)
             if problem is not None:
                 raise ApiError.bad_request(f"The {where} {problem}.", field=where)
+    if not req.is_json:
+        return
+    data = req.get_data(cache=True)
+    if not is_utf8(data):
+        raise ApiError.bad_request(NOT_UTF8)
     # In valid JSON, a NUL or a lone surrogate can only come from a \u escape (raw ones
     # are a syntax error or invalid UTF-8): without a suspect escape, nothing to walk.
-    if req.is_json and SUSPECT_ESCAPE.search(req.get_data(cache=True)):
+    if SUSPECT_ESCAPE.search(data):
         # Parsed once here: the view's request.get_json() reads Flask's cached result. A
         # malformed body (None here) is left to the view, which answers 400 as before.
         body = req.get_json(silent=True)

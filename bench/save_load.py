@@ -156,6 +156,7 @@ def annotator_run(port: int, stats: Stats, name: str, adds: int) -> Outcome:
     furthest = 0
     rng = random.Random(name)
     base = f"/api/sessions/{token}"
+    made: set[tuple[int, int, int, str]] = set()
     for k in range(adds):
         target = k * PARAGRAPHS // adds
         while furthest < target:
@@ -170,13 +171,21 @@ def annotator_run(port: int, stats: Stats, name: str, adds: int) -> Outcome:
         text = texts[target]
         start = rng.randrange(0, len(text) - 12)
         end = start + rng.randint(4, 10)
-        while not text[start:end].strip() or text[start].isspace() or text[end - 1].isspace():
+        category = rng.choice(CATEGORIES)
+        # Never the same annotation twice (the API refuses a duplicate under a new id).
+        while (
+            not text[start:end].strip()
+            or text[start].isspace()
+            or text[end - 1].isspace()
+            or (target, start, end, category) in made
+        ):
             start = rng.randrange(0, len(text) - 12)
             end = start + rng.randint(4, 10)
+        made.add((target, start, end, category))
         annotation_id = str(uuid.uuid4())
         body = {
             "id": annotation_id,
-            "category": rng.choice(CATEGORIES),
+            "category": category,
             "span": {"paragraph_id": target, "start": start, "end": end, "text": text[start:end]},
             "paired_span": None,
             "comment": None,
@@ -278,10 +287,14 @@ def paced_run(index: int, port: int, stats: Stats, seconds: float, tokens: list)
     rng = random.Random(1000 + index)
     deadline = time.monotonic() + seconds
     time.sleep(rng.uniform(0, 2))
+    used: set[int] = set()  # a duplicate under a new id would be refused (422)
     while time.monotonic() < deadline:
         start = rng.randrange(0, len(text) - 12)
-        while text[start].isspace() or text[start + 5].isspace():
+        while text[start].isspace() or text[start + 5].isspace() or start in used:
+            if len(used) >= len(text) // 2:
+                used.clear()  # a run too long for the paragraph: later saves may be 422s
             start = rng.randrange(0, len(text) - 12)
+        used.add(start)
         body = {
             "id": str(uuid.uuid4()),
             "category": "ungrammatical",

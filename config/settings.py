@@ -7,13 +7,19 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TAXONOMY = ROOT / "config" / "taxonomy.yaml"
 INSECURE_DEV_KEY = "dev-only-insecure-key-change-me"
 MIN_SECRET_KEY_LENGTH = 32
+# A key of 32 identical characters is as guessable as a short one: production asks for this
+# many different characters too (secrets.token_urlsafe(48) has about 50).
+MIN_SECRET_KEY_DISTINCT = 16
+GENERATE_KEY = "`python -c 'import secrets; print(secrets.token_urlsafe(48))'`"
 
 
 class ConfigError(RuntimeError):
@@ -60,6 +66,12 @@ class Config:
         self.TAXONOMY_PATH = env.get("TAXONOMY_PATH") or str(DEFAULT_TAXONOMY)
         # Computed gamma values (app.adjudication.gamma_cache); None: instance/gamma-cache.
         self.GAMMA_CACHE_DIR = env.get("GAMMA_CACHE_DIR") or None
+        # Random continua for gamma's expected disorder (its Monte-Carlo standard error is
+        # reported beside it), and what one document's analysis may take: seconds and
+        # megabytes (0: no limit); beyond them it is skipped and reported so.
+        self.GAMMA_SAMPLES = int(env.get("GAMMA_SAMPLES", "100"))
+        self.ANALYSIS_TIME_LIMIT = float(env.get("ANALYSIS_TIME_LIMIT", "60"))
+        self.ANALYSIS_MEMORY_LIMIT = int(env.get("ANALYSIS_MEMORY_LIMIT", "1024"))
         self.MAX_CONTENT_LENGTH = int(env.get("MAX_CONTENT_LENGTH", str(64 * 1024)))
         self.MAX_COMMENT_LENGTH = 2000
         # Rate limits (app.rate_limits): on, counted in memory per process unless
@@ -94,6 +106,10 @@ class Config:
         self.ANNOTATE_WRITE_LIMIT = env.get("ANNOTATE_WRITE_LIMIT", "120 per minute")
         self.VALIDATE_WRITE_LIMIT = env.get("VALIDATE_WRITE_LIMIT", "120 per minute")
         self.LOGIN_RATE_LIMIT = env.get("LOGIN_RATE_LIMIT", "10 per minute")
+        # Failed logins of one researcher account (from any address) that lock it, and for
+        # how many minutes (app.research.auth): 429 for that account meanwhile.
+        self.LOGIN_ACCOUNT_LIMIT = env.get("LOGIN_ACCOUNT_LIMIT", "10 per 15 minutes")
+        self.LOGIN_ACCOUNT_LOCK_MINUTES = float(env.get("LOGIN_ACCOUNT_LOCK_MINUTES", "15"))
         # Opens of a start link (/start, /annotate/..., /id=..., /validate/...) per client
         # address: room for a lab's workers behind one NAT, not for draining a study.
         self.OPEN_RATE_LIMIT = env.get("OPEN_RATE_LIMIT", "60 per minute")
@@ -111,8 +127,9 @@ class Config:
         self.PROLIFIC_API_URL = env.get("PROLIFIC_API_URL") or "https://api.prolific.com"
         self.PROLIFIC_API_TIMEOUT = float(env.get("PROLIFIC_API_TIMEOUT") or "3")
 
-    def validate(self) -> None:
-        """Raise ConfigError for settings this environment cannot run without."""
+    def validate(self, settings: Mapping[str, Any] | None = None) -> None:
+        """Raise ConfigError for settings this environment cannot run without: those of
+        `settings` (the app's config after every override) when given, else this object's."""
 
 
 class DevelopmentConfig(Config):
@@ -148,20 +165,35 @@ class ProductionConfig(Config):
         self.ANONYMOUS_WORKERS = False
         self.REQUIRE_PROLIFIC_STUDY_ID = True
 
-    def validate(self) -> None:
-        """Production needs its own SECRET_KEY of at least 32 characters: sessions, CSRF
-        tokens and signed links derive from it, and a short one can be guessed offline."""
-        generate = "`python -c 'import secrets; print(secrets.token_hex(32))'`"
-        if not os.environ.get("SECRET_KEY") or self.SECRET_KEY == INSECURE_DEV_KEY:
-            raise ConfigError(
-                f"SECRET_KEY is not set. In production set it to a long random value, e.g. "
-                f"{generate}."
-            )
-        if len(self.SECRET_KEY) < MIN_SECRET_KEY_LENGTH:
-            raise ConfigError(
-                f"SECRET_KEY has {len(self.SECRET_KEY)} characters; production needs at least "
-                f"{MIN_SECRET_KEY_LENGTH}. Generate one with {generate}."
-            )
+    def validate(self, settings: Mapping[str, Any] | None = None) -> None:
+        """Production needs its own SECRET_KEY of at least 32 characters, 16 of them
+        different: sessions, CSRF tokens and signed links derive from it, and a short or
+        repetitive one can be guessed offline. `settings`: the key actually used (after
+        FLASK_SECRET_KEY and explicit overrides), when given."""
+        key = (settings if settings is not None else vars(self)).get("SECRET_KEY")
+        check_secret_key(key if isinstance(key, str) else None)
+
+
+def check_secret_key(key: str | None) -> None:
+    """Raise ConfigError unless `key` is a production SECRET_KEY: set, not the development
+    one, at least MIN_SECRET_KEY_LENGTH characters and MIN_SECRET_KEY_DISTINCT different
+    ones."""
+    if not key or key == INSECURE_DEV_KEY:
+        raise ConfigError(
+            f"SECRET_KEY is not set. In production set it to a long random value, e.g. "
+            f"{GENERATE_KEY}."
+        )
+    if len(key) < MIN_SECRET_KEY_LENGTH:
+        raise ConfigError(
+            f"SECRET_KEY has {len(key)} characters; production needs at least "
+            f"{MIN_SECRET_KEY_LENGTH}. Generate one with {GENERATE_KEY}."
+        )
+    distinct = len(set(key))
+    if distinct < MIN_SECRET_KEY_DISTINCT:
+        raise ConfigError(
+            f"SECRET_KEY has only {distinct} different characters; production needs at least "
+            f"{MIN_SECRET_KEY_DISTINCT}. Generate one with {GENERATE_KEY}."
+        )
 
 
 CONFIGS: dict[str, type[Config]] = {

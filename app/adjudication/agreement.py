@@ -4,7 +4,9 @@ Per document with at least two submitted sessions: gamma (app.adjudication.gamma
 the live annotations, each document's paragraphs laid end to end (one character between
 paragraphs) so that spans have one position line; and the mean over annotator pairs of
 the F1 of linked span pairs (paired categories). Pooled: the mean over documents, with a
-percentile bootstrap 95% interval resampling whole documents (seeded).
+percentile bootstrap 95% interval resampling whole documents (seeded), gamma's Monte-Carlo
+standard error (`mc_se`: of the mean, from each document's samples) and the documents
+whose gamma broke ANALYSIS_TIME_LIMIT or ANALYSIS_MEMORY_LIMIT (`skipped`).
 
 As every study figure: attention-check documents (documents with gold spans) are left
 out, and so are the sessions of workers app.checks.flagged leaves out (failed checks,
@@ -24,8 +26,16 @@ import click
 from flask.cli import with_appcontext
 from sqlalchemy import select
 
-from app.adjudication.gamma import Unit, bootstrap_ci, mean_linked_pair_f1
-from app.adjudication.gamma_cache import cache_dir, compute, continuum, defined
+from app.adjudication.gamma import Unit, bootstrap_ci, mean_linked_pair_f1, pooled_mc_se
+from app.adjudication.gamma_cache import (
+    analysis_limits,
+    cache_dir,
+    compute,
+    continuum,
+    defined,
+    gamma_samples,
+)
+from app.adjudication.gamma_runner import BoundedGamma
 from app.adjudication.service import load_marks, paragraph_texts
 from app.checks.flagged import left_out_workers
 from app.extensions import db
@@ -36,7 +46,9 @@ from app.study import study_settings
 
 GAMMA_UNIT = (
     "gamma (Mathet et al. 2015) per document, combined dissimilarity alpha=1 beta=1, "
-    "chance from {samples} seeded samples; mean over documents"
+    "identical units of an annotator once, exact up to 500 units and pygamma-agreement's "
+    "windowed fast-gamma beyond, chance from {samples} seeded samples (mc_se: Monte-Carlo "
+    "standard error); mean over documents"
 )
 PAIR_UNIT = "F1 of linked span pairs (both spans overlap, same category), mean over annotator pairs"
 
@@ -109,42 +121,55 @@ def document_units(
 
 def agreement_report(
     document: str | None = None,
-    samples: int = 30,
+    samples: int | None = None,
     seed: int = 0,
     progress=None,
     include_flagged: bool = False,
 ) -> dict[str, Any]:
     """Per-document gamma and linked-pair F1, pooled with bootstrap intervals (attention
-    checks left out, and the workers left out unless `include_flagged`)."""
+    checks left out, and the workers left out unless `include_flagged`); gamma under the
+    analysis limits (`skipped`), with its Monte-Carlo standard error."""
+    samples = samples or gamma_samples()
     rows = []
     directory = cache_dir()
     documents, checks = _documents(document)
     workers = [] if include_flagged else list(left_out_workers(study_settings()).values())
     left_out = {worker.label for worker in workers}
-    for document_id, external_id in documents:
-        units, linked, annotators = document_units(document_id, left_out)
-        row: dict[str, Any] = {
-            "document_id": external_id,
-            "annotators": len(annotators),
-            "gamma": None,
-            "observed_disorder": None,
-            "expected_disorder": None,
-            "linked_pair_f1": None,
-        }
-        if defined(units, annotators):
-            result = compute(units, annotators, directory, samples, seed)
-            row |= {
-                "gamma": result["gamma"],
-                "observed_disorder": result["observed"],
-                "expected_disorder": result["expected"],
+    with BoundedGamma(analysis_limits()) as runner:
+        for document_id, external_id in documents:
+            units, linked, annotators = document_units(document_id, left_out)
+            row: dict[str, Any] = {
+                "document_id": external_id,
+                "annotators": len(annotators),
+                "gamma": None,
+                "observed_disorder": None,
+                "expected_disorder": None,
+                "gamma_mc_se": None,
+                "gamma_skipped": None,
+                "linked_pair_f1": None,
             }
-            row["linked_pair_f1"] = mean_linked_pair_f1(linked, annotators)
-        rows.append(row)
-        if progress is not None:
-            progress(1)
+            if defined(units, annotators):
+                result = compute(units, annotators, directory, runner, samples, seed)
+                if "skipped" in result:
+                    row["gamma_skipped"] = result["skipped"]
+                else:
+                    row |= {
+                        "gamma": result["gamma"],
+                        "observed_disorder": result["observed"],
+                        "expected_disorder": result["expected"],
+                        "gamma_mc_se": result["mc_se"],
+                    }
+                row["linked_pair_f1"] = mean_linked_pair_f1(linked, annotators)
+            rows.append(row)
+            if progress is not None:
+                progress(1)
+    computed = [r for r in rows if r["gamma"] is not None]
+    gamma = _pooled([r["gamma"] for r in rows], seed, GAMMA_UNIT.format(samples=samples))
+    gamma["mc_se"] = pooled_mc_se([r["gamma_mc_se"] for r in computed])
+    gamma["skipped"] = [r["document_id"] for r in rows if r["gamma_skipped"]]
     return {
         "agreement": {
-            "gamma": _pooled([r["gamma"] for r in rows], seed, GAMMA_UNIT.format(samples=samples)),
+            "gamma": gamma,
             "linked_pair_f1": _pooled([r["linked_pair_f1"] for r in rows], seed, PAIR_UNIT),
         },
         "documents": rows,
@@ -178,9 +203,8 @@ def _number(value: float | None) -> str:
 @click.option(
     "--samples",
     type=click.IntRange(1, 10000),
-    default=30,
-    show_default=True,
-    help="Random continua for the expected disorder (pygamma's default is 30).",
+    default=None,
+    help="Random continua for the expected disorder (default: GAMMA_SAMPLES, 100).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every sampler.")
 @click.option(
@@ -196,7 +220,7 @@ def _number(value: float | None) -> str:
 def agreement_command(
     with_gamma: bool,
     document: str | None,
-    samples: int,
+    samples: int | None,
     seed: int,
     include_flagged: bool,
     fmt: str,
@@ -204,8 +228,10 @@ def agreement_command(
     """Boundary-aware agreement of submitted sessions: gamma (Mathet et al. 2015) per
     document and pooled, and the F1 of linked span pairs, with bootstrap 95% intervals
     over documents. Gamma is a Monte-Carlo estimate: fixed --samples and --seed make it
-    reproducible. Attention-check documents are left out, and so are the sessions of
-    workers who failed checks or training or were flagged (see --include-flagged)."""
+    reproducible, and its Monte-Carlo standard error is given beside it. Each document's
+    gamma runs under ANALYSIS_TIME_LIMIT and ANALYSIS_MEMORY_LIMIT; documents over them
+    are listed as skipped. Attention-check documents are left out, and so are the sessions
+    of workers who failed checks or training or were flagged (see --include-flagged)."""
     documents, checks = _documents(document)
     if document is not None and checks:
         raise click.BadParameter(
@@ -236,7 +262,11 @@ def agreement_command(
     for name, figure in report["agreement"].items():
         ci = figure["ci95"]
         interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
-        click.echo(f"{name}: {_number(figure['value'])}{interval}  ({figure['unit']})")
+        mc_se = f" (Monte-Carlo SE {figure['mc_se']:.4f})" if figure.get("mc_se") else ""
+        click.echo(f"{name}: {_number(figure['value'])}{interval}{mc_se}  ({figure['unit']})")
+        if figure.get("skipped"):
+            skipped = ", ".join(figure["skipped"])
+            click.echo(f"  skipped (over the analysis limits): {skipped}")
     click.echo(f"{'document':<30} {'annotators':>10} {'gamma':>7} {'pair F1':>7}")
     for row in report["documents"]:
         click.echo(

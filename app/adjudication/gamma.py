@@ -23,18 +23,47 @@ units times delta_empty can never be chosen (each unit alone costs delta_empty: 
 5.1.1 of the paper), which keeps the candidates local; the rest is an exact set
 partition, solved per connected group of units by memoised search (pygamma uses an
 integer linear program for the same minimum).
+
+What workers send cannot make it explode (issue 26 point 4):
+
+- identical units of one annotator (same start, end and category) count once
+  (`distinct_units`): twenty copies of one span are one unit, not twenty, which made the
+  exact search grow exponentially;
+- a continuum of more than EXACT_UNIT_LIMIT (500) units is aligned by pygamma-agreement's
+  *fast-gamma* (Titeux & Riad 2021, "pygamma-agreement: Gamma γ measure for inter/intra-
+  annotator agreement in Python", JOSS 6(62) 2880; documented in its "Performance"
+  section): the best alignment of the head window (the WINDOW * annotators units that end
+  first, plus every unit within reach of them: d <= annotators * delta_empty) is computed
+  exactly, its unitary alignments that end within the head are kept, their units removed,
+  and so on until none is left (`windowed_alignment`). The observed and the chance
+  continua are aligned the same way. pygamma's authors found it exact on real data and
+  close on continua made to defeat it (many overlapping units of one annotator);
+- each document's computation runs under ANALYSIS_TIME_LIMIT and ANALYSIS_MEMORY_LIMIT in
+  a child process (app.adjudication.gamma_runner); what exceeds them is reported skipped.
+
+Gamma's expected disorder is a Monte-Carlo mean over `samples` random continua: its
+standard error (the samples' standard deviation over sqrt(samples)) carries into gamma as
+`mc_se` = observed / expected^2 * se(expected) (the delta method), reported beside gamma
+because the bootstrap interval over documents leaves that noise out.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import combinations, pairwise
-from statistics import fmean, pstdev
+from statistics import fmean, pstdev, stdev
 
 SEGMENT_PRECISION = 1e-6
+# Above this many (distinct) units a continuum is aligned by windows (fast-gamma).
+EXACT_UNIT_LIMIT = 500
+# Units per annotator in a window's head (pygamma measures one per continuum; the window
+# size "doesn't seem to affect precision", its documentation says).
+WINDOW = 10
+EXACT, WINDOWED = "exact", "windowed"
 
 
 @dataclass(frozen=True)
@@ -66,13 +95,25 @@ class Dissimilarity:
 
 @dataclass(frozen=True)
 class GammaResult:
-    """Gamma with its parts: observed and expected disorder, samples used."""
+    """Gamma with its parts: observed and expected disorder, samples used, the Monte-Carlo
+    standard error of gamma (None with one sample), and how continua were aligned."""
 
     gamma: float
     observed: float
     expected: float
     samples: int
     alignments: int  # unitary alignments in the best alignment
+    mc_se: float | None = None
+    method: str = EXACT  # EXACT, or WINDOWED for more than EXACT_UNIT_LIMIT units
+
+
+Alignment = tuple[tuple[Unit, ...], float]  # a unitary alignment's units and its disorder
+
+
+def distinct_units(units: Iterable[Unit]) -> list[Unit]:
+    """The units with identical ones of one annotator (annotator, start, end, category)
+    counted once, in their first order."""
+    return list(dict.fromkeys(units))
 
 
 def _by_annotator(units: Iterable[Unit], annotators: Sequence[str] | None) -> list[list[Unit]]:
@@ -88,6 +129,27 @@ def best_alignment(
     annotators: Sequence[str] | None = None,
 ) -> tuple[float, int]:
     """(observed disorder, number of unitary alignments) of the best alignment."""
+    units = list(units)
+    chosen = optimal_alignments(units, dissimilarity, annotators)
+    return _disorder(chosen, len(units), _annotator_count(units, annotators)), len(chosen)
+
+
+def _annotator_count(units: Sequence[Unit], annotators: Sequence[str] | None) -> int:
+    return len({u.annotator for u in units} | set(annotators or ()))
+
+
+def _disorder(chosen: Sequence[Alignment], size: int, annotators: int) -> float:
+    """An alignment's disorder: its unitary alignments' sum over the mean number of units
+    per annotator."""
+    return sum(disorder for _, disorder in chosen) / (size / annotators)
+
+
+def optimal_alignments(
+    units: Iterable[Unit],
+    dissimilarity: Dissimilarity | None = None,
+    annotators: Sequence[str] | None = None,
+) -> list[Alignment]:
+    """The unitary alignments of a best alignment (exact), each with its disorder."""
     d = dissimilarity or Dissimilarity()
     lanes = _by_annotator(units, annotators)
     n = len(lanes)
@@ -148,27 +210,32 @@ def best_alignment(
             extend(lane + 1, [*chosen, (lane, j)], total + added)
 
     extend(0, [], 0.0)
-    total, count = _partition(len(flat), candidates)
-    return total / (len(flat) / n), count
+    at_bit = [flat[k] for k in by_position]  # the unit of each bit
+    return [
+        (tuple(at_bit[b] for b in range(len(flat)) if mask >> b & 1), disorder)
+        for mask, disorder in _partition(len(flat), candidates)
+    ]
 
 
-def _partition(size: int, candidates: list[tuple[int, float]]) -> tuple[float, int]:
-    """Least total disorder of candidates covering each unit exactly once (and how many)."""
+def _partition(size: int, candidates: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """The candidates (mask, disorder) covering each unit exactly once with the least total
+    disorder."""
     by_unit: list[list[tuple[int, float]]] = [[] for _ in range(size)]
     for mask, disorder in candidates:
         by_unit[(mask & -mask).bit_length() - 1].append((mask, disorder))
 
     @cache
-    def solve(remaining: int) -> tuple[float, int]:
+    def solve(remaining: int) -> tuple[float, int, float]:
+        """(least total disorder, the mask that covers the lowest unit, its disorder)."""
         if remaining == 0:
-            return 0.0, 0
+            return 0.0, 0, 0.0
         lowest = (remaining & -remaining).bit_length() - 1
-        best = (float("inf"), 0)
+        best = (float("inf"), 0, 0.0)
         for mask, disorder in by_unit[lowest]:
             if mask & remaining == mask:
-                rest, count = solve(remaining & ~mask)
+                rest = solve(remaining & ~mask)[0]
                 if disorder + rest < best[0]:
-                    best = (disorder + rest, count + 1)
+                    best = (disorder + rest, mask, disorder)
         return best
 
     # Units in different connected groups never share a candidate: solve each on its own.
@@ -187,13 +254,53 @@ def _partition(size: int, candidates: list[tuple[int, float]]) -> tuple[float, i
     groups: dict[int, int] = {}
     for i in range(size):
         groups[root(i)] = groups.get(root(i), 0) | 1 << i
-    total, count = 0.0, 0
+    chosen = []
     for group in groups.values():
-        cost, used = solve(group)
-        total += cost
-        count += used
+        remaining = group
+        while remaining:
+            _, mask, disorder = solve(remaining)
+            chosen.append((mask, disorder))
+            remaining &= ~mask
     solve.cache_clear()
-    return total, count
+    return chosen
+
+
+def windowed_alignment(
+    units: Iterable[Unit],
+    dissimilarity: Dissimilarity | None = None,
+    annotators: Sequence[str] | None = None,
+    window: int = WINDOW,
+) -> tuple[float, int]:
+    """(disorder, number of unitary alignments) of pygamma-agreement's fast alignment
+    (module docstring): windows of `window` units per annotator aligned exactly."""
+    d = dissimilarity or Dissimilarity()
+    units = list(units)
+    n = _annotator_count(units, annotators)
+    names = sorted({u.annotator for u in units} | set(annotators or ()))
+    reachable = n * d.delta_empty
+    # A unit starting g after the head's end has d >= alpha * (1 + g / longest)^2 with
+    # every head unit: beyond this gap it cannot be reached.
+    longest = max((u.end - u.start for u in units), default=0.0)
+    gap = (math.sqrt(reachable / (d.alpha * d.delta_empty)) - 1) * longest if d.alpha else math.inf
+    remaining = sorted(units, key=lambda u: (u.end, u.start))
+    chosen: list[Alignment] = []
+    while remaining:
+        limit = remaining[min(len(remaining), window * n) - 1].end
+        head = [u for u in remaining if u.end <= limit]
+        extension = []
+        for unit in remaining[len(head) :]:
+            if unit.end - longest > limit + gap:
+                break  # ends sorted: no later unit starts close enough either
+            if any(d(unit, h) <= reachable for h in head):
+                extension.append(unit)
+        found = optimal_alignments(head + extension, d, names)
+        kept = [a for a in found if max(u.end for u in a[0]) <= limit]
+        if not kept:  # every alignment reaches past the head: take the first to end
+            kept = [min(found, key=lambda a: max(u.end for u in a[0]))]
+        chosen += kept
+        taken = {u for alignment, _ in kept for u in alignment}
+        remaining = [u for u in remaining if u not in taken]
+    return _disorder(chosen, len(units), n), len(chosen)
 
 
 @dataclass(frozen=True)
@@ -261,20 +368,41 @@ def gamma(
     seed: int = 0,
     annotators: Iterable[str] = (),
 ) -> GammaResult:
-    """Gamma of one continuum (all annotators' units), chance from `samples` random
-    continua drawn with `seed`. `annotators` adds those who marked nothing (they count:
-    each of the others' units is then unmatched in their lane)."""
+    """Gamma of one continuum (all annotators' units, identical ones of one annotator
+    counted once), chance from `samples` random continua drawn with `seed`. `annotators`
+    adds those who marked nothing (they count: each of the others' units is then unmatched
+    in their lane). More than EXACT_UNIT_LIMIT units: aligned by windows (fast-gamma)."""
     d = dissimilarity or Dissimilarity()
-    units = list(units)
+    units = distinct_units(units)
     names = sorted({u.annotator for u in units} | set(annotators))
-    observed, count = best_alignment(units, d, names)
+    method = WINDOWED if len(units) > EXACT_UNIT_LIMIT else EXACT
+    align = windowed_alignment if method == WINDOWED else best_alignment
+    observed, count = align(units, d, names)
     lanes = _by_annotator(units, names)
     stats = _statistics(lanes, names)
     rng = random.Random(seed)
-    chance = [best_alignment(_sample(stats, rng), d, names)[0] for _ in range(samples)]
+    chance = [align(_sample(stats, rng), d, names)[0] for _ in range(samples)]
     expected = fmean(chance)
     value = 1.0 if observed == 0 else 1.0 - observed / expected
-    return GammaResult(value, observed, expected, samples, count)
+    return GammaResult(value, observed, expected, samples, count, _mc_se(observed, chance), method)
+
+
+def _mc_se(observed: float, chance: Sequence[float]) -> float | None:
+    """Gamma's Monte-Carlo standard error (delta method, module docstring)."""
+    if len(chance) < 2:
+        return None
+    if observed == 0:
+        return 0.0  # gamma is 1 whatever the samples
+    expected = fmean(chance)
+    return observed / expected**2 * stdev(chance) / math.sqrt(len(chance))
+
+
+def pooled_mc_se(errors: Sequence[float | None]) -> float | None:
+    """The Monte-Carlo standard error of a mean of documents' gammas (their samples are
+    independent): sqrt(sum of squares) / count; None when a document has none."""
+    if not errors or any(error is None for error in errors):
+        return None
+    return math.sqrt(sum(error * error for error in errors if error is not None)) / len(errors)
 
 
 def linked_pair_f1(first: Iterable[tuple], second: Iterable[tuple]) -> float | None:

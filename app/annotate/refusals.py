@@ -2,7 +2,8 @@
 of a save that need no database.
 
 explain_refusal() is the one place that looks a session up after a write: it raises the
-ApiError the contract names (DESIGN.md "HTTP (contract)": 404, 409, 422), or says what it
+ApiError the contract names (DESIGN.md "HTTP (contract)": 404, 409, 422; 422
+`duplicate_annotation` for an exact duplicate under a new id), or says what it
 found when nothing refuses the write (a replay, a second Submit, a state that changed
 between the statement and the look-up).
 """
@@ -37,6 +38,14 @@ INT32_MAX = 2**31 - 1
 
 # Every write's statement finds its session by the capability token.
 BY_TOKEN = SESSIONS.c.token == bindparam("session_token")
+
+# An exact duplicate (issue 26 point 4): a live annotation of the session with the same
+# category and the same span, and the same paired span or none (offsets; the stored text
+# there is the same). Comment and severity do not make another annotation: a second Add
+# of one error only multiplies it in the analyses (gamma's alignment grew exponentially
+# with them). The save's statement refuses it (app.annotate.writes); explain_refusal says why.
+DUPLICATE_KEY = ("category", "paragraph_id", "span_start", "span_end")
+DUPLICATE_PAIRED_KEY = ("paired_paragraph_id", "paired_start", "paired_end")
 
 
 class Action(StrEnum):
@@ -80,6 +89,23 @@ _LOOKUP = (
 
 _FIND = select(ANNOTATIONS).where(
     ANNOTATIONS.c.session_id == bindparam("sid"), ANNOTATIONS.c.client_id == bindparam("cid")
+)
+
+_DUPLICATE = (
+    select(ANNOTATIONS.c.client_id)
+    .where(
+        ANNOTATIONS.c.session_id == bindparam("sid"),
+        ANNOTATIONS.c.deleted_at.is_(None),
+        *[ANNOTATIONS.c[name] == bindparam(name) for name in DUPLICATE_KEY],
+        *[
+            ANNOTATIONS.c[name].is_not_distinct_from(
+                bindparam(name, type_=ANNOTATIONS.c[name].type)
+            )
+            for name in DUPLICATE_PAIRED_KEY
+        ],
+    )
+    .order_by(ANNOTATIONS.c.id)
+    .limit(1)
 )
 
 
@@ -133,6 +159,8 @@ def explain_refusal(token: str, action: Action, sent: Any = None) -> Explained:
                 "Reload the page to see what is stored.",
                 field="id",
             )
+        if annotation is None and sent.suggestion_id is None:
+            _check_not_duplicate(connection, session.id, sent)
     elif action == Action.REMOVE:
         canonical = canonical_uuid(sent)
         if canonical:
@@ -157,6 +185,32 @@ def _check_task_open(session: Row) -> None:
     if session.task_opened_at is None and current_taxonomy().has_steps_around_task:
         end_orm_transaction()
         raise step_pending_error()
+
+
+def _check_not_duplicate(connection: Any, session_id: int, data: AnnotationIn) -> None:
+    """422 `duplicate_annotation` when a live annotation of the session has the same
+    category and spans (DUPLICATE_KEY) under another id."""
+    paired = data.paired_span
+    params = {
+        "sid": session_id,
+        "category": data.category,
+        "paragraph_id": data.span.paragraph_id,
+        "span_start": data.span.start,
+        "span_end": data.span.end,
+        "paired_paragraph_id": paired.paragraph_id if paired else None,
+        "paired_start": paired.start if paired else None,
+        "paired_end": paired.end if paired else None,
+    }
+    found = connection.execute(_DUPLICATE, params).first()
+    if found is not None:
+        end_orm_transaction()
+        raise ApiError.unprocessable(
+            "You have already added this annotation: the same error type on the same "
+            "text. Remove that one first, or change the span or the error type.",
+            code="duplicate_annotation",
+            field="span",
+            duplicate_of=found.client_id,
+        )
 
 
 def _check_position(session: Row, paragraph_id: int) -> None:

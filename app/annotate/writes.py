@@ -11,7 +11,9 @@ is kept in process memory: every answer comes from the database.
 
 The statements run in autocommit (app.persistence.autocommit_connection): one statement
 needs no transaction of its own. Races are settled by the statements: the unique
-constraint on (session, client id) for saves, `status <> 'submitted'` and a monotonic
+constraint on (session, client id) for saves (and the save's NOT EXISTS for an exact
+duplicate under a new id: two such saves at the same instant may both pass it, which
+costs one duplicate row, not a stall), `status <> 'submitted'` and a monotonic
 `furthest` in moves. Every function is safe to run again (retry_on_disconnect).
 
 Activity (last_seen_at; a session marked abandoned comes back to life, one that ended
@@ -35,6 +37,8 @@ from app.annotate.refusals import (
     ANNOTATIONS,
     BY_TOKEN,
     DOCUMENTS,
+    DUPLICATE_KEY,
+    DUPLICATE_PAIRED_KEY,
     INT32_MAX,
     SESSIONS,
     Action,
@@ -219,16 +223,33 @@ _SAVED_COLUMNS = [
 ]
 
 
+def _no_live_duplicate(paired: bool):
+    """No live annotation of the session has this category and these spans (refusals.
+    DUPLICATE_KEY: the rule and its reason); an Accept or Edit of a suggestion is not
+    refused so (each suggestion is decided once a session, app.suggestions.decisions)."""
+    same = [ANNOTATIONS.c[name] == _param(name) for name in DUPLICATE_KEY]
+    if paired:
+        same += [ANNOTATIONS.c[name] == _param(name) for name in DUPLICATE_PAIRED_KEY]
+    else:
+        same.append(ANNOTATIONS.c.paired_paragraph_id.is_(None))
+    duplicate = exists().where(
+        ANNOTATIONS.c.session_id == SESSIONS.c.id, ANNOTATIONS.c.deleted_at.is_(None), *same
+    )
+    return or_(_param("suggestion_id").is_not(None), ~duplicate)
+
+
 @lru_cache(maxsize=4)
 def _save_statement(dialect: str, paired: bool):
     """INSERT ... SELECT <the row> FROM the session if it is not submitted, has reached the
-    spans' paragraphs and they quote its document's text ... ON CONFLICT DO NOTHING
-    RETURNING id: built once per dialect and shape."""
+    spans' paragraphs and they quote its document's text, and has no live annotation of
+    the same category and spans ... ON CONFLICT DO NOTHING RETURNING id: built once per
+    dialect and shape."""
     guards = [
         BY_TOKEN,
         SESSIONS.c.status != SessionStatus.SUBMITTED,
         SESSIONS.c.furthest >= bindparam("reach"),
         _quote_stored("span"),
+        _no_live_duplicate(paired),
     ]
     if paired:
         guards.append(_quote_stored("paired"))

@@ -19,7 +19,10 @@ Figures (documents with two or more submitted sessions; attention checks left ou
 
 Intervals: app.research.intervals (percentile bootstrap, whole documents resampled, 1000
 resamples, seed 0). Gamma's interval counts only the documents whose gamma is computed;
-``pending`` says how many are not yet (pages never compute gamma themselves).
+``pending`` says how many are not yet (pages never compute gamma themselves), ``skipped``
+which broke ANALYSIS_TIME_LIMIT or ANALYSIS_MEMORY_LIMIT (their ids), and ``mc_se`` is the
+Monte-Carlo standard error of the mean gamma, which the interval leaves out
+(app.adjudication.gamma).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.adjudication import gamma_cache
+from app.adjudication.gamma import pooled_mc_se
+from app.adjudication.gamma_runner import BoundedGamma
 from app.research.dashboard import DocumentRow, Study
 from app.research.intervals import (
     BOOTSTRAP_RESAMPLES,
@@ -57,9 +62,12 @@ class Figure:
     documents: int
     percent: bool = False
     pending: int = 0
+    mc_se: float | None = None  # gamma: the Monte-Carlo standard error of the value
+    skipped: tuple[str, ...] = ()  # gamma: documents over the analysis limits
 
     def as_report(self) -> dict:
-        """The study-report shape: {"value", "ci95", "unit", "documents"} (F1 as 0-100)."""
+        """The study-report shape: {"value", "ci95", "unit", "documents"} (F1 as 0-100);
+        gamma adds "pending", "mc_se" and "skipped" (document ids)."""
         scale = 100 if self.percent else 1
         report = {
             "value": None if self.value is None else scale * self.value,
@@ -68,7 +76,7 @@ class Figure:
             "documents": self.documents,
         }
         if self.name == "gamma":
-            report["pending"] = self.pending
+            report |= {"pending": self.pending, "mc_se": self.mc_se, "skipped": list(self.skipped)}
         return report
 
 
@@ -79,24 +87,33 @@ def resolve_gamma(
     progress: Callable[[int], None] | None = None,
 ) -> None:
     """Fill each document's gamma from the cache; what is missing is computed here
-    (`compute`, for commands) or handed to the background process and marked pending."""
+    (`compute`, for commands) or handed to the background process and marked pending.
+    Either way under the analysis limits: a document over them is marked skipped."""
     directory = directory or gamma_cache.cache_dir()
+    samples, limits = gamma_cache.gamma_samples(), gamma_cache.analysis_limits()
     missing = []
-    for document in _agreeing(study):
-        figures = document.figures
-        if figures is None or figures.gamma_key is None:
-            continue
-        found = gamma_cache.lookup(figures.gamma_key, directory)
-        if found is None and compute:
-            found = gamma_cache.compute(figures.gamma_units, figures.gamma_annotators, directory)
-        if found is None:
-            missing.append((figures.gamma_units, figures.gamma_annotators))
-            document.gamma_pending = True
-        else:
-            document.gamma = found["gamma"]
-        if progress is not None:
-            progress(1)
-    gamma_cache.in_background(missing, directory)
+    with BoundedGamma(limits) as runner:
+        for document in _agreeing(study):
+            figures = document.figures
+            if figures is None or figures.gamma_key is None:  # gamma undefined
+                continue
+            units, annotators = figures.gamma_units, figures.gamma_annotators
+            key = figures.gamma_key  # made with the default samples (app.research.dashboard)
+            if samples != gamma_cache.DEFAULT_GAMMA_SAMPLES:
+                key = gamma_cache.content_key(units, annotators, samples)
+            found = gamma_cache.lookup(key, directory, limits)
+            if found is None and compute:
+                found = gamma_cache.compute(units, annotators, directory, runner, samples)
+            if found is None:
+                missing.append((units, annotators))
+                document.gamma_pending = True
+            elif "skipped" in found:
+                document.gamma_skipped = found["skipped"]
+            else:
+                document.gamma, document.gamma_mc_se = found["gamma"], found["mc_se"]
+            if progress is not None:
+                progress(1)
+    gamma_cache.in_background(missing, directory, samples, limits)
 
 
 def _agreeing(study: Study) -> list[DocumentRow]:
@@ -114,6 +131,8 @@ def agreement_figures(study: Study) -> list[Figure]:
     f1 = [d.f1 for d in documents if d.f1 is not None]
     f1_same = [d.f1_same_category for d in documents if d.f1_same_category is not None]
     gamma = [d.gamma for d in documents if d.gamma is not None]
+    mc_se = pooled_mc_se([d.gamma_mc_se for d in documents if d.gamma is not None])
+    skipped = tuple(d.external_id for d in documents if d.gamma_skipped)
     pairs = [d.pair_f1 for d in documents if d.pair_f1 is not None]
     pending = sum(d.gamma_pending for d in documents)
     return [
@@ -153,11 +172,15 @@ def agreement_figures(study: Study) -> list[Figure]:
             _mean(gamma),
             bootstrap_mean_ci(gamma),
             "gamma (Mathet et al. 2015; at most 1, 0 = chance), per document over its units "
-            "(combined dissimilarity alpha=1 beta=1, paragraphs end to end), chance from "
-            f"{gamma_cache.GAMMA_SAMPLES} random continua seeded {gamma_cache.GAMMA_SEED}; "
-            "mean over documents",
+            "(identical units of an annotator once; combined dissimilarity alpha=1 beta=1, "
+            "paragraphs end to end; exact alignment up to 500 units, pygamma-agreement's "
+            "windowed fast-gamma beyond), chance from "
+            f"{gamma_cache.gamma_samples()} random continua seeded {gamma_cache.GAMMA_SEED} "
+            "(mc_se: the mean's Monte-Carlo standard error); mean over documents",
             len(gamma),
             pending=pending,
+            mc_se=mc_se,
+            skipped=skipped,
         ),
         Figure(
             "linked_pair_f1",

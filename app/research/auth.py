@@ -1,5 +1,11 @@
 """Researcher authentication: login/logout, the login requirement on /research/, Flask-Login hooks.
 
+Logins are limited per client address (LOGIN_RATE_LIMIT) and per account: failed logins
+of one e-mail, from any address, lock it for a while (LOGIN_ACCOUNT_LIMIT,
+LOGIN_ACCOUNT_LOCK_MINUTES; app.rate_limits' lockout, in the limits' shared storage); a
+locked account answers 429 whatever the password. Unknown e-mails are counted the same,
+so a lock says nothing about which accounts exist.
+
 Every endpoint of the research blueprint needs a logged-in researcher except the login
 page itself: `require_researcher` runs before each of them (so pages added later by other
 modules of the blueprint are covered without a decorator to forget). Anonymous browsers
@@ -8,6 +14,7 @@ are redirected to the login page; JSON clients get 401 in the error envelope.
 
 from __future__ import annotations
 
+import hashlib
 from urllib.parse import urlsplit
 
 from flask import flash, redirect, render_template, request, url_for
@@ -20,7 +27,13 @@ from wtforms.validators import DataRequired, Length
 from app.errors import envelope, wants_json
 from app.extensions import db, login_manager
 from app.models import Researcher, utcnow
-from app.rate_limits import client_address, rate_limited
+from app.rate_limits import (
+    check_lock,
+    client_address,
+    forget_failures,
+    rate_limited,
+    record_failure,
+)
 from app.research import bp
 
 PUBLIC_ENDPOINTS = frozenset({"research.login"})
@@ -87,6 +100,15 @@ def safe_next(target: str | None) -> str | None:
     return target
 
 
+LOCKOUT_SCOPE = "login-account"
+
+
+def account_key(email: str) -> str:
+    """The lockout key of an e-mail as typed (normalised as accounts are; hashed, so that
+    the limits' storage holds no addresses)."""
+    return hashlib.sha256(email.strip().lower().encode("utf-8")).hexdigest()[:32]
+
+
 def authenticate(email: str, password: str) -> Researcher | None:
     """The researcher with this e-mail and password, or None."""
     researcher = db.session.scalars(
@@ -107,13 +129,18 @@ def login():
     if current_user.is_authenticated and request.method == "GET":
         return redirect(next_url or url_for("research.dashboard"))
     status = 200
+    if request.method == "POST":
+        check_lock(LOCKOUT_SCOPE, account_key(request.form.get("email", "")))
     if form.validate_on_submit():
+        account = account_key(form.email.data or "")
         researcher = authenticate(form.email.data or "", form.password.data or "")
         if researcher is not None:
+            forget_failures("LOGIN_ACCOUNT_LIMIT", LOCKOUT_SCOPE, account)
             login_user(researcher, remember=bool(form.remember.data))
             researcher.last_login_at = utcnow()
             db.session.commit()
             return redirect(next_url or url_for("research.dashboard"))
+        record_failure("LOGIN_ACCOUNT_LIMIT", "LOGIN_ACCOUNT_LOCK_MINUTES", LOCKOUT_SCOPE, account)
         form.password.errors = [*form.password.errors, "Wrong e-mail or password."]
         status = 401
     elif request.method == "POST":

@@ -137,6 +137,8 @@ class DocumentRow:
     figures: DocumentFigures | None = None  # agreement inputs (app.research.agreement)
     gamma: float | None = None  # from the gamma cache; None while pending or undefined
     gamma_pending: bool = False
+    gamma_mc_se: float | None = None  # gamma's Monte-Carlo standard error
+    gamma_skipped: str | None = None  # why gamma was not computed: over a limit (time...)
 
     @property
     def pair_f1(self) -> float | None:

@@ -150,10 +150,12 @@ def format_table(report: Mapping[str, Any]) -> str:
     lines += ["", "Errors per sentence (% , BooookScore Table 1):"]
     lines += [f"  {key:<30} {value:6.2f}" for key, value in report["errors_per_sentence"].items()]
     lines += ["", "Agreement:"]
-    lines += [
-        f"  {name}: {_number(figure['value'], 3)}{_interval(figure['ci95'])} ({figure['unit']})"
-        for name, figure in report["agreement"].items()
-    ]
+    for name, figure in report["agreement"].items():
+        interval = _interval(figure["ci95"])
+        mc_se = f" (Monte-Carlo SE {figure['mc_se']:.4f})" if figure.get("mc_se") else ""
+        lines.append(f"  {name}: {_number(figure['value'], 3)}{interval}{mc_se} ({figure['unit']})")
+        if figure.get("skipped"):
+            lines.append(f"    skipped (over the analysis limits): {', '.join(figure['skipped'])}")
     if report["gold"]:
         lines += [
             "",
@@ -223,6 +225,10 @@ def format_csv(report: Mapping[str, Any]) -> str:
         writer.writerow(("agreement_ci95_low", name, "", "", _cell(low)))
         writer.writerow(("agreement_ci95_high", name, "", "", _cell(high)))
         writer.writerow(("agreement_unit", name, "", "", _cell(figure["unit"])))
+        if "mc_se" in figure:  # gamma's Monte-Carlo error, and the documents it skipped
+            writer.writerow(("agreement_mc_se", name, "", "", _cell(figure["mc_se"])))
+            for skipped in figure["skipped"]:
+                writer.writerow(("agreement_skipped", name, "", "", _cell(skipped)))
     for name, gold in report["gold"].items():
         writer.writerow(("gold_precision", _cell(name), "", "", _cell(gold["precision"])))
         writer.writerow(("gold_recall", _cell(name), "", "", _cell(gold["recall"])))

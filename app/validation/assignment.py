@@ -216,7 +216,7 @@ def record_judgment(
     item = db.session.scalars(
         select(ValidationItem).where(
             ValidationItem.round_id == session.round_id,
-            ValidationItem.external_id == data.item_id,
+            ValidationItem.public_id == data.item_id,  # what the validator was shown
         )
     ).first()
     if item is None:

@@ -84,7 +84,7 @@ def _item_reasons(session: ValidationSession, body: object) -> list[str]:
         return reasons[QUESTION] + reasons[CATEGORY]
     question = db.session.execute(
         select(ValidationItem.question).where(
-            ValidationItem.round_id == session.round_id, ValidationItem.external_id == item_id
+            ValidationItem.round_id == session.round_id, ValidationItem.public_id == item_id
         )
     ).first()
     if question is None:

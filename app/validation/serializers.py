@@ -1,7 +1,9 @@
 """What the validator API answers: items, judgments and the end of a round, as JSON.
 
 Blind by construction: `item_json` builds the only item representation a validator
-receives, and it has no source, origin annotator or annotation link.
+receives, and it has no source, origin annotator or annotation link; its id is the
+item's random `public_id`, never the researcher's own id (a suggestion's id names its
+model).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def item_json(item: ValidationItem) -> dict[str, Any]:
         category = taxonomy.category(label)
         names.append(category.name if category else label)
     return {
-        "id": item.external_id,
+        "id": item.public_id,
         "document": {
             "id": document.external_id,
             "title": document.title,
@@ -64,7 +66,7 @@ def item_json(item: ValidationItem) -> dict[str, Any]:
 def judgment_json(judgment: ValidationJudgment) -> dict[str, Any]:
     """A judgment as the validator API returns it."""
     return {
-        "item_id": judgment.item.external_id,
+        "item_id": judgment.item.public_id,
         "verdict": judgment.verdict,
         "reasons": list(judgment.reasons or []),
         "explanation": judgment.explanation,

@@ -118,6 +118,52 @@ def test_a_refused_add_keeps_the_form_and_says_why_next_to_add(page: Page, live_
     assert stored_annotations(live_server) == []
 
 
+def test_the_same_annotation_twice_is_refused_next_to_add(page: Page, live_server):
+    """Issue 26 point 4: an Add of the same error type on the same span as a live
+    annotation is refused next to Add (the server would answer 422 duplicate_annotation);
+    a refusal by the server itself says the same, in the page's words."""
+    paragraphs = ["Ada saw the sea. Ada saw the sea again."]
+    seed_document(live_server, "twice", paragraphs)
+    open_task(page, live_server, "twice")
+    text = paragraphs[0]
+    error = page.locator(".step--add").get_by_role("alert")
+    add_button = page.get_by_role("button", name="Add", exact=True)
+    said = (
+        "You have already added this annotation (the same error type on the same text). "
+        "To change it, remove it under Previous annotations and add it again."
+    )
+    for comment in ("first", "second"):
+        select_span(page, 0, text, 0, 3)
+        page.get_by_role("button", name="Ungrammatical", exact=True).click()
+        page.get_by_role("textbox", name="Other comments / feedback (optional)").fill(comment)
+        add_button.click()
+    expect(error).to_have_text(said)
+    expect(page.locator(".js-annotation-row")).to_have_count(1)
+    expect(page.get_by_role("textbox", name="Selected span")).to_have_value("Ada")
+    # Another error type on the same span is another annotation.
+    page.get_by_role("button", name="New person not introduced", exact=True).click()
+    add_button.click()
+    expect(page.locator(".js-annotation-row")).to_have_count(2)
+    expect(page.locator(".step--add")).not_to_contain_text(said)
+    page.wait_for_timeout(300)
+    assert sorted(a.category for a in stored_annotations(live_server)) == [
+        "new-person",
+        "ungrammatical",
+    ]
+
+    # The server's refusal (another tab added it meanwhile) reads the same.
+    def refuse(route):
+        error = {"code": "duplicate_annotation", "message": "English", "details": {}}
+        route.fulfill(status=422, json={"error": error})
+
+    page.route("**/api/sessions/*/annotations", refuse)
+    select_span(page, 0, text, 4, 7)
+    page.get_by_role("button", name="Ungrammatical", exact=True).click()
+    add_button.click()
+    expect(error).to_have_text(said)
+    expect(page.get_by_role("textbox", name="Selected span")).to_have_value("saw")
+
+
 def test_an_unfinished_annotation_survives_a_reload(page: Page, live_server):
     """Point 3: span, category, paired span and comment come back after a reload; Add
     clears the draft."""

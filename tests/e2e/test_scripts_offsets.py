@@ -67,11 +67,13 @@ CASES = [
 
 
 def add_span(page: Page, paragraph: str, quote: str, backwards: bool) -> None:
-    """Drag over `quote` in paragraph 0, then Add it as a new-person error."""
+    """Drag over `quote` in paragraph 0, then Add it as a new-person error (backwards: an
+    ungrammatical one, since the same type on the same span twice is refused)."""
     start = paragraph.index(quote)
     drag_select(page, 0, paragraph, start, start + len(quote), backwards=backwards)
     expect(page.get_by_role("textbox", name="Selected span")).to_have_value(quote)
-    page.get_by_role("button", name="New person not introduced", exact=True).click()
+    category = "Ungrammatical" if backwards else "New person not introduced"
+    page.get_by_role("button", name=category, exact=True).click()
     page.get_by_role("button", name="Add", exact=True).click()
     expect(page.get_by_role("status")).to_have_text("Saved")
 

@@ -19,6 +19,7 @@ from app.taxonomy import current_taxonomy
 from app.validation.rounds import create_round
 from tests.support.axe import violations
 from tests.support.research import add_researcher, log_in, overflow_by_width
+from tests.support.validation import public_ids
 
 PARAGRAPHS = (
     "Zoë met 🚢 Łukasz at the harbour. Zoë smiled.",
@@ -152,9 +153,11 @@ def test_category_reasons_are_refused_for_a_question_item(page: Page, live_serve
     expect(page.locator(".js-progress")).to_have_text("Item 1 of 3")
     token = page.url.rsplit("/", 1)[-1]
     csrf = page.locator('meta[name="csrf-token"]').get_attribute("content")
+    with live_server.app.app_context():
+        q1 = public_ids("mixed")["q1"]  # the id validators see
     answer = page.request.post(
         f"{live_server.url}/api/validators/{token}/judgments",
-        data={"item_id": "q1", "verdict": "disagree", "reasons": ["Not an error"]},
+        data={"item_id": q1, "verdict": "disagree", "reasons": ["Not an error"]},
         headers={"X-CSRFToken": csrf},
     )
     assert answer.status == 422

@@ -501,6 +501,50 @@ def test_a_removed_annotation_posted_again_is_not_resurrected(client, token):
     assert post(client, token, {**data, "comment": "x"}).status_code == 409
 
 
+def _duplicate_refused(response, of: str) -> None:
+    assert response.status_code == 422, response.data
+    error = error_of(response)
+    assert error["code"] == "duplicate_annotation"
+    assert error["details"] == {"field": "span", "duplicate_of": of}
+
+
+def test_a_duplicate_under_a_new_id_is_422(client, token):
+    # "Exact duplicate": the same category and the same span(s) as a live annotation of
+    # the session; the comment and the severity do not make another annotation.
+    data = body(comment="first")
+    assert post(client, token, data).status_code == 201
+    for change in ({}, {"comment": "another comment"}, {"comment": None}):
+        _duplicate_refused(
+            post(client, token, {**data, **change, "id": str(uuid.uuid4())}), data["id"]
+        )
+    assert post(client, token, data).status_code == 200  # the same id and body: a replay
+    assert post(client, token, {**data, "comment": "x"}).status_code == 409
+    # Another category or another span is another annotation.
+    assert post(client, token, body(category="new-person")).status_code == 201
+    assert post(client, token, body(span=span(0, "Zoë"))).status_code == 201
+    paired = body(category="repetition", span=span(0, "Zoë", 1), paired_span=span(0, "Zoë"))
+    assert post(client, token, paired).status_code == 201
+    _duplicate_refused(post(client, token, {**paired, "id": str(uuid.uuid4())}), paired["id"])
+    other_pair = {**paired, "id": str(uuid.uuid4()), "paired_span": span(0, "smiled")}
+    assert post(client, token, other_pair).status_code == 201
+    assert _stored_count() == 5
+    # Once removed, the same annotation may be added again.
+    client.delete(f"/api/sessions/{token}/annotations/{data['id']}", headers=csrf(token))
+    again = {**data, "id": str(uuid.uuid4())}
+    assert post(client, token, again).status_code == 201
+    _duplicate_refused(post(client, token, {**data, "id": str(uuid.uuid4())}), again["id"])
+
+
+def test_two_workers_saving_twenty_identical_annotations_store_one_each(app, client):
+    # The attack on the analyses (issue 26 point 4): 20 identical Adds per worker.
+    make_document()
+    for name in ("fake-1", "fake-2"):
+        worker = start_session(client, annotator=name)
+        statuses = [post(client, worker, body()).status_code for _ in range(20)]
+        assert statuses == [201] + [422] * 19
+        assert len(session_row(worker).annotations) == 1
+
+
 def test_live_annotations_are_ordered_by_paragraph_and_start(client, token):
     move(client, token, 1)
     late = post(client, token, body(span=span(1, "ship"))).get_json()

@@ -118,8 +118,8 @@ def test_db_prepared_statements_0_sends_statements_whole(database_uri, monkeypat
         import_documents([DocumentInput("doc", "Doc", PARAGRAPHS)])
         token = start(client, "doc")
         engine = db.engines["autocommit"]
-        for number in range(3):
-            assert save(client, token, _annotation(number, 0, "Alpha")).status_code == 201
+        for number, (start_at, quote) in enumerate([(0, "Alpha"), (6, "beta"), (11, "gamma")]):
+            assert save(client, token, _annotation(number, start_at, quote)).status_code == 201
         assert (
             client.put(
                 f"/api/sessions/{token}/position", json={"paragraph_id": 1}, headers=csrf(token)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from app.extensions import db
@@ -14,6 +17,7 @@ from tests.support.validation import (
     make_documents,
     make_session,
     next_item,
+    public_ids,
     start_validator,
     vcsrf,
     write_jsonl,
@@ -108,7 +112,8 @@ def test_a_validator_judges_every_item_once_then_gets_a_code(client, round_r):
         assert response.status_code == 201, response.data
         assert response.get_json()["judgment"]["explanation"] == "why"
         seen.append(item["id"])
-    assert sorted(seen) == ["i0", "i1", "i2"]
+    ids = public_ids(round_r)
+    assert sorted(seen) == sorted(ids[k] for k in ("i0", "i1", "i2"))
     assert answer["progress"] == {"done": 3, "total": 3}
     assert answer["completion_code"]
     stored = db.session.scalars(db.select(ValidationJudgment)).all()
@@ -244,16 +249,18 @@ def test_each_item_gets_k_distinct_validators_least_judged_first(app, runner, cl
     make_documents()
     _create(runner, tmp_path, _items(3), name="k2", per_item=2)
     judged: dict[str, list[str]] = {}
+    ids = public_ids("k2")
     for validator in ("v1", "v2", "v3", "v4"):
         token = start_validator(client, "k2", annotator=validator)
         while (item := next_item(client, token)["item"]) is not None:
             assert validator not in judged.get(item["id"], [])
             # Least judged first: no open item has fewer judgments than this one.
-            counts = [len(judged.get(f"i{k}", [])) for k in range(3)]
+            counts = [len(judged.get(ids[f"i{k}"], [])) for k in range(3)]
             assert len(judged.get(item["id"], [])) == min(c for c in counts if c < 2)
             assert judge(client, token, item["id"]).status_code == 201
             judged.setdefault(item["id"], []).append(validator)
-    assert {k: len(v) for k, v in judged.items()} == {"i0": 2, "i1": 2, "i2": 2}
+    assert sorted(len(v) for v in judged.values()) == [2, 2, 2]
+    assert set(judged) == {ids[f"i{k}"] for k in range(3)}
 
 
 def test_concurrent_validators_get_different_items(app, runner, client, tmp_path):
@@ -271,14 +278,17 @@ def test_a_served_item_stays_judgeable(app, runner, client, tmp_path):
     make_documents()
     _create(runner, tmp_path, _items(1), name="one")
     token = start_validator(client, "one", annotator="v1")
-    assert next_item(client, token)["item"]["id"] == "i0"
+    i0 = public_ids("one")["i0"]
+    assert next_item(client, token)["item"]["id"] == i0
     # An item that was never served to this validator and is full is refused...
     other = start_validator(client, "one", annotator="v2")
-    response = judge(client, other, "i0")
+    response = judge(client, other, i0)
     assert response.status_code == 422
     assert response.get_json()["error"]["code"] == "not_available"
     # ...but the validator it was served to can always judge it.
-    assert judge(client, token, "i0").status_code == 201
+    assert judge(client, token, i0).status_code == 201
+    # The researcher's own id is not one a validator can use.
+    assert judge(client, token, "i0").status_code == 404
 
 
 def test_nobody_validates_their_own_annotations(app, runner, client, tmp_path):
@@ -308,11 +318,11 @@ def test_nobody_validates_their_own_annotations(app, runner, client, tmp_path):
     while (item := next_item(client, token)["item"]) is not None:
         served.append(item["id"])
         assert judge(client, token, item["id"]).status_code == 201
-    assert served == ["other"]
+    assert served == [public_ids("own")["other"]]
     linked = db.session.scalars(
-        db.select(ValidationItem.external_id).where(ValidationItem.annotation_id.is_not(None))
+        db.select(ValidationItem.public_id).where(ValidationItem.annotation_id.is_not(None))
     ).one()
-    for own in ("named", linked):
+    for own in (public_ids("own")["named"], linked):
         response = judge(client, token, own)
         assert response.status_code == 422
         assert response.get_json()["error"]["code"] == "not_available"
@@ -349,3 +359,63 @@ def test_validators_never_see_the_source(app, runner, client, tmp_path):
         assert SOURCE_A not in body
         assert SOURCE_B not in body
         assert "srcalpha" not in body and "srcbeta" not in body
+
+
+def test_validators_see_opaque_item_ids_whatever_the_origin(app, runner, client, tmp_path):
+    # Items from the suggestions export keep their suggestion ids ("gpt-4-turbo-66ff..."),
+    # which name the model; an items file may name the annotator. Validators see an opaque
+    # id per item; researchers, the report and import-judgments keep the original one.
+    make_documents()
+    records = [
+        {"id": "gpt-4-turbo-66ff0a1b2c3d", "source": "gpt-4-turbo", "span": {"text": "Nobody"}},
+        {"id": "human-alice-7", "source": "human", "span": {"text": "answered"}},
+        {"source": "claude", "span": {"text": "letter"}},  # an id generated from content
+    ]
+    for record in records:
+        record |= {"document_id": "doc-b", "labels": ["new-person"]}
+    _create(runner, tmp_path, records, name="opaque")
+    originals = {i.external_id for i in db.session.scalars(db.select(ValidationItem))}
+    assert {"gpt-4-turbo-66ff0a1b2c3d", "human-alice-7"} < originals
+    token = start_validator(client, "opaque", annotator="v1")
+    bodies = [client.get(f"/v/{token}").get_data(as_text=True)]
+    verdicts = {"Nobody": "disagree", "answered": "agree", "letter": "partial"}
+    while (item := next_item(client, token)["item"]) is not None:
+        bodies.append(client.get(f"/api/validators/{token}/next").get_data(as_text=True))
+        assert re.fullmatch(r"item-[0-9a-f]{20}", item["id"]), item["id"]
+        verdict = verdicts[item["span"]["text"]]
+        reasons = [] if verdict == "agree" else ["Other"]
+        posted = judge(client, token, item["id"], verdict, reasons)
+        assert posted.status_code == 201, posted.data
+        assert posted.get_json()["judgment"]["item_id"] == item["id"]
+        bodies.append(posted.get_data(as_text=True))
+    for body in bodies:
+        for original in originals:
+            assert original not in body
+        assert "gpt-4" not in body and "human-alice" not in body and "66ff" not in body
+    # The report maps each judgment to its item (and so to its source).
+    report = json.loads(
+        runner.invoke(args=["validation", "report", "opaque", "--format", "json"]).output
+    )
+    by_source = {
+        name: (row["agree"], row["partial"], row["disagree"])
+        for name, row in report["by_source"].items()
+    }
+    assert by_source == {"gpt-4-turbo": (0, 0, 1), "human": (1, 0, 0), "claude": (0, 1, 0)}
+    # Judgments made elsewhere still name the researcher's ids.
+    path = write_jsonl(
+        tmp_path / "judgments.jsonl",
+        [
+            {
+                "item_id": "human-alice-7",
+                "validator": "lab-1",
+                "verdict": "disagree",
+                "reasons": ["Other"],
+            }
+        ],
+    )
+    result = runner.invoke(args=["validation", "import-judgments", "opaque", str(path)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(
+        runner.invoke(args=["validation", "report", "opaque", "--format", "json"]).output
+    )
+    assert report["by_source"]["human"]["disagree"] == 1

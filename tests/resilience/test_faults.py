@@ -16,6 +16,7 @@ import subprocess
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -28,6 +29,7 @@ from tests.support.apps import require_or_skip
 from tests.support.servers import free_port, start_gunicorn, stop, worker_pids
 
 MIN_SAVES_PER_CLIENT = 10
+SINGLETONS = ("ungrammatical", "new-person", "missing-info", "abrupt-transition")
 WORKERS = 2
 CLIENTS = 6
 
@@ -68,17 +70,18 @@ class RetryingClient:
         response = self.conn.getresponse()
         return response.status, dict(response.getheaders()), response.read()
 
-    def save(self, annotation_id: str, start: int, deadline: float) -> None:
+    def save(self, annotation_id: str, span: tuple[int, int, str], deadline: float) -> None:
         """POST until acknowledged (201/200); 4xx other than 429 is a test failure."""
+        start, end, category = span
         body = json.dumps(
             {
                 "id": annotation_id,
-                "category": "ungrammatical",
+                "category": category,
                 "span": {
                     "paragraph_id": 0,
                     "start": start,
-                    "end": start + 5,
-                    "text": PARAGRAPH[start : start + 5],
+                    "end": end,
+                    "text": PARAGRAPH[start:end],
                 },
                 "paired_span": None,
                 "comment": None,
@@ -105,11 +108,22 @@ class RetryingClient:
         raise AssertionError(f"save {annotation_id} never acknowledged")
 
 
+def unique_spans() -> Iterator[tuple[int, int, str]]:
+    """(start, end, category) of paragraph 0, never the same twice: an exact duplicate of a
+    live annotation under a new id is refused (422 duplicate_annotation)."""
+    edges = [i for i, ch in enumerate(PARAGRAPH) if not ch.isspace()]
+    for category in SINGLETONS:
+        for length in range(12, 0, -1):
+            for start in edges:
+                end = start + length
+                if end <= len(PARAGRAPH) and not PARAGRAPH[end - 1].isspace():
+                    yield start, end, category
+
+
 def burst(port: int, fault, label: str) -> list[RetryingClient]:
     """CLIENTS clients save without pause before, during and after `fault()` strikes;
     each save is retried until acknowledged, then the next one starts."""
     clients = [RetryingClient(port, f"{label}-{i}") for i in range(CLIENTS)]
-    starts = [i for i, ch in enumerate(PARAGRAPH[:-5]) if not ch.isspace()]
     deadline = time.monotonic() + 90
     stop = threading.Event()
     errors: list[BaseException] = []
@@ -117,12 +131,10 @@ def burst(port: int, fault, label: str) -> list[RetryingClient]:
     def run(client: RetryingClient) -> None:
         try:
             n = 0
+            spans = unique_spans()
             while not stop.is_set() or n < MIN_SAVES_PER_CLIENT:
-                start = starts[n % len(starts)]
-                if PARAGRAPH[start + 4].isspace():
-                    start = starts[0]
                 client.attempted += 1
-                client.save(str(uuid.uuid4()), start, deadline)
+                client.save(str(uuid.uuid4()), next(spans), deadline)
                 n += 1
         except BaseException as exc:
             errors.append(exc)

@@ -1,12 +1,14 @@
 """Limits that hold across processes: two gunicorn servers behind one nginx (the
 docker-compose shape: config/nginx/nginx.conf with both as its upstream) count one
-token's writes, and one address's logins, once for both through a real Redis; with the
+token's writes, and one address's logins, once for both through a real Redis (and one
+account's failed logins lock it on every app); with the
 default memory storage each server counts alone and the limit lets twice as much
 through. When Redis stops, the app keeps serving with the limits off and says so in its
 log."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import uuid
 from collections.abc import Iterator
@@ -17,8 +19,10 @@ from pathlib import Path
 import pytest
 import requests
 
+from app import create_app
 from tests.resilience.conftest import PARAGRAPH
-from tests.support.apps import require_or_skip
+from tests.support.apps import dispose_engines, make_test_config, require_or_skip
+from tests.support.login import add_accounts, login_from
 from tests.support.nginx import access_log, compose_config, nginx_binary, start_nginx, stop_nginx
 from tests.support.redis import redis_binary, start_redis, stop_redis
 from tests.support.servers import error_log_text, free_port, start_gunicorn, stop
@@ -94,11 +98,16 @@ def _session(browser: requests.Session, url: str) -> tuple[str, dict[str, str]]:
     return token, {"X-CSRFToken": re.search(r'name="csrf-token" content="([^"]+)"', page)[1]}
 
 
+_SAVES = itertools.count()  # each save another span: a duplicate under a new id is a 422
+
+
 def _save(browser: requests.Session, url: str, token: str, headers: dict) -> requests.Response:
+    n = next(_SAVES)
+    start, end = n // 10, n // 10 + 2 + n % 10
     body = {
         "id": str(uuid.uuid4()),
         "category": "ungrammatical",
-        "span": {"paragraph_id": 0, "start": 0, "end": 3, "text": PARAGRAPH[:3]},
+        "span": {"paragraph_id": 0, "start": start, "end": end, "text": PARAGRAPH[start:end]},
         "paired_span": None,
         "comment": "",
     }
@@ -155,3 +164,24 @@ def test_with_per_process_counters_the_limit_lets_twice_as_much_through(pg_url, 
         statuses = [_save(browser, cluster.url, token, headers).status_code for _ in range(11)]
         assert statuses == [201] * 11, statuses
         assert _failed_logins(browser, cluster.url, 4) == [401] * 4
+
+
+def test_an_account_locked_on_one_app_is_locked_on_another(pg_url, redis_port):
+    port, _ = redis_port
+    apps = [
+        create_app(
+            make_test_config(
+                pg_url, TRUSTED_PROXIES=1, RATELIMIT_STORAGE_URI=f"redis://127.0.0.1:{port}/0"
+            )
+        )
+        for _ in range(2)
+    ]
+    add_accounts(apps[0], ("lead@example.org",), "a-long-enough-password")
+    for n in range(10):
+        response = login_from(apps[n % 2], f"203.0.113.{n}", "lead@example.org", "wrong")
+        assert response.status_code == 401, n
+    for app in apps:
+        response = login_from(app, "198.51.100.1", "lead@example.org", "a-long-enough-password")
+        assert response.status_code == 429
+        with app.app_context():
+            dispose_engines()

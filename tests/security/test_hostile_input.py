@@ -3,6 +3,7 @@ strings, mass assignment, rate limits, and the security headers on every page.""
 
 from __future__ import annotations
 
+import itertools
 import re
 import uuid
 
@@ -22,11 +23,23 @@ def _headers(token: str) -> dict[str, str]:
     return {"X-CSRFToken": capability_csrf_token("annotate", token)}
 
 
+# Each _annotation() another one: an exact duplicate of a live annotation under a new id
+# is refused (422 duplicate_annotation), and the world has "Zoë" (ungrammatical) already.
+_SPANS = itertools.cycle(
+    [
+        (category, end)
+        for end in (1, 2)
+        for category in ("new-person", "missing-info", "abrupt-transition", "unclear-coreference")
+    ]
+)
+
+
 def _annotation(**extra):
+    category, end = next(_SPANS)
     body = {
         "id": str(uuid.uuid4()),
-        "category": "ungrammatical",
-        "span": {"paragraph_id": 0, "start": 0, "end": 3, "text": "Zoë"},
+        "category": category,
+        "span": {"paragraph_id": 0, "start": 0, "end": end, "text": "Zoë"[:end]},
         "paired_span": None,
         "comment": None,
     }

@@ -94,7 +94,7 @@ def test_remember_cookie_is_lax_httponly_and_bounded(app, researcher):
 
 
 def test_remember_cookie_settings_in_production(monkeypatch):
-    monkeypatch.setenv("SECRET_KEY", "s" * 40)
+    monkeypatch.setenv("SECRET_KEY", "s" * 8 + "0123456789abcdefghijklmnopqrstuv")
     monkeypatch.delenv("REMEMBER_COOKIE_DAYS", raising=False)
     config = ProductionConfig()
     assert config.REMEMBER_COOKIE_SECURE is True

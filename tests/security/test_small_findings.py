@@ -37,8 +37,9 @@ def test_home_page_lists_documents_in_development_only(app, client, database_uri
     assert 'href="/annotate/visible-doc"' in page
     assert "check-doc" not in page  # an attention check is never listed
 
-    monkeypatch.setenv("SECRET_KEY", "p" * 40)
-    production = create_app(make_test_config(database_uri, APP_ENV="production"))
+    key = "p" * 8 + "0123456789abcdefghijklmnopqrstuv"
+    monkeypatch.setenv("SECRET_KEY", key)
+    production = create_app(make_test_config(database_uri, APP_ENV="production", SECRET_KEY=key))
     with production.app_context():
         response = production.test_client().get("/", base_url="https://localhost")
         page = response.get_data(as_text=True)

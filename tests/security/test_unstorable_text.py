@@ -177,3 +177,47 @@ def test_the_reported_examples(client, world):
     assert response.get_json()["error"]["code"] == "csrf_failed"
     # Nothing above was stored: the validator still has the same item to judge.
     assert client.get(f"/api/validators/{token}/next").get_json()["item"]["id"] == item["id"]
+
+
+NOT_UTF8 = ("utf-16", "utf-16-le", "utf-32", "utf-32-be")
+
+
+@pytest.mark.parametrize("encoding", NOT_UTF8)
+def test_json_that_is_not_utf8_is_refused(app, world, researcher, encoding):
+    # Python's json reads UTF-16 and UTF-32 bytes too, so the guard's search of the raw
+    # bytes for a NUL escape missed them: the NUL reached PostgreSQL, a 500.
+    body = json.dumps({"item_id": "x", "verdict": "agree", "explanation": "a\x00b"})
+    for rule, method, url in _each_route(app, world):
+        response = _client(app, researcher).open(
+            url,
+            method=method,
+            data=body.encode(encoding),
+            content_type="application/json",
+            headers=_csrf_headers(rule, url),
+        )
+        response.close()
+        where = f"{method} {url} {encoding}"
+        assert response.status_code == 400, (where, response.status_code)
+        if response.is_json:
+            error = response.get_json()["error"]
+            assert error["code"] == "bad_request", where
+            assert "UTF-8" in error["message"], where
+
+
+@pytest.mark.parametrize("encoding", NOT_UTF8)
+def test_the_reported_utf16_and_utf32_bodies(client, world, researcher, encoding):
+    token = world.validator_token
+    headers = {"X-CSRFToken": capability_csrf_token("validate", token)}
+    item = client.get(f"/api/validators/{token}/next").get_json()["item"]
+    for explanation in ("a\x00b", "plain"):
+        body = {"item_id": item["id"], "verdict": "agree", "explanation": explanation}
+        response = client.post(
+            f"/api/validators/{token}/judgments",
+            data=json.dumps(body).encode(encoding),
+            content_type="application/json",
+            headers=headers,
+        )
+        assert response.status_code == 400, response.get_data(as_text=True)
+        assert "UTF-8" in response.get_json()["error"]["message"]
+    # Nothing was stored: the validator still has the same item to judge.
+    assert client.get(f"/api/validators/{token}/next").get_json()["item"]["id"] == item["id"]

@@ -144,3 +144,16 @@ def judge(client, token: str, item_id: str, verdict: str = "agree", reasons=None
     """POST a judgment with the right CSRF header."""
     body = {"item_id": item_id, "verdict": verdict, "reasons": reasons or [], **extra}
     return client.post(f"/api/validators/{token}/judgments", json=body, headers=vcsrf(token))
+
+
+def public_ids(round_name: str) -> dict[str, str]:
+    """external id -> the public id validators see, of a round's items."""
+    from app.models import ValidationItem, ValidationRound
+
+    rows = db.session.execute(
+        db.select(ValidationItem.external_id, ValidationItem.public_id)
+        .join(ValidationRound, ValidationRound.id == ValidationItem.round_id)
+        .where(ValidationRound.name == round_name)
+    ).all()
+    db.session.commit()
+    return dict(rows)

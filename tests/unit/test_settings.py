@@ -49,8 +49,11 @@ def test_production_refuses_to_start_without_secret_key(monkeypatch):
         create_app({"APP_ENV": "production"})
 
 
+GOOD_KEY = "Vq3-rT8_zLm2Wx9pKd4Hs7Ny1Bc6Fg0JuEa5"  # 36 characters, 34 different
+
+
 def test_production_with_secret_key(monkeypatch, tmp_path):
-    monkeypatch.setenv("SECRET_KEY", "x" * 40)
+    monkeypatch.setenv("SECRET_KEY", GOOD_KEY)
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path}/p.sqlite3")
     config = ProductionConfig()
     config.validate()
@@ -96,5 +99,38 @@ def test_production_refuses_a_short_secret_key(monkeypatch):
         ConfigError, match="SECRET_KEY has 31 characters; production needs at least 32"
     ):
         create_app({"APP_ENV": "production"})
-    monkeypatch.setenv("SECRET_KEY", "k" * 32)
+    monkeypatch.setenv("SECRET_KEY", GOOD_KEY[:32])
     ProductionConfig().validate()
+
+
+def test_production_refuses_a_key_of_few_different_characters(monkeypatch):
+    # 32 identical characters are as long as asked, and as guessable as one.
+    monkeypatch.setenv("SECRET_KEY", "k" * 32)
+    few = "SECRET_KEY has only 1 different characters; production needs at least 16"
+    with pytest.raises(ConfigError, match=few):
+        create_app({"APP_ENV": "production"})
+    monkeypatch.setenv("SECRET_KEY", ("0123456789abcde" * 3)[:40])  # 15 different
+    with pytest.raises(ConfigError, match="only 15 different characters"):
+        create_app({"APP_ENV": "production"})
+
+
+@pytest.mark.parametrize("override", ["k", "k" * 32])
+def test_production_checks_the_key_actually_used(monkeypatch, tmp_path, override):
+    # FLASK_SECRET_KEY is applied after the config class: it replaced a checked SECRET_KEY,
+    # and the app started with a one-character key.
+    monkeypatch.setenv("SECRET_KEY", GOOD_KEY)
+    monkeypatch.setenv("FLASK_SECRET_KEY", override)
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path}/p.sqlite3")
+    with pytest.raises(ConfigError, match="SECRET_KEY has"):
+        create_app({"APP_ENV": "production"})
+    monkeypatch.delenv("FLASK_SECRET_KEY")
+    with pytest.raises(ConfigError, match="SECRET_KEY has"):
+        create_app({"APP_ENV": "production", "SECRET_KEY": override})
+
+
+def test_a_good_flask_secret_key_is_enough(monkeypatch, tmp_path):
+    monkeypatch.delenv("SECRET_KEY", raising=False)
+    monkeypatch.setenv("FLASK_SECRET_KEY", GOOD_KEY)
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path}/p.sqlite3")
+    app = create_app({"APP_ENV": "production"})
+    assert app.config["SECRET_KEY"] == GOOD_KEY

@@ -23,6 +23,7 @@ import { KeyboardSelection } from './keyboard.mjs';
 import { moveKind, navigationState, revealMessage, revealParagraph } from './navigation.mjs';
 import { Hint, InstructionsPanel, SubmitQuestion } from './panels.mjs';
 import { Practice, PracticeStore } from './practice.mjs';
+import { DUPLICATE, duplicateOf } from './rules.mjs';
 import { readSelection } from './selection.mjs';
 import { isProblem, storeStatusText } from './status.mjs';
 import { SeverityStep } from './severity.mjs';
@@ -204,6 +205,12 @@ export default class Annotator {
     const problem = this.steps.problem({ text: (id) => this.view.text(id), furthest: this.furthest });
     if (problem) {
       this.steps.showError(problem);
+      return;
+    }
+    // The same error type on the same span(s) again: the server would refuse it (422
+    // duplicate_annotation). An Edit of a suggestion is its decision, not refused so.
+    if (this.suggestions.editing === null && duplicateOf(this.annotations.values(), this.steps.value())) {
+      this.steps.showError(DUPLICATE);
       return;
     }
     // An Add after Edit of a suggestion names it (the server then records an edit).

@@ -26,6 +26,36 @@ import { t } from '../lib/i18n.mjs';
  * @property {number} furthest
  */
 
+/** Why an Add of an annotation already made is refused (the server's 422 duplicate_annotation). */
+export const DUPLICATE = t('You have already added this annotation (the same error type on the same text). To change it, remove it under Previous annotations and add it again.');
+
+/**
+ * The live annotation with the same category, span and paired span as `value` (offsets;
+ * comment and severity aside), which the server would refuse to add again; null when none.
+ * @param {Iterable<{category: string, span: WireSpan, paired_span?: WireSpan | null}>} annotations
+ * @param {{category: string, span: WireSpan, paired_span?: WireSpan | null}} value
+ */
+export function duplicateOf(annotations, value) {
+  /** @param {WireSpan | null | undefined} a @param {WireSpan | null | undefined} b */
+  const same = (a, b) => (a && b ? a.paragraph_id === b.paragraph_id && a.start === b.start && a.end === b.end : !a && !b);
+  for (const annotation of annotations) {
+    if (annotation.category === value.category && same(annotation.span, value.span) && same(annotation.paired_span, value.paired_span)) {
+      return annotation;
+    }
+  }
+  return null;
+}
+
+/**
+ * What to say next to Add about a refused Add: the server's message, or the translated one
+ * for a refusal the page knows.
+ * @param {Error & {code?: string}} error
+ * @returns {string}
+ */
+export function refusalMessage(error) {
+  return error.code === 'duplicate_annotation' ? DUPLICATE : error.message;
+}
+
 /**
  * The first rule the annotation breaks, as the server would word it; null when none.
  * @param {AnnotationInput} input

@@ -17,7 +17,7 @@
  *   shortcut?: string | null, color: string, description?: string}} FullCategory
  */
 
-import { checkAnnotation } from './rules.mjs';
+import { checkAnnotation, refusalMessage } from './rules.mjs';
 import { t } from '../lib/i18n.mjs';
 
 const DEFAULT_PAIRED_PROMPT = t('Highlight the other span, in the Context or the Current Paragraph.');
@@ -208,9 +208,9 @@ export class Steps {
         comment: annotation.comment,
         severity: annotation.severity,
       });
-      this.showError(error.message);
+      this.showError(refusalMessage(error));
     } else {
-      this.showError(t('Your annotation of “{text}” was not saved: {error}', { text: annotation.span.text, error: error.message }));
+      this.showError(t('Your annotation of “{text}” was not saved: {error}', { text: annotation.span.text, error: refusalMessage(error) }));
     }
   }
 
