@@ -20,12 +20,12 @@ A file is refused whole: the reader collects every problem, each naming where it
 (``FILE:LINE``, ``FILE: items[3]``), the field and what is wrong, and raises
 InteropError with all of them; nothing is half-read.
 
-`json_line` writes one JSON Lines line as every writer of the package does.
+Every writer of the package writes JSON Lines with app.jsonl.json_line (U+2028, U+2029
+and NEL escaped), as the app's other writers do.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -112,16 +112,3 @@ def same_unit_key(record: dict[str, Any]) -> tuple:
         record.get("comment"),
         record.get("severity"),
     )
-
-
-# Line breaks to str.splitlines() that json.dumps leaves raw (it escapes those below U+0020).
-_LINE_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-
-
-def json_line(value: Any) -> str:
-    """JSON on one line, UTF-8 text kept, but NEL, U+2028 and U+2029 escaped: readers that
-    cut lines with str.splitlines() would cut there."""
-    text = json.dumps(value, ensure_ascii=False)
-    for char, escaped in _LINE_BREAKS.items():
-        text = text.replace(char, escaped)
-    return text

@@ -94,8 +94,8 @@ def test_a_document_over_the_time_limit_is_reported_skipped(cache, runner):
     assert "skipped (over the analysis limits): hostile" in table
     assert re.search(r"gamma: [0-9.-]+ .*\(Monte-Carlo SE [0-9.]+\)", table)
     csv_text = runner.invoke(args=["study-report", "--format", "csv"]).stdout
-    assert "agreement_skipped,gamma,,,,hostile" in csv_text
-    assert re.search(r"agreement_mc_se,gamma,,,,[0-9.]+", csv_text)
+    assert "agreement_skipped,gamma,,,hostile" in csv_text
+    assert re.search(r"agreement_mc_se,gamma,,,[0-9.]+", csv_text)
     # The skip is remembered: the agreement command reports it at once, from the cache.
     started = time.monotonic()
     agreement = _json(runner, "agreement", "--gamma")
