@@ -29,7 +29,7 @@ REFUSED = "same browser"  # the refusal page says how to get back to one's task
 
 
 def sign(target: str, name: str, key: str = SECRET) -> str:
-    """The `sig` of a link to TARGET for NAME (DESIGN.md "Identity")."""
+    """The `sig` of a link to TARGET for NAME (docs/contracts.md#signed-links)."""
     return signed_links.sign(key, target, name)
 
 
