@@ -167,6 +167,23 @@ def test_relative_links_of_the_markdown_pages_lead_to_files_and_headings(page):
         assert checked, f"{page} has no relative link: is the link pattern right?"
 
 
+@pytest.mark.parametrize("page", markdown_pages())
+def test_every_table_row_has_its_header_cells(page):
+    """A `|` inside a table cell (even in `code`) ends the cell unless written `\\|`."""
+    text = FENCE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), (ROOT / page).read_text("utf-8"))
+    problems, header = [], None
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.startswith("|"):
+            header = None
+            continue
+        cells = len(re.findall(r"(?<!\\)\|", line))
+        if header is None:
+            header = cells
+        elif cells != header:
+            problems.append(f"{page}:{number}: {cells - 1} cells, the header has {header - 1}")
+    assert not problems, "\n".join(problems)
+
+
 def test_every_citation_of_a_contracts_section_names_one_the_page_has():
     sections = anchors(CONTRACTS)
     numbers = {m.group(1) for a in sections if (m := re.match(r"(\d+)-", a))}
