@@ -1,7 +1,7 @@
 """Input documents: detect the format, validate and normalise. Pure: no app, no database.
 
-Formats (DESIGN.md "Formats"), told apart by content, never by extension, except that a
-``.txt`` file is plain text and a folder is a set of files:
+Formats (docs/contracts.md#input-documents), told apart by content, never by extension,
+except that a ``.txt`` file is plain text and a folder is a set of files:
 
 1. FALTE JSON, an object keyed by document id: ``{"doc-1": ["paragraph", ...]}`` or
    ``{"doc-1": {"paragraphs": [...], "title", "entities": [...], "meta": {...}, "gold"}}``.

@@ -4,8 +4,9 @@ Every form of the record is generated from that table: the Python dict
 (iter_annotation_records, annotation_record), the JSON text written key by key
 (iter_annotation_lines: about three times faster than json.dumps on a dict), the
 `json_build_object` PostgreSQL builds for COPY (copy_select, run by app.export_copy) and
-the flat CSV row (flatten_annotation). Keys and order are a contract (DESIGN.md
-"Formats"); tests/integration/test_export.py checks that the forms agree on both databases.
+the flat CSV row (flatten_annotation). Keys and order are a contract
+(docs/contracts.md#annotation-export-records); tests/integration/test_export.py checks that
+the forms agree on both databases.
 
 `session_id` is the session's database id, not its token: the token is a capability that
 lets its holder work in the session, and exports get shared.
@@ -185,7 +186,8 @@ FLAGGED = AnnotationSession.annotator_id.in_(bindparam("flagged_annotators", exp
 # optional one is an outer join). The dict, the JSON writer, COPY's json_build_object
 # and the CSV (one column named as the key, after FALTE's) follow by themselves; records
 # made outside the database (app.adjudication.gold) get null unless they pass a value.
-# Then say it in DESIGN.md's record; test_the_forms_of_the_record_agree checks the rest.
+# Then add it to the record's table in docs/contracts.md#annotation-export-records;
+# test_the_forms_of_the_record_agree checks the rest.
 FIELDS: tuple[Field, ...] = (
     Field("document_id", Document.external_id),
     Field("paragraph_id", Annotation.paragraph_id, INT),

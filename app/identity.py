@@ -1,4 +1,4 @@
-"""Who is working, and what lets them back into a session (DESIGN.md "Identity").
+"""Who is working, and what lets them back into a session (docs/contracts.md, section 1).
 
 A start link names the worker: Prolific sends PROLIFIC_PID, STUDY_ID, SESSION_ID; MTurk
 sends workerId, assignmentId, hitId, turkSubmitTo; a direct link carries `annotator`

@@ -1,4 +1,5 @@
-"""Database models. Table names are a contract (DESIGN.md); columns are ours."""
+"""Database models. Table names are a contract (docs/contracts.md#5-database-tables);
+columns are ours."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The steps of a worker's study, in order, and the step a session is at.
 
-consent -> before_survey -> training -> task -> after_survey (DESIGN "Second wave").
+consent -> before_survey -> training -> task -> after_survey
+(docs/contracts.md#the-pages-of-a-session).
 A step is *pending* when the taxonomy has it and the session has not got through it; the
 session is at its first pending step. Steps the taxonomy does not have are skipped, so a
 study without consent, surveys or training is the task alone, as before.

@@ -4,8 +4,9 @@ its readings stay as they were).
 
 A gold record is an annotation export record (app.export.annotation_record, the one
 place the record's fields are declared) whose annotator is `adjudication:gold` on platform
-`adjudication`, plus `"provenance": {"annotators", "merged", "decided_by"}` (DESIGN.md,
-second wave): who marked the candidate, whether the span was merged, and who decided.
+`adjudication`, plus `"provenance": {"annotators", "merged", "decided_by"}`
+(docs/contracts.md#other-exports): who marked the candidate, whether the span was
+merged, and who decided.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Worker JSON API (DESIGN.md "HTTP (contract)"): parse, call app.annotate.writes, respond.
+"""Worker JSON API (docs/contracts.md#worker-api): parse, call app.annotate.writes, respond.
 
 The CSRF check uses a token derived from the session token and SECRET_KEY, not a cookie:
 crowd platforms show the task in third-party iframes where cookies may be blocked.

@@ -2,7 +2,7 @@
 of a save that need no database.
 
 explain_refusal() is the one place that looks a session up after a write: it raises the
-ApiError the contract names (DESIGN.md "HTTP (contract)": 404, 409, 422; 422
+ApiError the contract names (docs/contracts.md#worker-api: 404, 409, 422; 422
 `duplicate_annotation` for an exact duplicate under a new id), or says what it
 found when nothing refuses the write (a replay, a second Submit, a state that changed
 between the statement and the look-up).

@@ -83,7 +83,8 @@ class PlantedCheck:
     paired: tuple[int, int, int] | None = None  # (paragraph_id, start, end)
 
     def gold(self) -> dict[str, object]:
-        """The document's gold entry (DESIGN: paired_span and explanation are optional)."""
+        """The document's gold entry (paired_span and explanation are optional:
+        docs/contracts.md#input-documents)."""
         entry: dict[str, object] = {
             "paragraph_id": self.paragraph_id,
             "start": self.start,

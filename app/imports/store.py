@@ -6,7 +6,8 @@ searched (exact, then whitespace- and quote-tolerant), in the given paragraph wh
 is one; several matches use the first and are reported as ambiguous; no match rejects
 the annotation. The two spans of a pair with the same text go to distinct occurrences.
 For a BooookScore relation or a FALTE pair, the later span is the annotation's span and
-the earlier one its paired span (DESIGN.md: the paired span is the earlier text).
+the earlier one its paired span (docs/contracts.md#conventions-used-everywhere: the
+paired span points back).
 
 A label becomes a category key through `--taxonomy-map` ({label: key}), else as its
 lower-cased, hyphenated form ("entity omission" -> "entity-omission"); a label that is

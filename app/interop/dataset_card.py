@@ -418,7 +418,8 @@ def dataset_files(
 
 
 def figures_from_report(report: Mapping[str, Any]) -> list[Figure]:
-    """The figures of a study-report JSON (its DESIGN.md shape) with their definitions:
+    """The figures of a study-report JSON (docs/contracts.md#study-report-json) with their
+    definitions:
     BooookScore, errors per 100 sentences per category, and each agreement figure (its
     own ``unit`` says what it measures and how its interval is computed)."""
     figures = []

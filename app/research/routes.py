@@ -122,8 +122,8 @@ def document(document_id: str):
 
 
 def _signed_links(start_url: str) -> dict:
-    """?annotator=NAME: NAME's signed /start link and validator links (DESIGN.md
-    "Identity"), or the problem with the name."""
+    """?annotator=NAME: NAME's signed /start link and validator links
+    (docs/contracts.md#signed-links), or the problem with the name."""
     given = request.args.get("annotator", "")
     if not given.strip():
         return {"annotator": "", "signed": None, "annotator_error": None}

@@ -1,17 +1,18 @@
 """The study's figures for papers (`flask study-report`, /research/export/study-report.*).
 
-The same figures as the dashboard (app.research.dashboard computes them; the rules are
-in app.metrics), in DESIGN.md's second-wave JSON shape. A document's ``booookscore`` is
-BooookScore as the release's scorer computes it (Chang et al. 2024, eq. 1 and footnote 12;
-`Scorer.get_score`, app.metrics): 100 * (1 - error units / sentences) per submitted
-session, the mean over its sessions; the study's ``booookscore`` is the mean over
-documents with a submitted session. It is the one score not bounded to 0-100: a reading
-with more error units than sentences scores below 0, reported as it comes. Every other
-score is on a 0-100 scale: ``errors_per_sentence`` (Table 1: occurrences / sentences x
-100), the span F1 figures and linked-pair F1 under ``agreement``
-(app.research.agreement: each with its unit, rule and bootstrap 95% interval over
-documents), and each annotator's precision and recall under ``gold`` (attention checks,
-and the adjudicated gold set of other documents, at the attention-check matching rule).
+The same figures as the dashboard (app.research.dashboard computes them; the rules are in
+app.metrics), in the JSON shape of docs/contracts.md#study-report-json. A document's
+``booookscore`` is BooookScore as the release's scorer computes it (Chang et al. 2024,
+eq. 1 and footnote 12; `Scorer.get_score`, app.metrics): 100 * (1 - error units /
+sentences) per submitted session, the mean over its sessions; the study's ``booookscore``
+is the mean over documents with a submitted session. It is the one score not bounded to
+0-100: a reading with more error units than sentences scores below 0, reported as it
+comes. Every other score is on a 0-100 scale: ``errors_per_sentence`` (Table 1:
+occurrences / sentences x 100), the span F1 figures and linked-pair F1 under
+``agreement`` (app.research.agreement: each with its unit, rule and bootstrap 95%
+interval over documents), and each annotator's precision and recall under ``gold``
+(attention checks, and the adjudicated gold set of other documents, at the
+attention-check matching rule).
 Krippendorff's alpha and gamma stay coefficients. Per document, ``sentences`` is its
 number of sentences (what the score and Table 1 divide by) and ``error_sentences`` its
 error units (the key keeps its second-wave name: it counts units, each error once

@@ -1,19 +1,19 @@
 """Reading and storing suggestions: `flask import-suggestions PATH --source NAME`.
 
 Formats: BooookScore's GPT-4 model files (``{book: {sentence: {"questions", "types"}}}``:
-the span is the whole sentence) and our generic items JSONL (DESIGN.md "Validation
-items"), read by app.validation.importers as `create-round` reads them. Every label is
-mapped to a category key as `import-annotations` maps them (app.imports.store.category_key:
-`--taxonomy-map`, else the lower-cased, hyphenated label); the first is the suggestion's
-category, all are kept as its labels. Spans are located as `create-round` locates them
-(app.validation.locate): given offsets when the stored text there is the span's, else the
-text, exactly first; several matches use the first and are reported as ambiguous. Each
-suggestion must pass the rules an annotation passes (app.spans), so that Accept can store
-it as it is. `id_prefix` is put before every document id of the file, as
-`import-annotations --id-prefix` does (so that GPT-4's file attaches to summaries imported
-under `inc-`/`hier-`). Atomic: any problem refuses the file (unless `skip_rejected`) and
-nothing is written; a suggestion id already stored with the same content is left as it is
-(the import can be run again).
+the span is the whole sentence) and our generic items JSONL
+(docs/contracts.md#validation-items), read by app.validation.importers as `create-round`
+reads them. Every label is mapped to a category key as `import-annotations` maps them
+(app.imports.store.category_key: `--taxonomy-map`, else the lower-cased, hyphenated label);
+the first is the suggestion's category, all are kept as its labels. Spans are located as
+`create-round` locates them (app.validation.locate): given offsets when the stored text
+there is the span's, else the text, exactly first; several matches use the first and are
+reported as ambiguous. Each suggestion must pass the rules an annotation passes (app.spans),
+so that Accept can store it as it is. `id_prefix` is put before every document id of the
+file, as `import-annotations --id-prefix` does (so that GPT-4's file attaches to summaries
+imported under `inc-`/`hier-`). Atomic: any problem refuses the file (unless
+`skip_rejected`) and nothing is written; a suggestion id already stored with the same
+content is left as it is (the import can be run again).
 """
 
 from __future__ import annotations

@@ -91,7 +91,8 @@ def _decisions(document: str | None) -> dict[int, list[dict[str, Any]]]:
 
 
 def iter_suggestion_records(document: str | None = None) -> Iterator[dict[str, Any]]:
-    """One DESIGN.md suggestions record per suggestion, by document, paragraph and start.
+    """One suggestions record (docs/contracts.md#other-exports) per suggestion, by
+    document, paragraph and start.
 
     `category` stays one key (the suggestion's first label); `labels` lists all of them
     (a sentence GPT-4 gave several types is one suggestion, one unit, with several labels).

@@ -2,9 +2,10 @@
 
 Formats (`--format`, or `auto`: told apart by content):
 
-- ``jsonl``: one item a line, DESIGN.md's generic item, or a record of our own export as
-  it is (it has ``annotator_id``: source "human", the annotator kept as origin); a record
-  of the gold export (`flask export-gold`, it has ``provenance``) has source "gold".
+- ``jsonl``: one item a line, the generic item of docs/contracts.md#validation-items, or a
+  record of our own export as it is (it has ``annotator_id``: source "human", the
+  annotator kept as origin); a record of the gold export (`flask export-gold`, it has
+  ``provenance``) has source "gold".
 - ``booookscore-human``: ``{book: {"summary", "singles", "relations"}}``; a relation
   becomes one item whose second span is the paired span.
 - ``booookscore-model``: ``{book: {sentence: {"questions", "types"}}}``; the span is the

@@ -137,11 +137,11 @@ def place_pair(
 
     Used when the two texts, each placed at its first occurrence, would overlap (a
     duplication whose two spans have the same text). The paired span is the earlier text
-    (DESIGN.md), so the pair is the first (paired, span) choice in reading order where
-    the paired occurrence comes before the span's and they do not overlap. When that is
-    the only possible choice (the text occurs exactly twice) neither is ambiguous; when
-    there are several, each keeps its number of occurrences and is reported ambiguous.
-    None when no two distinct occurrences exist.
+    (docs/contracts.md#conventions-used-everywhere), so the pair is the first (paired, span)
+    choice in reading order where the paired occurrence comes before the span's and they do
+    not overlap. When that is the only possible choice (the text occurs exactly twice)
+    neither is ambiguous; when there are several, each keeps its number of occurrences and
+    is reported ambiguous. None when no two distinct occurrences exist.
     """
     spans = occurrences(paragraphs, *span)
     pairs = occurrences(paragraphs, *paired)

@@ -158,7 +158,7 @@ def _grouped(round_id: int, key, *joins) -> dict[Any, dict[str, int]]:
 
 
 def compute_report(round_: ValidationRound) -> dict[str, Any]:
-    """The DESIGN.md report of a round, plus `agreement`."""
+    """The report of a round (docs/contracts.md#validation-report), `agreement` included."""
     settings = round_.settings or {}
     lenient = bool(settings.get("partial_counts_as_valid", True))
     dialect = db.engine.dialect.name

@@ -1,4 +1,5 @@
-"""Validator pages and JSON API (DESIGN.md "HTTP (contract)"): parse, call the domain, respond.
+"""Validator pages and JSON API (docs/contracts.md#validator-api): parse, call the domain,
+respond.
 
 Blind by construction: `item_json` (app.validation.serializers) builds the only item
 representation a validator receives, with no source, origin annotator or annotation link.

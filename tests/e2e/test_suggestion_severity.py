@@ -1,5 +1,6 @@
 """Accept of a model suggestion asks for a severity when the taxonomy has severities
-(DESIGN.md second wave, issue 18 point 4), by mouse and by key, in Chromium; axe clean.
+(docs/contracts.md#8-accessible-names, issue 18 point 4), by mouse and by key, in Chromium;
+axe clean.
 And issue 18's "Done when" with severities: accept, reject, edit (real mouse selection),
 one of the worker's own, reloads in between, then exactly those decisions exported."""
 

@@ -158,7 +158,7 @@ def test_jsonl_export_reads_back_equal_to_the_database(app, runner, stored, tmp_
         "span",
         "paired_span",
         "comment",
-        "severity",  # DESIGN.md second wave: null when the taxonomy has none
+        "severity",  # docs/contracts.md#annotation-export-records: null without severities
         "annotator_id",
         "platform",
         "session_id",

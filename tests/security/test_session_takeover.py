@@ -30,7 +30,7 @@ CONFLICT = "already has a submission in this study"  # another SESSION_ID of a b
 
 
 def sign(target: str, name: str, key: str = SECRET) -> str:
-    """The `sig` of a link to TARGET for NAME (DESIGN.md "Identity")."""
+    """The `sig` of a link to TARGET for NAME (docs/contracts.md#signed-links)."""
     return signed_links.sign(key, target, name)
 
 

@@ -1,5 +1,6 @@
-"""Signed annotator links computed as DESIGN.md "Identity" defines them, independently of
-app.identity, so that tests check the app against the published definition."""
+"""Signed annotator links computed as docs/contracts.md#signed-links defines them,
+independently of app.identity, so that tests check the app against the published
+definition."""
 
 from __future__ import annotations
 

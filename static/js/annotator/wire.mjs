@@ -1,8 +1,8 @@
 /**
  * The annotator's wire types: the JSON shapes the page receives (its bootstrap, the
- * answers of the JSON API) and sends (annotations, removals, positions), as DESIGN.md's
- * JSON API names them, and the queue operations that carry the writes. Nothing here
- * touches the DOM or the network.
+ * answers of the JSON API) and sends (annotations, removals, positions), as the JSON API
+ * of docs/contracts.md#2-json-api names them, and the queue operations that carry the
+ * writes. Nothing here touches the DOM or the network.
  *
  * @module annotator/wire
  */
