@@ -6,6 +6,7 @@
  * @module annotator/view
  */
 
+import { element } from '../lib/dom.mjs';
 import { renderParagraph } from '../lib/highlight.mjs';
 import { spanToRange } from '../lib/anchoring.mjs';
 
@@ -46,10 +47,8 @@ export class DocumentView {
     for (const { paragraph_id: id, text } of paragraphs) {
       if (this.texts.has(id)) continue;
       this.texts.set(id, text);
-      const $p = document.createElement('p');
-      $p.className = 'paragraph js-paragraph';
+      const $p = element('p', 'paragraph js-paragraph', text);
       $p.dataset.paragraph = String(id);
-      $p.textContent = text;
       this.elements.set(id, $p);
     }
   }

@@ -29,6 +29,7 @@
  */
 
 import { utf16Offsets } from './anchoring.mjs';
+import { element } from './dom.mjs';
 
 /**
  * @typedef {object} Highlight
@@ -78,7 +79,7 @@ export function renderParagraph(paragraphEl, text, highlights) {
     const covering = valid.filter((h) => h.start <= from && h.end >= to);
     const segment = text.slice(fromUnits, toUnits);
     fragment.append(
-      covering.length ? segmentElement(doc, segment, covering, from, to) : doc.createTextNode(segment),
+      covering.length ? segmentElement(segment, covering, from, to) : doc.createTextNode(segment),
     );
     position = toUnits;
   }
@@ -88,19 +89,16 @@ export function renderParagraph(paragraphEl, text, highlights) {
 
 /**
  * One highlighted segment.
- * @param {Document} doc
  * @param {string} segment
  * @param {Highlight[]} covering
  * @param {number} from
  * @param {number} to
  * @returns {HTMLElement}
  */
-function segmentElement(doc, segment, covering, from, to) {
+function segmentElement(segment, covering, from, to) {
   // Outermost (longest) first, so the innermost colour is the background.
   const layers = [...covering].sort((a, b) => b.end - b.start - (a.end - a.start) || a.start - b.start);
-  const mark = doc.createElement('mark');
-  mark.className = 'hl';
-  mark.textContent = segment;
+  const mark = element('mark', 'hl', segment);
   /** @type {Record<string, Set<string>>} */
   const data = {};
   const titles = [];
