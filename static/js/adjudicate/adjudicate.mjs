@@ -18,7 +18,8 @@ import { renderParagraph } from '../lib/highlight.mjs';
 import { button, element } from '../lib/dom.mjs';
 import { ownSpanForm, ownSpans, quote, showPreview, togglePaired } from './own-span.mjs';
 
-const LANE_COLORS = ['#f4c542', '#7fb3e6', '#f29e8e', '#9ad19a', '#c7a6e8', '#f2b880'];
+/** Lane colours: base.css's --lane-1 to --lane-6, one per annotator, again after six. */
+const LANES = 6;
 const DECIDED_LABELS = { accept: 'Accepted', reject: 'Rejected', merge: 'Merged', own: 'Own span' };
 
 export default class Adjudicate {
@@ -129,11 +130,11 @@ export default class Adjudicate {
 
   render() {
     const { annotators, document: doc, candidates } = this.state;
-    const colors = new Map(annotators.map((/** @type {string} */ a, /** @type {number} */ i) => [a, LANE_COLORS[i % LANE_COLORS.length]]));
+    const colors = new Map(annotators.map((/** @type {string} */ a, /** @type {number} */ i) => [a, `var(--lane-${(i % LANES) + 1})`]));
     this.$legend.replaceChildren(
       ...annotators.map((/** @type {string} */ name) => {
         const $item = element('li', 'adjudicate__legend-item', name);
-        $item.style.setProperty('--lane-color', colors.get(name));
+        $item.style.setProperty('--lane-color', /** @type {string} */ (colors.get(name)));
         return $item;
       }),
     );
@@ -184,17 +185,18 @@ export default class Adjudicate {
     const marks = candidates.flatMap((c) => c.marks);
     for (const annotator of annotators) {
       const $lane = element('div', 'adj-lane');
-      $lane.style.setProperty('--lane-color', colors.get(annotator) ?? '#ddd');
+      const color = /** @type {string} */ (colors.get(annotator));
+      $lane.style.setProperty('--lane-color', color);
       const $name = element('span', 'adj-lane__name', annotator);
       const $laneText = element('p', 'adj-lane__text');
       this.setLanguage($laneText);
       const own = marks.filter((m) => m.annotator === annotator);
       const highlights = own.flatMap((/** @type {any} */ m, /** @type {number} */ i) => [
         ...(m.span.paragraph_id === n
-          ? [{ id: `m${m.annotation_id}`, start: m.span.start, end: m.span.end, color: colors.get(annotator) ?? '#ddd', title: this.categoryName(m.category) }]
+          ? [{ id: `m${m.annotation_id}`, start: m.span.start, end: m.span.end, color, title: this.categoryName(m.category) }]
           : []),
         ...(m.paired_span?.paragraph_id === n
-          ? [{ id: `p${m.annotation_id}-${i}`, start: m.paired_span.start, end: m.paired_span.end, color: colors.get(annotator) ?? '#ddd', className: 'adj-hl--paired', title: `${this.categoryName(m.category)} (second span)` }]
+          ? [{ id: `p${m.annotation_id}-${i}`, start: m.paired_span.start, end: m.paired_span.end, color, className: 'adj-hl--paired', title: `${this.categoryName(m.category)} (second span)` }]
           : []),
       ]);
       renderParagraph($laneText, paragraph.text, highlights);
@@ -220,7 +222,7 @@ export default class Adjudicate {
    */
   goldHighlights(decision, n) {
     const result = decision.result;
-    const color = this.category(result.category)?.color ?? '#eee';
+    const color = this.category(result.category)?.color ?? 'var(--category-missing)';
     const title = `Gold: ${this.categoryName(result.category)}`;
     return [
       ...(result.span.paragraph_id === n ? [{ id: `g-${decision.id}`, start: result.span.start, end: result.span.end, color, className: 'adj-hl--gold', title }] : []),

@@ -122,7 +122,8 @@ export class AnnotationTable {
     const categoryCell = cell('previous__category');
     const swatch = element('span', 'swatch');
     swatch.setAttribute('aria-hidden', 'true');
-    swatch.style.setProperty('--cat-color', category?.color ?? '#ccc');
+    // No colour: a category no longer in the taxonomy (the swatch is base.css's grey).
+    if (category?.color) swatch.style.setProperty('--cat-color', category.color);
     // An imported error without a label has no category (researchers' read-only view).
     categoryCell.append(swatch, ownDirection('span', category?.name ?? annotation.category ?? '–'));
     const severity = this.severityName?.(annotation.severity);

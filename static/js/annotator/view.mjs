@@ -17,7 +17,8 @@ import { spanToRange } from '../lib/anchoring.mjs';
  */
 
 const SHOWN_MS = 2500; // how long "Show in text" keeps the highlights outlined
-const FALLBACK_COLOR = '#d0d0d0'; // a category no longer in the taxonomy: grey, unlike any category
+/** A category no longer in the taxonomy: base.css's grey, unlike any category. */
+const FALLBACK_COLOR = 'var(--category-missing)';
 
 export class DocumentView {
   /**

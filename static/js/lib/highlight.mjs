@@ -44,7 +44,7 @@ import { element } from './dom.mjs';
 
 const STRIPE = 3; // px per underline stripe of an overlapping highlight (+1 px edge)
 const BAR = 2; // px of the bar that marks where a highlight starts or ends
-const EDGE = 'rgb(0 0 0 / 55%)';
+const EDGE = 'var(--hl-edge)'; // base.css
 
 /**
  * Rebuild the paragraph's children: plain text plus one mark per highlighted segment.
@@ -149,10 +149,10 @@ function stripes(layers, from, to) {
 
 /**
  * A darker shade of a category colour, same hue: visible as a line on white and on the
- * light category colours.
+ * light category colours (mixed with base.css's --hl-shade).
  * @param {string} color
  * @returns {string}
  */
 function edge(color) {
-  return `color-mix(in oklab, ${color} 55%, #000)`;
+  return `color-mix(in oklab, ${color} 55%, var(--hl-shade))`;
 }

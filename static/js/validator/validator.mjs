@@ -18,8 +18,9 @@ import { followSoon } from '../lib/follow.mjs';
 import { isMturkAssignment, mturkForm } from '../lib/mturk.mjs';
 import { t } from '../lib/i18n.mjs';
 
-const SPAN_COLOR = '#ffe08a';
-const PAIRED_COLOR = '#bcd7f5';
+// The highlights' colours, base.css's (the quotes beside the text share them).
+const SPAN_COLOR = 'var(--span-fill)';
+const PAIRED_COLOR = 'var(--paired-fill)';
 const RETRY_MS = 3000;
 /** Keys for the verdicts, shown on the buttons (aria-hidden) and in aria-keyshortcuts. */
 const VERDICT_KEYS = /** @type {Record<string, string>} */ ({ 1: 'agree', 2: 'partial', 3: 'disagree' });
