@@ -5,11 +5,14 @@
 - Every colour is a named custom property in static/css/base.css's `:root`; the other
   stylesheets and the ES modules use `var(--…)` (the category colours come from the
   taxonomy as data and are not literals here).
+- The pages workers and validators see do not load the researcher console's
+  static/css/research.css (what they share lives in base.css).
 """
 
 from __future__ import annotations
 
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -119,3 +122,34 @@ def test_modules_take_colours_from_css(path):
     source = COMMENT.sub("", path.read_text(encoding="utf-8"))
     source = re.sub(r"^\s*//.*$", "", source, flags=re.M)
     assert [" ".join(line.split()) for line in source.splitlines() if JS_COLOUR.search(line)] == []
+
+
+@cache
+def linked_stylesheets(name: str) -> frozenset[str]:
+    """The stylesheets a template links, with those of the templates it extends or includes."""
+    text = (TEMPLATES / name).read_text(encoding="utf-8")
+    linked = set(STYLESHEET.findall(text))
+    for parent in EXTENDS.findall(text) + INCLUDES.findall(text):
+        linked |= linked_stylesheets(parent)
+    return frozenset(linked)
+
+
+WORKER_TEMPLATES = sorted(
+    name
+    for name in (path.relative_to(TEMPLATES).as_posix() for path in TEMPLATES.rglob("*.html"))
+    if not name.startswith("research/") and name not in CONSOLE_TEMPLATES
+)
+
+
+def test_the_template_walk_sees_inherited_stylesheets():
+    assert "research.css" in linked_stylesheets("research/dashboard.html")
+    assert {"base.css", "annotator.css", "practice.css"} <= linked_stylesheets(
+        "training/practice.html"
+    )
+    assert "annotate/session.html" in WORKER_TEMPLATES
+    assert "assignment/preview.html" in WORKER_TEMPLATES
+
+
+@pytest.mark.parametrize("name", WORKER_TEMPLATES)
+def test_worker_pages_do_not_load_the_console_stylesheet(name):
+    assert "research.css" not in linked_stylesheets(name)

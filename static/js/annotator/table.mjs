@@ -128,7 +128,7 @@ export class AnnotationTable {
     categoryCell.append(swatch, ownDirection('span', category?.name ?? annotation.category ?? '–'));
     const severity = this.severityName?.(annotation.severity);
     if (severity) {
-      const $severity = element('span', 'cell-sub previous__severity');
+      const $severity = element('span', 'previous__severity');
       $severity.append(TEXT.severity, ' ', ownDirection('span', severity));
       categoryCell.append($severity);
     }
