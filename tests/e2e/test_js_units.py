@@ -368,7 +368,8 @@ def test_destroy_removes_every_listener_a_component_added(js_harness):
 DECISIONS = """
 const span = (paragraph_id, start, end, text) => ({ paragraph_id, start, end, text });
 const suggestion = (id, category, s, extra = {}) => ({
-  id, category, labels: [category], span: s, paired_span: null, question: null, comment: null, ...extra,
+  id, category, labels: [category], span: s, paired_span: null, question: null, comment: null,
+  ...extra,
 });
 const suggestions = [
   suggestion('s2', 'repetition', span(0, 10, 14, 'Anna'), { decision: 'rejected' }),
@@ -384,16 +385,19 @@ const ids = (list) => list.map((s) => s.id);
 """
 
 
+def run_decisions(page: Page, body: str):
+    """Run `body` after DECISIONS, with annotator/suggestion-decisions as `m`."""
+    return run(page, "annotator/suggestion-decisions.mjs", DECISIONS + body)
+
+
 def test_suggestion_decisions_come_from_annotations_and_rejections(js_harness):
     """annotator/suggestion-decisions: a decision is derived (a live annotation made from
     the suggestion, else a rejection not undone); Accept, Reject and Undo change it, an
     undecided suggestion blocks a move past its paragraph; read-only pages show none."""
     page, _ = js_harness
-    got = run(
+    got = run_decisions(
         page,
-        "annotator/suggestion-decisions.mjs",
-        DECISIONS
-        + """const d = decisions();
+        """const d = decisions();
         const seen = { start: state(d), shown: ids(d.shown()), outlined: ids(d.outlined(0)),
           outlinedElsewhere: ids(d.outlined(1)), undecided: ids(d.undecided(0, 2)),
           blocks: [d.blocksMove(0, 1), d.blocksMove(0, 0), d.blocksMove(1, 0)] };
@@ -402,7 +406,8 @@ def test_suggestion_decisions_come_from_annotations_and_rejections(js_harness):
         seen.accepted = [accepted, state(d), d.accept('s1'), d.edit('s1'), d.outlined(0).length];
         annotations.set('a1', { ...annotations.get('a1'), span: span(0, 0, 2, 'Bo') });
         seen.changedSpan = d.decision(suggestions[1]);
-        annotations.set('a1', { ...annotations.get('a1'), span: suggestions[1].span, origin: 'suggestion-edited' });
+        annotations.set('a1',
+          { ...annotations.get('a1'), span: suggestions[1].span, origin: 'suggestion-edited' });
         seen.serverOrigin = d.decision(suggestions[1]);
         annotations.delete('a1');
         seen.removed = d.decision(suggestions[1]);
@@ -462,11 +467,9 @@ def test_suggestion_decisions_survive_a_reload(js_harness):
     Undo), the Rejects and Undos still queued, an Edit left unfinished in the Current
     Paragraph; a move drops the Edit; a refused Reject is taken back."""
     page, _ = js_harness
-    got = run(
+    got = run_decisions(
         page,
-        "annotator/suggestion-decisions.mjs",
-        DECISIONS
-        + """const d = decisions();
+        """const d = decisions();
         d.replay([
           { kind: 'add', id: 'a9', method: 'POST', url: '/x' },
           { kind: 'reject', id: 'c1', suggestion: 's1', method: 'POST', url: '/x' },
@@ -499,11 +502,9 @@ def test_accept_asks_for_a_severity_first(js_harness):
     """With severities an Accept asks first; only a key the suggestion's category offers
     answers it, for the suggestion asking; Cancel or a move drops the question."""
     page, _ = js_harness
-    got = run(
+    got = run_decisions(
         page,
-        "annotator/suggestion-decisions.mjs",
-        DECISIONS
-        + """const d = decisions({
+        """const d = decisions({
           severities: (category) => (category === 'new-person' ? ['minor', 'major'] : ['minor']),
         });
         const seen = { asked: [d.accept('s1'), d.asking] };
