@@ -7,7 +7,8 @@
  * a reload or a lost connection. This module wires the parts together; each concern has
  * its own module: the document (view), the form (steps), the table, the writes (store,
  * wire), moving (navigation), the status words (status), keys (keyboard), Submit
- * (panels, completion), the listeners (events). Features that extend the page hook in
+ * (panels, completion), the listeners (events), model suggestions (suggestion-decisions
+ * holds the decisions, suggestions draws them). Features that extend the page hook in
  * through them.
  *
  * @module annotator/annotator
