@@ -6,9 +6,10 @@ requests go to a routed fake API whose answers each test chooses.
 Covered: annotator/status (the save-status words), annotator/navigation (which buttons
 are open), annotator/selection (which selections make a span), annotator/keyboard (the
 page's key rules), annotator/wire (the queued writes), annotator/draft (a draft that still
-fits), lib/sync-queue (backoff, coalescing, retry, refusal), lib/anchoring's one
-UTF-16 conversion, and destroy() removing a component's listeners. The harness is
-tests/support/js_harness (fixture `js_harness`).
+fits), annotator/suggestion-decisions (the decisions on model suggestions), lib/sync-queue
+(backoff, coalescing, retry, refusal), lib/anchoring's one UTF-16 conversion, and destroy()
+removing a component's listeners. The harness is tests/support/js_harness (fixture
+`js_harness`).
 """
 
 from __future__ import annotations
@@ -360,3 +361,168 @@ def test_destroy_removes_every_listener_a_component_added(js_harness):
         return { before, after: calls };""",
     )
     assert got == {"before": {"keys": 1, "online": 1}, "after": {"keys": 1, "online": 1}}
+
+
+# annotator/suggestion-decisions: three suggestions of a session (the server knew s2 was
+# rejected), paragraphs 0 and 1, and the session's live annotations in a Map (the store's).
+DECISIONS = """
+const span = (paragraph_id, start, end, text) => ({ paragraph_id, start, end, text });
+const suggestion = (id, category, s, extra = {}) => ({
+  id, category, labels: [category], span: s, paired_span: null, question: null, comment: null,
+  ...extra,
+});
+const suggestions = [
+  suggestion('s2', 'repetition', span(0, 10, 14, 'Anna'), { decision: 'rejected' }),
+  suggestion('s1', 'new-person', span(0, 0, 3, 'Bob')),
+  suggestion('s3', 'missing-info', span(1, 4, 8, 'mill')),
+];
+const annotations = new Map();
+const decisions = (options = {}) => new m.SuggestionDecisions({
+  suggestions, annotations, writable: true, url: '/api/sessions/t/suggestions', ...options,
+});
+const state = (d) => Object.fromEntries(suggestions.map((s) => [s.id, d.decision(s)]));
+const ids = (list) => list.map((s) => s.id);
+"""
+
+
+def run_decisions(page: Page, body: str):
+    """Run `body` after DECISIONS, with annotator/suggestion-decisions as `m`."""
+    return run(page, "annotator/suggestion-decisions.mjs", DECISIONS + body)
+
+
+def test_suggestion_decisions_come_from_annotations_and_rejections(js_harness):
+    """annotator/suggestion-decisions: a decision is derived (a live annotation made from
+    the suggestion, else a rejection not undone); Accept, Reject and Undo change it, an
+    undecided suggestion blocks a move past its paragraph; read-only pages show none."""
+    page, _ = js_harness
+    got = run_decisions(
+        page,
+        """const d = decisions();
+        const seen = { start: state(d), shown: ids(d.shown()), outlined: ids(d.outlined(0)),
+          outlinedElsewhere: ids(d.outlined(1)), undecided: ids(d.undecided(0, 2)),
+          blocks: [d.blocksMove(0, 1), d.blocksMove(0, 0), d.blocksMove(1, 0)] };
+        const accepted = d.accept('s1');
+        annotations.set('a1', { id: 'a1', ...accepted.add });
+        seen.accepted = [accepted, state(d), d.accept('s1'), d.edit('s1'), d.outlined(0).length];
+        annotations.set('a1', { ...annotations.get('a1'), span: span(0, 0, 2, 'Bo') });
+        seen.changedSpan = d.decision(suggestions[1]);
+        annotations.set('a1',
+          { ...annotations.get('a1'), span: suggestions[1].span, origin: 'suggestion-edited' });
+        seen.serverOrigin = d.decision(suggestions[1]);
+        annotations.delete('a1');
+        seen.removed = d.decision(suggestions[1]);
+        seen.rejected = [d.reject('s1', 'c1'), d.decision(suggestions[1]), d.reject('s1', 'c2')];
+        seen.blocksAfterDeciding = d.blocksMove(0, 1);
+        seen.undone = [d.undo('s1'), d.decision(suggestions[1]), d.undo('s1')];
+        const readOnly = decisions({ writable: false });
+        seen.readOnly = [ids(readOnly.shown()), readOnly.outlined(0), readOnly.blocksMove(0, 2)];
+        seen.noUrl = decisions({ url: null }).reject('s1', 'c3');
+        return seen;""",
+    )
+    assert got["start"] == {"s2": "rejected", "s1": None, "s3": None}
+    assert got["shown"] == ["s1", "s2"]  # in reading order
+    assert got["outlined"] == ["s1"] and got["outlinedElsewhere"] == []
+    assert got["undecided"] == ["s1", "s3"]
+    assert got["blocks"] == [True, False, False]
+    fields, after, again, edit, outlined = got["accepted"]
+    assert fields == {
+        "add": {
+            "category": "new-person",
+            "span": {"paragraph_id": 0, "start": 0, "end": 3, "text": "Bob"},
+            "paired_span": None,
+            "comment": None,
+            "suggestion_id": "s1",
+        }
+    }
+    assert after["s1"] == "accepted" and again is None and edit is False and outlined == 0
+    assert got["changedSpan"] == "edited" and got["serverOrigin"] == "edited"
+    assert got["removed"] is None
+    operation, decision, twice = got["rejected"]
+    assert operation == {
+        "kind": "reject",
+        "id": "c1",
+        "suggestion": "s1",
+        "method": "POST",
+        "url": "/api/sessions/t/suggestions/s1/rejection",
+        "body": {"id": "c1"},
+    }
+    assert decision == "rejected" and twice is None
+    assert got["blocksAfterDeciding"] is False
+    assert got["undone"] == [
+        {
+            "kind": "unreject",
+            "suggestion": "s1",
+            "method": "DELETE",
+            "url": "/api/sessions/t/suggestions/s1/rejection",
+        },
+        None,
+        None,
+    ]
+    assert got["readOnly"] == [[], [], False]
+    assert got["noUrl"] is None
+
+
+def test_suggestion_decisions_survive_a_reload(js_harness):
+    """What a reload keeps: the server's rejections (seen once: a refresh does not undo an
+    Undo), the Rejects and Undos still queued, an Edit left unfinished in the Current
+    Paragraph; a move drops the Edit; a refused Reject is taken back."""
+    page, _ = js_harness
+    got = run_decisions(
+        page,
+        """const d = decisions();
+        d.replay([
+          { kind: 'add', id: 'a9', method: 'POST', url: '/x' },
+          { kind: 'reject', id: 'c1', suggestion: 's1', method: 'POST', url: '/x' },
+          { kind: 'unreject', suggestion: 's2', method: 'DELETE', url: '/x' },
+        ]);
+        const seen = { replayed: state(d), client: d.rejected.get('s1') };
+        d.merge(suggestions);
+        seen.refreshed = state(d);
+        seen.resumeElsewhere = d.resumeEditing('s3');
+        d.moveTo(1);
+        seen.resumed = [d.resumeEditing('s3'), d.editing];
+        seen.taken = [d.takeEditing(), d.editing, d.takeEditing()];
+        d.edit('s3');
+        seen.moved = [d.moveTo(0), d.editing, d.position];
+        seen.refused = [d.refused({ kind: 'reject', suggestion: 's1' }), d.decision(suggestions[1]),
+          d.refused({ kind: 'add', id: 'a9' })];
+        return seen;""",
+    )
+    assert got["replayed"] == {"s2": None, "s1": "rejected", "s3": None}
+    assert got["client"] == "c1"
+    assert got["refreshed"] == {"s2": None, "s1": "rejected", "s3": None}
+    assert got["resumeElsewhere"] is False
+    assert got["resumed"] == [True, "s3"]
+    assert got["taken"] == [{"suggestion_id": "s3"}, None, {}]
+    assert got["moved"] == [1, None, 0]
+    assert got["refused"] == [True, None, False]
+
+
+def test_accept_asks_for_a_severity_first(js_harness):
+    """With severities an Accept asks first; only a key the suggestion's category offers
+    answers it, for the suggestion asking; Cancel or a move drops the question."""
+    page, _ = js_harness
+    got = run_decisions(
+        page,
+        """const d = decisions({
+          severities: (category) => (category === 'new-person' ? ['minor', 'major'] : ['minor']),
+        });
+        const seen = { asked: [d.accept('s1'), d.asking] };
+        seen.notOffered = [d.acceptWithSeverity(null, 'critical'), d.asking];
+        seen.notAsking = d.acceptWithSeverity('s3', 'minor');
+        seen.answered = [d.acceptWithSeverity(null, 'major'), d.asking];
+        d.accept('s1');
+        d.cancelAsking();
+        seen.cancelled = [d.asking, d.acceptWithSeverity('s1', 'minor')];
+        d.accept('s1');
+        d.moveTo(0);
+        seen.moved = d.asking;
+        return seen;""",
+    )
+    assert got["asked"] == [{"ask": True}, "s1"]
+    assert got["notOffered"] == [None, "s1"]
+    assert got["notAsking"] is None
+    fields, asking = got["answered"]
+    assert fields["severity"] == "major" and fields["suggestion_id"] == "s1" and asking is None
+    assert got["cancelled"] == [None, None]
+    assert got["moved"] is None

@@ -67,7 +67,11 @@ WORKER_MODULES = sorted(
 JS_SINK = re.compile(
     r"""(?:\.(?:textContent|innerText|title|placeholder|ariaLabel|alt)\s*=\s*"""
     r"""|\.setStatus\(\s*"""
-    r"""|\.setAttribute\(\s*'(?:aria-label|title|placeholder|alt)'\s*,\s*)"""
+    r"""|\.setAttribute\(\s*'(?:aria-label|title|placeholder|alt)'\s*,\s*"""
+    # lib/dom.mjs's builders: element(tag, className, text), ownDirection(tag, text), button(label)
+    r"""|\belement\(\s*'\w+'\s*,\s*(?:'[^']*'|`[^`]*`|[\w.]+)\s*,\s*"""
+    r"""|\bownDirection\(\s*'\w+'\s*,\s*"""
+    r"""|\bbutton\(\s*)"""
     r"""(['"`])((?:\\.|(?!\1).)*)\1""",
     re.S,
 )
@@ -172,6 +176,11 @@ def test_the_js_check_finds_a_literal():
     assert untranslated_literals("$el.setAttribute('aria-label', `Row ${n}`);") == ["Row ${n}"]
     assert untranslated_literals("this.annotator.setStatus('Checking…');") == ["Checking…"]
     assert untranslated_literals("$s.textContent = `${LABEL} ${value}`;") == []
+    assert untranslated_literals("element('p', 'hint', 'Saved');") == ["Saved"]
+    assert untranslated_literals("element('li', `item--${kind}`, 'Found');") == ["Found"]
+    assert untranslated_literals("ownDirection('q', 'Quoted', 'x');") == ["Quoted"]
+    assert untranslated_literals("button('Remove', 'button', { action: 'x' });") == ["Remove"]
+    assert untranslated_literals("element('p', 'hint', TEXT.saved); button(t('Add'), 'b');") == []
     table = "const TEXT = {\n  found: t('Found'),\n  missed: 'Missed',\n  long:\n    'Go on.',\n};"
     assert untranslated_literals(table) == ["Missed", "Go on."]
 

@@ -21,8 +21,17 @@ import pytest
 from app.taxonomy import PALETTE, load_taxonomy
 
 ROOT = Path(__file__).resolve().parents[2]
-ANNOTATOR_CSS = ROOT / "static" / "css" / "annotator.css"
-TEXT = "#1f2328"  # --text in static/css/base.css
+BASE_CSS = ROOT / "static" / "css" / "base.css"
+
+
+def base_colour(name: str) -> str:
+    """A colour custom property of base.css (`--text`), as #rrggbb or #rgb."""
+    found = re.search(rf"--{name}:\s*(#[0-9a-fA-F]{{3,6}})\b", BASE_CSS.read_text(encoding="utf-8"))
+    assert found, f"base.css declares --{name}"
+    return found.group(1)
+
+
+TEXT = base_colour("text")
 MIN_DELTA_E = 7.0
 
 MACHADO = {
@@ -145,12 +154,8 @@ def contrast(color1: str, color2: str) -> float:
 
 
 def pending_style() -> tuple[str, str]:
-    """The pending-selection fill and text colours declared in annotator.css."""
-    css = ANNOTATOR_CSS.read_text(encoding="utf-8")
-    fill = re.search(r"--pending-fill:\s*(#[0-9a-fA-F]{3,6})", css)
-    text = re.search(r"--pending-text:\s*(#[0-9a-fA-F]{3,6})", css)
-    assert fill and text, "annotator.css declares --pending-fill and --pending-text"
-    return fill.group(1), text.group(1)
+    """The pending-selection fill and text colours declared in base.css."""
+    return base_colour("pending-fill"), base_colour("pending-text")
 
 
 # Sharma, Wu & Dalal (2005), Table 1: pairs 1, 7, 13, 19, 25 and 34.

@@ -15,9 +15,11 @@ import { rangeToSpan } from '../lib/anchoring.mjs';
 import { pageCsrfToken, requestJson } from '../lib/http.mjs';
 import { SyncQueue } from '../lib/sync-queue.mjs';
 import { renderParagraph } from '../lib/highlight.mjs';
-import { el, ownSpanForm, ownSpans, quote, showPreview, togglePaired } from './own-span.mjs';
+import { button, element } from '../lib/dom.mjs';
+import { ownSpanForm, ownSpans, quote, showPreview, togglePaired } from './own-span.mjs';
 
-const LANE_COLORS = ['#f4c542', '#7fb3e6', '#f29e8e', '#9ad19a', '#c7a6e8', '#f2b880'];
+/** Lane colours: base.css's --lane-1 to --lane-6, one per annotator, again after six. */
+const LANES = 6;
 const DECIDED_LABELS = { accept: 'Accepted', reject: 'Rejected', merge: 'Merged', own: 'Own span' };
 
 export default class Adjudicate {
@@ -128,11 +130,11 @@ export default class Adjudicate {
 
   render() {
     const { annotators, document: doc, candidates } = this.state;
-    const colors = new Map(annotators.map((/** @type {string} */ a, /** @type {number} */ i) => [a, LANE_COLORS[i % LANE_COLORS.length]]));
+    const colors = new Map(annotators.map((/** @type {string} */ a, /** @type {number} */ i) => [a, `var(--lane-${(i % LANES) + 1})`]));
     this.$legend.replaceChildren(
       ...annotators.map((/** @type {string} */ name) => {
-        const $item = el('li', 'adjudicate__legend-item', name);
-        $item.style.setProperty('--lane-color', colors.get(name));
+        const $item = element('li', 'adjudicate__legend-item', name);
+        $item.style.setProperty('--lane-color', /** @type {string} */ (colors.get(name)));
         return $item;
       }),
     );
@@ -164,13 +166,13 @@ export default class Adjudicate {
    */
   paragraphSection(paragraph, annotators, colors, candidates, decisions) {
     const n = paragraph.paragraph_id;
-    const $section = el('section', 'panel adj-paragraph');
+    const $section = element('section', 'panel adj-paragraph');
     const headingId = `adj-p${n}-heading`;
     $section.setAttribute('aria-labelledby', headingId);
-    const $heading = el('h2', 'adj-paragraph__heading', `Paragraph ${n + 1}`);
+    const $heading = element('h2', 'adj-paragraph__heading', `Paragraph ${n + 1}`);
     $heading.id = headingId;
     // The researcher's current gold spans on the paragraph itself.
-    const $text = el('p', 'adj-paragraph__text');
+    const $text = element('p', 'adj-paragraph__text');
     $text.dataset.paragraph = String(n);
     this.setLanguage($text);
     const gold = [...decisions.values()].filter((d) => d.result);
@@ -179,36 +181,37 @@ export default class Adjudicate {
       paragraph.text,
       gold.flatMap((d) => this.goldHighlights(d, n)),
     );
-    const $lanes = el('div', 'adj-lanes');
+    const $lanes = element('div', 'adj-lanes');
     const marks = candidates.flatMap((c) => c.marks);
     for (const annotator of annotators) {
-      const $lane = el('div', 'adj-lane');
-      $lane.style.setProperty('--lane-color', colors.get(annotator) ?? '#ddd');
-      const $name = el('span', 'adj-lane__name', annotator);
-      const $laneText = el('p', 'adj-lane__text');
+      const $lane = element('div', 'adj-lane');
+      const color = /** @type {string} */ (colors.get(annotator));
+      $lane.style.setProperty('--lane-color', color);
+      const $name = element('span', 'adj-lane__name', annotator);
+      const $laneText = element('p', 'adj-lane__text');
       this.setLanguage($laneText);
       const own = marks.filter((m) => m.annotator === annotator);
       const highlights = own.flatMap((/** @type {any} */ m, /** @type {number} */ i) => [
         ...(m.span.paragraph_id === n
-          ? [{ id: `m${m.annotation_id}`, start: m.span.start, end: m.span.end, color: colors.get(annotator) ?? '#ddd', title: this.categoryName(m.category) }]
+          ? [{ id: `m${m.annotation_id}`, start: m.span.start, end: m.span.end, color, title: this.categoryName(m.category) }]
           : []),
         ...(m.paired_span?.paragraph_id === n
-          ? [{ id: `p${m.annotation_id}-${i}`, start: m.paired_span.start, end: m.paired_span.end, color: colors.get(annotator) ?? '#ddd', className: 'adj-hl--paired', title: `${this.categoryName(m.category)} (second span)` }]
+          ? [{ id: `p${m.annotation_id}-${i}`, start: m.paired_span.start, end: m.paired_span.end, color, className: 'adj-hl--paired', title: `${this.categoryName(m.category)} (second span)` }]
           : []),
       ]);
       renderParagraph($laneText, paragraph.text, highlights);
       $lane.append($name, $laneText);
       $lanes.append($lane);
     }
-    const $candidatesHeading = el('h3', 'adj-paragraph__subheading', 'Candidates');
-    const $list = el('ol', 'adj-candidates');
+    const $candidatesHeading = element('h3', 'adj-paragraph__subheading', 'Candidates');
+    const $list = element('ol', 'adj-candidates');
     const here = candidates.filter((c) => c.paragraph_id === n);
     here.forEach((candidate, index) => $list.append(this.candidateItem(candidate, decisions.get(candidate.key), `${n}-${index}`)));
     const keys = new Set(candidates.map((c) => c.key));
     [...decisions.values()]
       .filter((d) => !keys.has(d.candidate) && d.result && d.paragraph_id === n)
       .forEach((d, index) => $list.append(this.ownItem(d, `${n}-own-${index}`)));
-    if (!$list.children.length) $list.append(el('li', 'muted', 'No candidates in this paragraph.'));
+    if (!$list.children.length) $list.append(element('li', 'muted', 'No candidates in this paragraph.'));
     $section.append($heading, $text, $lanes, $candidatesHeading, $list, this.ownForm(n));
     return $section;
   }
@@ -219,7 +222,7 @@ export default class Adjudicate {
    */
   goldHighlights(decision, n) {
     const result = decision.result;
-    const color = this.category(result.category)?.color ?? '#eee';
+    const color = this.category(result.category)?.color ?? 'var(--category-missing)';
     const title = `Gold: ${this.categoryName(result.category)}`;
     return [
       ...(result.span.paragraph_id === n ? [{ id: `g-${decision.id}`, start: result.span.start, end: result.span.end, color, className: 'adj-hl--gold', title }] : []),
@@ -232,13 +235,13 @@ export default class Adjudicate {
    * @returns {HTMLElement}
    */
   decisionLine(decision) {
-    if (!decision) return el('p', 'candidate__state', 'Undecided');
+    if (!decision) return element('p', 'candidate__state', 'Undecided');
     const label = DECIDED_LABELS[/** @type {keyof typeof DECIDED_LABELS} */ (decision.decision)];
     const result = decision.result;
     const text = result
       ? `${label}: ${quote(result.span)}${result.paired_span ? ` with ${quote(result.paired_span)}` : ''} as ${this.categoryName(result.category)}${this.severitySuffix(result.severity)} (by ${decision.decided_by})`
       : `${label} (by ${decision.decided_by})`;
-    const $line = el('p', `candidate__state candidate__state--${decision.decision}`, text);
+    const $line = element('p', `candidate__state candidate__state--${decision.decision}`, text);
     return $line;
   }
 
@@ -248,35 +251,29 @@ export default class Adjudicate {
    * @param {string} id
    */
   candidateItem(candidate, decision, id) {
-    const $item = el('li', 'candidate');
+    const $item = element('li', 'candidate');
     $item.dataset.key = candidate.key;
-    const $article = el('article', 'candidate__body');
+    const $article = element('article', 'candidate__body');
     const titleId = `cand-${id}-title`;
     $article.setAttribute('aria-labelledby', titleId);
-    const $title = el('h4', 'candidate__title', `${this.categoryName(candidate.category)}${this.severitySuffix(candidate.proposal.severity)}: ${quote(candidate.proposal.span)}`);
+    const $title = element('h4', 'candidate__title', `${this.categoryName(candidate.category)}${this.severitySuffix(candidate.proposal.severity)}: ${quote(candidate.proposal.span)}`);
     $title.id = titleId;
-    const $marks = el('ul', 'candidate__marks');
+    const $marks = element('ul', 'candidate__marks');
     for (const mark of candidate.marks) {
-      const $mark = el('li', 'candidate__mark');
-      $mark.append(el('strong', '', mark.annotator), document.createTextNode(` marked ${quote(mark.span)}`));
-      if (mark.paired_span) $mark.append(document.createTextNode(` with ${quote(mark.paired_span)}`));
-      if (mark.severity) $mark.append(document.createTextNode(`, severity ${this.severityName(mark.severity)}`));
-      if (mark.comment) $mark.append(el('span', 'candidate__comment', ` — comment: ${mark.comment}`));
+      const $mark = element('li', 'candidate__mark');
+      $mark.append(element('strong', '', mark.annotator), ` marked ${quote(mark.span)}`);
+      if (mark.paired_span) $mark.append(` with ${quote(mark.paired_span)}`);
+      if (mark.severity) $mark.append(`, severity ${this.severityName(mark.severity)}`);
+      if (mark.comment) $mark.append(element('span', 'candidate__comment', ` — comment: ${mark.comment}`));
       $marks.append($mark);
     }
-    const $actions = el('div', 'candidate__actions');
-    const button = (/** @type {string} */ action, /** @type {string} */ label, /** @type {string} */ style) => {
-      const $b = el('button', `button button--small ${style}`, label);
-      $b.setAttribute('type', 'button');
-      $b.dataset.action = action;
-      $b.id = `cand-${id}-${action}`;
-      $b.setAttribute('aria-describedby', titleId);
-      return $b;
-    };
-    const $merge = button('merge-open', 'Merge…', 'button--secondary');
+    const $actions = element('div', 'candidate__actions');
+    const action = (/** @type {string} */ name, /** @type {string} */ label, /** @type {string} */ style) =>
+      button(label, `button button--small ${style}`, { action: name, id: `cand-${id}-${name}`, describedBy: titleId });
+    const $merge = action('merge-open', 'Merge…', 'button--secondary');
     $merge.setAttribute('aria-expanded', 'false');
     $merge.setAttribute('aria-controls', `cand-${id}-merge`);
-    $actions.append(button('accept', 'Accept', 'button--primary'), button('reject', 'Reject', 'button--danger'), $merge);
+    $actions.append(action('accept', 'Accept', 'button--primary'), action('reject', 'Reject', 'button--danger'), $merge);
     $article.append($title, this.decisionLine(decision), $marks, $actions, this.mergeForm(candidate, id));
     $item.append($article);
     return $item;
@@ -287,32 +284,31 @@ export default class Adjudicate {
    * @param {string} id
    */
   mergeForm(candidate, id) {
-    const $form = /** @type {HTMLFormElement} */ (el('form', 'candidate__merge'));
+    const $form = element('form', 'candidate__merge');
     $form.id = `cand-${id}-merge`;
     $form.hidden = true;
     $form.dataset.form = 'merge';
-    const $fieldset = el('fieldset', 'candidate__boundary');
-    $fieldset.append(el('legend', '', 'Boundary'));
+    const $fieldset = element('fieldset', 'candidate__boundary');
+    $fieldset.append(element('legend', '', 'Boundary'));
     const options = [
       { value: 'union', label: `Union of all spans: ${quote(candidate.union.span)}` },
       ...candidate.marks.map((/** @type {any} */ m) => ({ value: m.annotator, label: `${m.annotator}'s span: ${quote(m.span)}` })),
     ];
     options.forEach((option, index) => {
-      const $label = el('label', 'field--check');
-      const $radio = /** @type {HTMLInputElement} */ (el('input'));
+      const $label = element('label', 'field--check');
+      const $radio = element('input');
       $radio.type = 'radio';
       $radio.name = 'boundary';
       $radio.value = option.value;
       $radio.checked = index === 0;
-      $label.append($radio, document.createTextNode(` ${option.label}`));
+      $label.append($radio, ` ${option.label}`);
       $fieldset.append($label);
     });
     const selectId = `cand-${id}-category`;
-    const $label = el('label', 'label', 'Category');
+    const $label = element('label', 'label', 'Category');
     $label.setAttribute('for', selectId);
     const $select = this.categorySelect(selectId, candidate.category, candidate.marks.some((/** @type {any} */ m) => m.paired_span));
-    const $save = el('button', 'button button--primary button--small', 'Save merge');
-    $save.setAttribute('type', 'submit');
+    const $save = button('Save merge', 'button button--primary button--small', { type: 'submit' });
     $form.append($fieldset, $label, $select, ...this.severityField(`cand-${id}-severity`, true), $save);
     return $form;
   }
@@ -328,9 +324,9 @@ export default class Adjudicate {
   severityField(id, derived) {
     const severities = this.state.severities ?? [];
     if (!severities.length) return [];
-    const $label = el('label', 'label', 'Severity');
+    const $label = element('label', 'label', 'Severity');
     $label.setAttribute('for', id);
-    const $select = /** @type {HTMLSelectElement} */ (el('select', 'select'));
+    const $select = element('select', 'select');
     $select.id = id;
     $select.name = 'severity';
     const options = [
@@ -338,7 +334,7 @@ export default class Adjudicate {
       ...severities.map((/** @type {any} */ s) => ({ key: s.key, name: `${s.name} (${s.weight})` })),
     ];
     for (const option of options) {
-      const $option = /** @type {HTMLOptionElement} */ (el('option', '', option.name));
+      const $option = element('option', '', option.name);
       $option.value = option.key;
       $select.append($option);
     }
@@ -351,12 +347,12 @@ export default class Adjudicate {
    * @param {boolean} [pairedAllowed]
    */
   categorySelect(id, selected, pairedAllowed = true) {
-    const $select = /** @type {HTMLSelectElement} */ (el('select', 'select'));
+    const $select = element('select', 'select');
     $select.id = id;
     $select.name = 'category';
     for (const category of this.state.categories) {
       if (category.type === 'paired' && !pairedAllowed) continue;
-      const $option = /** @type {HTMLOptionElement} */ (el('option', '', category.name));
+      const $option = element('option', '', category.name);
       $option.value = category.key;
       $option.selected = category.key === selected;
       $select.append($option);
@@ -370,21 +366,21 @@ export default class Adjudicate {
    * @param {string} id
    */
   ownItem(decision, id) {
-    const $item = el('li', 'candidate candidate--own');
+    const $item = element('li', 'candidate candidate--own');
     $item.dataset.key = decision.candidate;
-    const $article = el('article', 'candidate__body');
+    const $article = element('article', 'candidate__body');
     const titleId = `cand-${id}-title`;
     $article.setAttribute('aria-labelledby', titleId);
     // A decided candidate that has changed since (a session submitted later) shows here too.
     const kind = decision.decision === 'own' ? 'Own span' : 'Earlier decision';
-    const $title = el('h4', 'candidate__title', `${kind}, ${this.categoryName(decision.result.category)}${this.severitySuffix(decision.result.severity)}: ${quote(decision.result.span)}`);
+    const $title = element('h4', 'candidate__title', `${kind}, ${this.categoryName(decision.result.category)}${this.severitySuffix(decision.result.severity)}: ${quote(decision.result.span)}`);
     $title.id = titleId;
-    const $remove = el('button', 'button button--small button--danger', 'Remove');
-    $remove.setAttribute('type', 'button');
-    $remove.dataset.action = 'reject';
-    $remove.id = `cand-${id}-reject`;
-    $remove.setAttribute('aria-describedby', titleId);
-    const $actions = el('div', 'candidate__actions');
+    const $remove = button('Remove', 'button button--small button--danger', {
+      action: 'reject',
+      id: `cand-${id}-reject`,
+      describedBy: titleId,
+    });
+    const $actions = element('div', 'candidate__actions');
     $actions.append($remove);
     $article.append($title, this.decisionLine(decision), $actions);
     $item.append($article);

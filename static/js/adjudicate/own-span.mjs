@@ -8,20 +8,7 @@
  */
 
 import { codePointLength, sliceCodePoints } from '../lib/anchoring.mjs';
-
-/**
- * Create an element with classes and text.
- * @param {string} tag
- * @param {string} [className]
- * @param {string} [text]
- * @returns {HTMLElement}
- */
-export function el(tag, className = '', text = undefined) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+import { button, element } from '../lib/dom.mjs';
 
 /**
  * @param {{text: string} | null | undefined} span
@@ -40,17 +27,17 @@ export function quote(span) {
  * @returns {HTMLFormElement}
  */
 export function ownSpanForm(n, $select, severity = []) {
-  const $form = /** @type {HTMLFormElement} */ (el('form', 'adj-own'));
+  const $form = element('form', 'adj-own');
   $form.dataset.form = 'own';
   $form.dataset.ownParagraph = String(n);
   $form.id = `own-${n}`;
-  const $fieldset = el('fieldset', 'adj-own__fieldset');
-  $fieldset.append(el('legend', '', `Add my own span in paragraph ${n + 1}`));
+  const $fieldset = element('fieldset', 'adj-own__fieldset');
+  $fieldset.append(element('legend', '', `Add my own span in paragraph ${n + 1}`));
   const field = (/** @type {string} */ name, /** @type {string} */ label) => {
-    const $wrap = el('div', 'field adj-own__field');
-    const $label = el('label', 'label', label);
+    const $wrap = element('div', 'field adj-own__field');
+    const $label = element('label', 'label', label);
     $label.setAttribute('for', `own-${n}-${name}`);
-    const $input = /** @type {HTMLInputElement} */ (el('input', 'input'));
+    const $input = element('input', 'input');
     $input.type = 'number';
     $input.id = `own-${n}-${name}`;
     $input.name = name;
@@ -59,32 +46,31 @@ export function ownSpanForm(n, $select, severity = []) {
     $wrap.append($label, $input);
     return $wrap;
   };
-  const $category = el('div', 'field adj-own__field');
-  const $categoryLabel = el('label', 'label', 'Category');
+  const $category = element('div', 'field adj-own__field');
+  const $categoryLabel = element('label', 'label', 'Category');
   $categoryLabel.setAttribute('for', $select.id);
   $category.append($categoryLabel, $select);
-  const $severity = el('div', 'field adj-own__field');
+  const $severity = element('div', 'field adj-own__field');
   $severity.append(...severity);
-  const $paired = el('fieldset', 'adj-own__paired');
+  const $paired = element('fieldset', 'adj-own__paired');
   $paired.dataset.js = 'paired';
   $paired.append(
-    el('legend', '', 'Second span (paired categories)'),
+    element('legend', '', 'Second span (paired categories)'),
     field('paired_paragraph', 'Second span: paragraph number'),
     field('paired_start', 'Second span: start'),
     field('paired_end', 'Second span: end'),
   );
-  const $target = el('label', 'field--check');
-  const $check = /** @type {HTMLInputElement} */ (el('input'));
+  const $target = element('label', 'field--check');
+  const $check = element('input');
   $check.type = 'checkbox';
   $check.name = 'select_second';
-  $target.append($check, document.createTextNode(' My next mouse selection is the second span'));
+  $target.append($check, ' My next mouse selection is the second span');
   $paired.append($target);
-  const $preview = el('p', 'adj-own__preview');
+  const $preview = element('p', 'adj-own__preview');
   $preview.dataset.js = 'preview';
   $preview.setAttribute('aria-live', 'polite');
   $preview.textContent = 'Select text in the paragraph above, or type its start and end (characters from 0).';
-  const $save = el('button', 'button button--primary button--small', 'Save my span');
-  $save.setAttribute('type', 'submit');
+  const $save = button('Save my span', 'button button--primary button--small', { type: 'submit' });
   $fieldset.append($category, ...(severity.length ? [$severity] : []), field('start', 'Start'), field('end', 'End'), $paired, $preview, $save);
   $form.append($fieldset);
   return $form;

@@ -7,7 +7,8 @@
  * a reload or a lost connection. This module wires the parts together; each concern has
  * its own module: the document (view), the form (steps), the table, the writes (store,
  * wire), moving (navigation), the status words (status), keys (keyboard), Submit
- * (panels, completion), the listeners (events). Features that extend the page hook in
+ * (panels, completion), the listeners (events), model suggestions (suggestion-decisions
+ * holds the decisions, suggestions draws them). Features that extend the page hook in
  * through them.
  *
  * @module annotator/annotator
@@ -29,6 +30,7 @@ import { isProblem, storeStatusText } from './status.mjs';
 import { SeverityStep } from './severity.mjs';
 import { Steps } from './steps.mjs';
 import { AnnotationStore } from './store.mjs';
+import { SuggestionDecisions } from './suggestion-decisions.mjs';
 import { Suggestions } from './suggestions.mjs';
 import { AnnotationTable } from './table.mjs';
 import { DocumentView } from './view.mjs';
@@ -124,19 +126,27 @@ export default class Annotator {
         });
     this.annotations = this.store.annotations;
     this.position = Math.min(this.store.queuedPosition ?? boot.position ?? 0, this.furthest);
+    const decisions = new SuggestionDecisions({
+      suggestions: boot.suggestions ?? [],
+      annotations: this.annotations,
+      writable: !this.readOnly,
+      url: this.api.suggestions ?? null,
+      severities: severity ? (category) => severity.offeredFor(category).map((s) => s.key) : null,
+    });
+    decisions.replay(this.store.queue?.operations ?? []); // Rejects and Undos from before a reload
     this.suggestions = new Suggestions({
       $root,
       $panel: $('.js-suggestions'),
-      suggestions: boot.suggestions ?? [],
+      decisions,
       store: this.store,
-      url: this.api.suggestions ?? null,
       csrfToken: boot.csrf_token,
       categories: this.categories,
-      writable: !this.readOnly,
-      onChange: (ids) => this.view.renderHighlights(this.annotations.values(), ids),
-      onEdit: (suggestion) => this.editSuggestion(suggestion),
       severity,
-      onAdded: (annotation) => this.table.add(annotation),
+      on: {
+        change: (ids) => this.view.renderHighlights(this.annotations.values(), ids),
+        edit: (suggestion) => this.editSuggestion(suggestion),
+        added: (annotation) => this.table.add(annotation),
+      },
     });
     this.activity = new ActivityTimer();
     this.instructions = new InstructionsPanel({

@@ -5,12 +5,11 @@
  * @module annotator/completion
  */
 
+import { element } from '../lib/dom.mjs';
+import { followSoon } from '../lib/follow.mjs';
 import { requestJson } from '../lib/http.mjs';
 import { isMturkAssignment, mturkForm } from '../lib/mturk.mjs';
 import { t } from '../lib/i18n.mjs';
-
-/** How long the "Thank you" panel shows before a Prolific worker is sent back. */
-export const FOLLOW_DELAY_MS = 1500;
 
 /** Worker-visible text. */
 const TEXT = {
@@ -38,7 +37,7 @@ export function requestCompletion(url, csrfToken) {
 /**
  * Fill the completion panel (built with DOM calls: the code and URL are data). With
  * `follow` (a Submit just now, not a reload of a submitted task), a worker with a
- * platform link is sent there after FOLLOW_DELAY_MS: Prolific reads the outcome's
+ * platform link is sent there after a moment (lib/follow): Prolific reads the outcome's
  * completion code from that address.
  * @param {HTMLElement} $panel the `.js-completion` section
  * @param {CompletionAnswer} completion
@@ -56,24 +55,18 @@ export function completionContent($panel, completion, mturk, { follow = false } 
   $next.replaceChildren();
   if (completion.redirect_url && isOwnStepPage(completion.redirect_url)) {
     // A study step comes before the end (the after-survey): it sends the worker on.
-    const $link = document.createElement('a');
-    $link.className = 'button button--primary';
+    const $link = element('a', 'button button--primary', TEXT.nextStep);
     $link.href = completion.redirect_url;
-    $link.textContent = TEXT.nextStep;
     $next.append($link);
-    if (follow) return window.setTimeout(() => $link.click(), FOLLOW_DELAY_MS);
+    if (follow) return followSoon($link);
   } else if (isMturkAssignment(mturk)) {
     $next.append(mturkForm(mturk, completion.completion_code, completion.outcome ?? 'completed'));
   } else if (completion.redirect_url && isPlatformUrl(completion.redirect_url)) {
-    const $link = document.createElement('a');
-    $link.className = 'button button--primary';
+    const $link = element('a', 'button button--primary', t('Return to the study'));
     $link.href = completion.redirect_url;
     $link.target = '_top'; // leave the platform's iframe, if any
-    $link.textContent = t('Return to the study');
     $next.append($link);
-    // A click, not location.assign: the link's target takes the whole window out of
-    // the platform's iframe, as the worker's own click would.
-    if (follow) return window.setTimeout(() => $link.click(), FOLLOW_DELAY_MS);
+    if (follow) return followSoon($link);
   } else {
     $next.textContent = t('Keep this code: you may need it to be paid. You can close this page.');
   }

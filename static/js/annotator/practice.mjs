@@ -15,7 +15,7 @@
  * @module annotator/practice
  */
 
-import { ownDirection } from '../lib/direction.mjs';
+import { element, ownDirection } from '../lib/dom.mjs';
 import { ApiError, requestJson } from '../lib/http.mjs';
 import { t } from '../lib/i18n.mjs';
 import { uuid } from './store.mjs';
@@ -310,23 +310,15 @@ export class Practice {
    * @returns {HTMLLIElement}
    */
   item(item) {
-    const $item = document.createElement('li');
-    $item.className = `feedback__item feedback__item--${item.kind}`;
-    const $kind = document.createElement('strong');
+    const $item = element('li', `feedback__item feedback__item--${item.kind}`);
     $item.dataset.kind = item.kind;
-    $kind.className = 'feedback__kind';
-    $kind.textContent = TEXT[/** @type {keyof TEXT} */ (item.kind)] ?? item.kind;
-    const $span = document.createElement('q');
-    $span.className = 'feedback__span';
-    $span.dir = 'auto';
-    $span.textContent = item.span.text;
-    $item.append($kind, ' ', $span);
+    const $kind = element('strong', 'feedback__kind', TEXT[/** @type {keyof TEXT} */ (item.kind)] ?? item.kind);
+    $item.append($kind, ' ', ownDirection('q', item.span.text, 'feedback__span'));
     const name = (/** @type {string} */ key) => this.annotator.categories.get(key)?.name ?? key;
     // The label is the interface's; the category name and the explanation come from the
     // taxonomy and the practice text, each in its own direction (lib/direction).
     const line = (/** @type {string} */ label, /** @type {string} */ value) => {
-      const $line = document.createElement('span');
-      $line.className = 'feedback__line';
+      const $line = element('span', 'feedback__line');
       $line.append(label, ' ', ownDirection('span', value));
       $item.append($line);
     };

@@ -12,6 +12,7 @@
  * @module annotator/severity
  */
 
+import { button, element } from '../lib/dom.mjs';
 import { t } from '../lib/i18n.mjs';
 import { isTextField } from './keyboard.mjs';
 
@@ -129,13 +130,10 @@ export class SeverityStep {
    * @returns {HTMLElement}
    */
   choiceFor(category, describedBy) {
-    const $group = document.createElement('div');
-    $group.className = 'suggestion__severity';
+    const $group = element('div', 'suggestion__severity');
     $group.setAttribute('role', 'group');
     $group.setAttribute('aria-label', TEXT.question);
-    const $label = document.createElement('p');
-    $label.className = 'suggestion__severity-label';
-    $label.textContent = TEXT.question;
+    const $label = element('p', 'suggestion__severity-label', TEXT.question);
     $label.setAttribute('aria-hidden', 'true');
     const buttons = this.offeredFor(category).map((severity) =>
       actionButton(`${severity.name} (${severity.weight})`, 'severity', 'button--primary', describedBy, severity.key),
@@ -186,13 +184,10 @@ export class SeverityStep {
  * @param {string} [severity]
  */
 function actionButton(label, action, classes, describedBy, severity) {
-  const $button = document.createElement('button');
-  $button.type = 'button';
-  $button.className = `button button--small ${classes}`;
-  $button.textContent = label;
-  if (severity) $button.dir = 'auto'; // the severity's name comes from the taxonomy
-  $button.dataset.action = action;
-  if (severity) $button.dataset.severity = severity;
-  $button.setAttribute('aria-describedby', describedBy);
+  const $button = button(label, `button button--small ${classes}`, { action, describedBy });
+  if (severity) {
+    $button.dir = 'auto'; // the severity's name comes from the taxonomy
+    $button.dataset.severity = severity;
+  }
   return $button;
 }

@@ -7,7 +7,7 @@
  */
 
 import { codePointLength, sliceCodePoints } from '../lib/anchoring.mjs';
-import { ownDirection } from '../lib/direction.mjs';
+import { button, element, ownDirection } from '../lib/dom.mjs';
 import { t } from '../lib/i18n.mjs';
 
 /**
@@ -115,22 +115,20 @@ export class AnnotationTable {
    */
   buildRow(annotation) {
     const category = this.categories.get(annotation.category);
-    const row = document.createElement('tr');
-    row.className = 'previous__row js-annotation-row';
+    const row = element('tr', 'previous__row js-annotation-row');
     row.setAttribute('role', 'row'); // explicit: the CSS lays rows out as grids
     row.dataset.annotation = annotation.id;
 
     const categoryCell = cell('previous__category');
-    const swatch = document.createElement('span');
-    swatch.className = 'swatch';
+    const swatch = element('span', 'swatch');
     swatch.setAttribute('aria-hidden', 'true');
-    swatch.style.setProperty('--cat-color', category?.color ?? '#ccc');
+    // No colour: a category no longer in the taxonomy (the swatch is base.css's grey).
+    if (category?.color) swatch.style.setProperty('--cat-color', category.color);
     // An imported error without a label has no category (researchers' read-only view).
     categoryCell.append(swatch, ownDirection('span', category?.name ?? annotation.category ?? '–'));
     const severity = this.severityName?.(annotation.severity);
     if (severity) {
-      const $severity = document.createElement('span');
-      $severity.className = 'cell-sub previous__severity';
+      const $severity = element('span', 'previous__severity');
       $severity.append(TEXT.severity, ' ', ownDirection('span', severity));
       categoryCell.append($severity);
     }
@@ -138,12 +136,8 @@ export class AnnotationTable {
     const spanCell = cell('previous__span');
     spanCell.append(this.snippet(annotation.span));
     if (annotation.paired_span) {
-      const paired = document.createElement('div');
-      paired.className = 'previous__paired';
-      const label = document.createElement('span');
-      label.className = 'previous__paired-label';
-      label.textContent = t('Paired with: ');
-      paired.append(label, this.snippet(annotation.paired_span));
+      const paired = element('div', 'previous__paired');
+      paired.append(element('span', 'previous__paired-label', t('Paired with: ')), this.snippet(annotation.paired_span));
       spanCell.append(paired);
     }
 
@@ -164,8 +158,8 @@ export class AnnotationTable {
 
   /** @returns {HTMLButtonElement[]} "Show in text" (always usable) and Remove */
   actionButtons() {
-    const show = button_(t('Show in text'), 'button button--small button--secondary js-show');
-    const remove = button_(t('Remove'), 'button button--small button--secondary js-remove');
+    const show = button(t('Show in text'), 'button button--small button--secondary js-show');
+    const remove = button(t('Remove'), 'button button--small button--secondary js-remove');
     remove.disabled = this.readOnly;
     return [show, remove];
   }
@@ -178,11 +172,9 @@ export class AnnotationTable {
     const entry = this.rows.get(id);
     if (!entry) return;
     const actions = /** @type {HTMLElement} */ (entry.row.querySelector('.previous__actions'));
-    const question = document.createElement('span');
-    question.className = 'previous__question';
-    question.textContent = t('Remove this annotation?');
-    const confirm = button_(t('Yes, remove'), 'button button--small button--danger js-remove-confirm');
-    const cancel = button_(t('Cancel'), 'button button--small button--secondary js-remove-cancel');
+    const question = element('span', 'previous__question', t('Remove this annotation?'));
+    const confirm = button(t('Yes, remove'), 'button button--small button--danger js-remove-confirm');
+    const cancel = button(t('Cancel'), 'button button--small button--secondary js-remove-cancel');
     actions.replaceChildren(question, confirm, cancel);
     entry.row.classList.add('is-confirming');
     confirm.focus();
@@ -208,18 +200,16 @@ export class AnnotationTable {
    * @returns {HTMLElement}
    */
   snippet(span) {
-    const wrapper = document.createElement('span');
-    wrapper.className = 'snippet';
+    const wrapper = element('span', 'snippet');
     const text = this.paragraphText(span.paragraph_id);
-    const strong = document.createElement('strong');
-    strong.textContent = span.text;
+    const strong = element('strong', '', span.text);
     if (text === undefined) {
       wrapper.append(strong);
       return wrapper;
     }
     const before = lastWords(sliceCodePoints(text, 0, span.start), CONTEXT_WORDS);
     const after = firstWords(sliceCodePoints(text, span.end, codePointLength(text)), CONTEXT_WORDS);
-    wrapper.append(document.createTextNode(before), strong, document.createTextNode(after));
+    wrapper.append(before, strong, after);
     return wrapper;
   }
 }
@@ -229,23 +219,9 @@ export class AnnotationTable {
  * @returns {HTMLTableCellElement}
  */
 function cell(className) {
-  const td = document.createElement('td');
-  td.className = className;
+  const td = element('td', className);
   td.setAttribute('role', 'cell');
   return td;
-}
-
-/**
- * @param {string} label
- * @param {string} className
- * @returns {HTMLButtonElement}
- */
-function button_(label, className) {
-  const button = document.createElement('button');
-  button.type = 'button';
-  button.className = className;
-  button.textContent = label;
-  return button;
 }
 
 /**

@@ -6,6 +6,7 @@
  * @module annotator/view
  */
 
+import { element } from '../lib/dom.mjs';
 import { renderParagraph } from '../lib/highlight.mjs';
 import { spanToRange } from '../lib/anchoring.mjs';
 
@@ -16,7 +17,8 @@ import { spanToRange } from '../lib/anchoring.mjs';
  */
 
 const SHOWN_MS = 2500; // how long "Show in text" keeps the highlights outlined
-const FALLBACK_COLOR = '#d0d0d0'; // a category no longer in the taxonomy: grey, unlike any category
+/** A category no longer in the taxonomy: base.css's grey, unlike any category. */
+const FALLBACK_COLOR = 'var(--category-missing)';
 
 export class DocumentView {
   /**
@@ -46,10 +48,8 @@ export class DocumentView {
     for (const { paragraph_id: id, text } of paragraphs) {
       if (this.texts.has(id)) continue;
       this.texts.set(id, text);
-      const $p = document.createElement('p');
-      $p.className = 'paragraph js-paragraph';
+      const $p = element('p', 'paragraph js-paragraph', text);
       $p.dataset.paragraph = String(id);
-      $p.textContent = text;
       this.elements.set(id, $p);
     }
   }

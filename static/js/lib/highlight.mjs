@@ -29,6 +29,7 @@
  */
 
 import { utf16Offsets } from './anchoring.mjs';
+import { element } from './dom.mjs';
 
 /**
  * @typedef {object} Highlight
@@ -43,7 +44,7 @@ import { utf16Offsets } from './anchoring.mjs';
 
 const STRIPE = 3; // px per underline stripe of an overlapping highlight (+1 px edge)
 const BAR = 2; // px of the bar that marks where a highlight starts or ends
-const EDGE = 'rgb(0 0 0 / 55%)';
+const EDGE = 'var(--hl-edge)'; // base.css
 
 /**
  * Rebuild the paragraph's children: plain text plus one mark per highlighted segment.
@@ -78,7 +79,7 @@ export function renderParagraph(paragraphEl, text, highlights) {
     const covering = valid.filter((h) => h.start <= from && h.end >= to);
     const segment = text.slice(fromUnits, toUnits);
     fragment.append(
-      covering.length ? segmentElement(doc, segment, covering, from, to) : doc.createTextNode(segment),
+      covering.length ? segmentElement(segment, covering, from, to) : doc.createTextNode(segment),
     );
     position = toUnits;
   }
@@ -88,19 +89,16 @@ export function renderParagraph(paragraphEl, text, highlights) {
 
 /**
  * One highlighted segment.
- * @param {Document} doc
  * @param {string} segment
  * @param {Highlight[]} covering
  * @param {number} from
  * @param {number} to
  * @returns {HTMLElement}
  */
-function segmentElement(doc, segment, covering, from, to) {
+function segmentElement(segment, covering, from, to) {
   // Outermost (longest) first, so the innermost colour is the background.
   const layers = [...covering].sort((a, b) => b.end - b.start - (a.end - a.start) || a.start - b.start);
-  const mark = doc.createElement('mark');
-  mark.className = 'hl';
-  mark.textContent = segment;
+  const mark = element('mark', 'hl', segment);
   /** @type {Record<string, Set<string>>} */
   const data = {};
   const titles = [];
@@ -151,10 +149,10 @@ function stripes(layers, from, to) {
 
 /**
  * A darker shade of a category colour, same hue: visible as a line on white and on the
- * light category colours.
+ * light category colours (mixed with base.css's --hl-shade).
  * @param {string} color
  * @returns {string}
  */
 function edge(color) {
-  return `color-mix(in oklab, ${color} 55%, #000)`;
+  return `color-mix(in oklab, ${color} 55%, var(--hl-shade))`;
 }

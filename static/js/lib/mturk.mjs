@@ -7,6 +7,7 @@
  * @module lib/mturk
  */
 
+import { button, element } from './dom.mjs';
 import { t } from './i18n.mjs';
 
 /**
@@ -41,7 +42,7 @@ export function submitRenderedForm($root) {
  * @returns {HTMLFormElement}
  */
 export function mturkForm(mturk, code, outcome = 'completed') {
-  const $form = document.createElement('form');
+  const $form = element('form');
   $form.method = 'post';
   const base = mturk.submit_to.replace(/\/+$/, '');
   $form.action = base.endsWith('/mturk/externalSubmit') ? base : `${base}/mturk/externalSubmit`;
@@ -54,16 +55,12 @@ export function mturkForm(mturk, code, outcome = 'completed') {
     ['completion_code', code],
     ['outcome', outcome],
   ]) {
-    const $input = document.createElement('input');
+    const $input = element('input');
     $input.type = 'hidden';
     $input.name = name;
     $input.value = value;
     $form.append($input);
   }
-  const $button = document.createElement('button');
-  $button.type = 'submit';
-  $button.className = 'button button--primary';
-  $button.textContent = t('Send your work to MTurk');
-  $form.append($button);
+  $form.append(button(t('Send your work to MTurk'), 'button button--primary', { type: 'submit' }));
   return $form;
 }

@@ -10,15 +10,17 @@
  * @module validator/validator
  */
 
+import { element, ownDirection } from '../lib/dom.mjs';
 import { ApiError, pageCsrfToken, requestJson } from '../lib/http.mjs';
 import { SyncQueue } from '../lib/sync-queue.mjs';
 import { renderParagraph } from '../lib/highlight.mjs';
-import { FOLLOW_DELAY_MS } from '../annotator/completion.mjs';
+import { followSoon } from '../lib/follow.mjs';
 import { isMturkAssignment, mturkForm } from '../lib/mturk.mjs';
 import { t } from '../lib/i18n.mjs';
 
-const SPAN_COLOR = '#ffe08a';
-const PAIRED_COLOR = '#bcd7f5';
+// The highlights' colours, base.css's (the quotes beside the text share them).
+const SPAN_COLOR = 'var(--span-fill)';
+const PAIRED_COLOR = 'var(--paired-fill)';
 const RETRY_MS = 3000;
 /** Keys for the verdicts, shown on the buttons (aria-hidden) and in aria-keyshortcuts. */
 const VERDICT_KEYS = /** @type {Record<string, string>} */ ({ 1: 'agree', 2: 'partial', 3: 'disagree' });
@@ -270,8 +272,7 @@ export default class Validator {
     this.$done.hidden = true;
     this.$documentTitle.textContent = item.document.title || t('Document');
     const $paragraphs = item.document.paragraphs.map((paragraph) => {
-      const $p = document.createElement('p');
-      $p.className = 'validator__paragraph';
+      const $p = element('p', 'validator__paragraph');
       $p.dataset.paragraph = String(paragraph.paragraph_id);
       // The document's language sets the direction (an Arabic paragraph opening with a
       // Latin name stays right to left); without one, each paragraph takes its own.
@@ -287,13 +288,8 @@ export default class Validator {
     this.setRow('.js-comment-row', '.js-comment', item.comment);
     const $labels = this.find('.js-labels');
     $labels.replaceChildren(
-      ...item.label_names.map((name) => {
-        const $li = document.createElement('li');
-        $li.className = 'validator__label';
-        $li.dir = 'auto'; // taxonomy text: its own direction inside any interface
-        $li.textContent = name;
-        return $li;
-      }),
+      // Taxonomy text: each name in its own direction inside any interface.
+      ...item.label_names.map((name) => ownDirection('li', name, 'validator__label')),
     );
     for (const $row of this.$root.querySelectorAll('.js-labels-row')) {
       /** @type {HTMLElement} */ ($row).hidden = !item.label_names.length;
@@ -411,12 +407,9 @@ export default class Validator {
       const $link = this.find('.js-done-link');
       $link.setAttribute('href', answer.completion_url);
       // Right after the last judgment (not when a finished session is reopened), a
-      // Prolific validator is sent back as annotators are (annotator/completion): a click,
-      // so the link's target leaves the platform's iframe as the validator's own would.
+      // Prolific validator is sent back as annotators are (lib/follow).
       window.clearTimeout(this.followTimer);
-      if (earned && this.judgedHere && !isMturkAssignment(answer.mturk)) {
-        this.followTimer = window.setTimeout(() => $link.click(), FOLLOW_DELAY_MS);
-      }
+      if (earned && this.judgedHere && !isMturkAssignment(answer.mturk)) this.followTimer = followSoon($link);
     }
     const $mturk = this.find('.js-done-mturk');
     $mturk.querySelector('form')?.remove();
