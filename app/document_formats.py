@@ -13,7 +13,7 @@ except that a ``.txt`` file is plain text and a folder is a set of files:
    order. The folder is one unit: one bad file rejects all of it.
 
 ``"sentences"`` is a synonym of ``"paragraphs"``. ``language`` is the document's BCP 47
-tag (``ar``, ``he``, ``zh-Hans``; app.languages, docs/languages.md), stored as given; a
+tag (``ar``, ``he``, ``zh-Hans``; app.rules.languages, docs/languages.md), stored as given; a
 ``.txt`` file has none. A listed paragraph holding FALTE's entity
 marks (``<span class = "ne ne-4"> John</span>``, as in FALTE's own ``stories.json``) is
 stored as the text FALTE's page shows, and the marked names are added to the document's
@@ -38,7 +38,7 @@ Every problem names its place as ``FILE:LOCATION: FIELD: MESSAGE``, where LOCATI
 
 and FIELD is a JSON path with 0-based indices (``paragraphs[2]``, ``gold[0].end``), as
 paragraph ids are 0-based. Text that cannot be stored (a NUL character, a lone surrogate
-such as ``"\\ud800"``: app.safe_text) rejects the file, each place named by its line.
+such as ``"\\ud800"``: app.rules.safe_text) rejects the file, each place named by its line.
 All problems of a file (at most MAX_PROBLEMS) are collected and raised together as one
 DocumentFileError.
 """
@@ -57,8 +57,8 @@ from typing import Any
 
 from app.errors import ProblemsError
 from app.falte_markup import MarkupError, parse_paragraph
-from app.languages import language_problem
-from app.safe_text import json_text_problems, text_problem
+from app.rules.languages import language_problem
+from app.rules.safe_text import json_text_problems, text_problem
 
 MAX_ID_LENGTH = 200
 MAX_TITLE_LENGTH = 500
@@ -85,7 +85,7 @@ class DocumentInput:
     entities: tuple[str, ...] = ()
     meta: dict[str, Any] = field(default_factory=dict)
     gold: list[dict[str, Any]] | None = None
-    language: str | None = None  # BCP 47 (app.languages); None: not given
+    language: str | None = None  # BCP 47 (app.rules.languages); None: not given
 
     @cached_property
     def content_hash(self) -> str:
@@ -241,7 +241,7 @@ class _Reader:
         return []
 
     def unstorable_text(self, path: Path, text: str) -> bool:
-        """Report NUL characters and lone surrogates (app.safe_text) by line and field."""
+        """Report NUL characters and lone surrogates (app.rules.safe_text) by line and field."""
         if path.suffix.lower() == ".txt":
             lines = enumerate(text.split("\n"), start=1)
             found = [(n, "paragraphs", p) for n, line in lines if (p := text_problem(line))]

@@ -24,7 +24,6 @@ from sqlalchemy import func, select
 
 from app import export_copy
 from app.checks.flagged import left_out_workers
-from app.csv_safety import safe_cell
 from app.export_record import (
     ANNOTATION_CSV_COLUMNS,
     BATCH,
@@ -41,9 +40,10 @@ from app.export_record import (
     iter_annotation_records,
 )
 from app.extensions import db
-from app.jsonl import escape_line_breaks
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.paragraph_times import PARAGRAPH_COLUMNS, count_paragraph_rows, iter_paragraph_records
+from app.rules.csv_safety import safe_cell
+from app.rules.jsonl import escape_line_breaks
 from app.study import study_settings
 from app.surveys.store import SURVEY_COLUMNS, count_survey_rows, iter_survey_records
 from app.taxonomy import Taxonomy, current_taxonomy
@@ -163,7 +163,7 @@ def _csv_value(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
     # Text from documents, workers and URL parameters never reaches a spreadsheet as a
-    # formula (app.csv_safety).
+    # formula (app.rules.csv_safety).
     return "" if value is None else safe_cell(value)
 
 
@@ -193,7 +193,7 @@ _JSON = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))
 
 def iter_jsonl(records: Iterable[dict[str, Any] | str]) -> Iterator[str]:
     """JSON lines in chunks of BATCH records (records already encoded pass through), U+2028,
-    U+2029 and U+0085 escaped (app.jsonl)."""
+    U+2029 and U+0085 escaped (app.rules.jsonl)."""
     encode = _JSON.encode
     lines = (
         escape_line_breaks(record if isinstance(record, str) else encode(record))

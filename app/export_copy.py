@@ -7,7 +7,7 @@ constant memory. COPY's CSV mode with a quote and a delimiter that JSON text nev
 contains (control characters are \\u-escaped in JSON) passes each line through unchanged
 (text mode would double every backslash). Other databases take app.export's Python path.
 It writes JSON lines only (raw text, as every JSONL export): CSV exports always take the
-Python path, where app.csv_safety keeps formula-like cells from running in spreadsheets.
+Python path, where app.rules.csv_safety keeps formula-like cells from running in spreadsheets.
 
 psycopg2 hands COPY's output to a file's write() until the end, so a download runs the
 COPY in a thread of its own that passes chunks through a short queue to the response:

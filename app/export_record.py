@@ -33,9 +33,9 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from app.checks.flagged import left_out_workers
 from app.extensions import db
-from app.jsonl import LINE_BREAKS, escape_line_breaks
 from app.models import UNIT_ID, Annotation, AnnotationSession, Annotator, Document, Suggestion
-from app.statuses import SessionStatus
+from app.rules.jsonl import LINE_BREAKS, escape_line_breaks
+from app.rules.statuses import SessionStatus
 from app.study import study_settings
 from app.taxonomy import Taxonomy, current_taxonomy
 
@@ -221,7 +221,7 @@ FIELDS: tuple[Field, ...] = (
     Field("annotator_id", ANNOTATOR_ID),
     Field("platform", AnnotationSession.platform),
     Field("session_id", cast(AnnotationSession.id, String)),
-    # Issue 28: the error unit (rows of one span with several labels share it; app.metrics).
+    # Issue 28: the error unit (rows of one span with several labels share it; app.rules.metrics).
     Field("unit_id", UNIT_ID, INT),
     Field("submitted", AnnotationSession.status == SessionStatus.SUBMITTED, BOOL),
     Field("created_at", Annotation.created_at, TIMESTAMP),
@@ -328,7 +328,7 @@ def flagged_params() -> dict[str, list[int]]:
 
 def copy_select(flt: ExportFilter, taxonomy: Taxonomy) -> Select:
     """The export as one json value a row, built by PostgreSQL (for COPY), its U+2028,
-    U+2029 and U+0085 escaped as the Python writers do (app.jsonl)."""
+    U+2029 and U+0085 escaped as the Python writers do (app.rules.jsonl)."""
     pairs = []
     for f in flt.fields:
         pairs += [literal(f.key), f.format.sql(f.column, taxonomy)]

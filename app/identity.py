@@ -39,7 +39,7 @@ from app.errors import ApiError
 from app.extensions import db
 from app.models import Annotator
 from app.persistence import get_or_create
-from app.platforms import (
+from app.rules.platforms import (
     MTURK_ASSIGNMENT_KEYS,
     MTURK_PARAMS,
     PROLIFIC_PARAMS,

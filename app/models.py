@@ -27,8 +27,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
-from app.languages import direction_of
-from app.statuses import SessionStatus
+from app.rules.languages import direction_of
+from app.rules.statuses import SessionStatus
 
 # SQLite only auto-increments INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
@@ -71,7 +71,7 @@ class Document(db.Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     external_id: Mapped[str] = mapped_column(String(200), unique=True)
     title: Mapped[str | None] = mapped_column(String(500))
-    # BCP 47 tag (app.languages): sets the pages' lang/dir and the sentence splitter.
+    # BCP 47 tag (app.rules.languages): sets the pages' lang/dir and the sentence splitter.
     language: Mapped[str | None] = mapped_column(String(35))
     meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     entities: Mapped[list[str]] = mapped_column(JSON, default=list)
@@ -139,7 +139,7 @@ class Annotator(db.Model):
 
 class WorkerSession:
     """The columns an annotation and a validation session share: the capability token, the
-    status (app.statuses), the platform that sent the worker, the completion code, times."""
+    status (app.rules.statuses), the platform that sent the worker, the completion code, times."""
 
     token: Mapped[str] = mapped_column(String(64), unique=True, default=new_token)
     status: Mapped[str] = mapped_column(String(16), default=SessionStatus.ACTIVE)
@@ -184,7 +184,7 @@ class AnnotationSession(WorkerSession, db.Model):
     position: Mapped[int] = mapped_column(Integer, default=0)
     furthest: Mapped[int] = mapped_column(Integer, default=0)
     taxonomy_version: Mapped[str] = mapped_column(String(64))
-    # How the worker's part ended (app.outcomes): set when the session ends, None while open.
+    # How the worker's part ended (app.rules.outcomes): set when the session ends, None while open.
     outcome: Mapped[str | None] = mapped_column(String(20))
     is_attention_check: Mapped[bool] = mapped_column(Boolean, default=False)
     # When the worker's browser first loaded the page (None: never, e.g. a link opened by a
@@ -252,7 +252,7 @@ class Annotation(db.Model):
     span_text: Mapped[str] = mapped_column(Text)
     # A taxonomy key; None only for an imported error that came without a label (a
     # BooookScore relation with empty shared_labels): it counts in the BooookScore score
-    # and in no category (app.metrics). The worker API always requires one.
+    # and in no category (app.rules.metrics). The worker API always requires one.
     category: Mapped[str | None] = mapped_column(String(64))
     paired_paragraph_id: Mapped[int | None] = mapped_column(Integer)
     paired_start: Mapped[int | None] = mapped_column(Integer)
@@ -275,7 +275,7 @@ class Annotation(db.Model):
     session: Mapped[AnnotationSession] = relationship(back_populates="annotations")
 
 
-# An annotation's error unit in SQL: its unit_id, else its own id (app.metrics: the
+# An annotation's error unit in SQL: its unit_id, else its own id (app.rules.metrics: the
 # BooookScore score counts units; exports give it as `unit_id`).
 UNIT_ID = func.coalesce(Annotation.unit_id, Annotation.id)
 

@@ -35,7 +35,7 @@ from app.errors import envelope, wants_json
 from app.extensions import db
 from app.models import AnnotationSession, utcnow
 from app.rate_limits import client_network
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 from app.study import study_settings
 
 MAX_RESERVATIONS_PER_NETWORK = 20

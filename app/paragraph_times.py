@@ -18,7 +18,7 @@ from sqlalchemy import Select, and_, func, select
 
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Document, Paragraph, ParagraphTiming
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 
 PARAGRAPH_COLUMNS = (
     "session_id",

@@ -3,7 +3,7 @@ submission in the study (issue 26 point 1, docs/identity.md).
 
 With PROLIFIC_API_TOKEN set, a new Prolific arrival is checked with
 `GET {PROLIFIC_API_URL}/api/v1/submissions/<SESSION_ID>/` and `Authorization: Token
-<token>`, at most PROLIFIC_API_TIMEOUT seconds (3); app.platforms.prolific_verification
+<token>`, at most PROLIFIC_API_TIMEOUT seconds (3); app.rules.platforms.prolific_verification
 reads the answer. The token never leaves this module, and nothing here logs an id: a
 SESSION_ID is the participant's per-submission secret.
 """
@@ -16,7 +16,7 @@ from urllib.parse import quote
 import requests
 from flask import current_app
 
-from app.platforms import UNVERIFIED, Verification, prolific_verification
+from app.rules.platforms import UNVERIFIED, Verification, prolific_verification
 
 log = logging.getLogger(__name__)
 SUBMISSION_PATH = "/api/v1/submissions/{}/"

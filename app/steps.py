@@ -23,7 +23,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import AnnotationSession, ConsentDecision, SurveyAnswer
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 from app.taxonomy import Taxonomy, current_taxonomy
 
 CONSENT = "consent"
@@ -56,7 +56,7 @@ class StepFacts:
 def step_of(facts: StepFacts) -> str:
     """The step a session with these facts is at (one of STEPS, ENDED or DONE). A session
     with an outcome before Submit ended before its task: it declined, failed training, or
-    its worker's part in the study had ended already (a failure is final: app.outcomes)."""
+    its worker's part in the study had ended already (a failure is final: app.rules.outcomes)."""
     if (facts.outcome is not None and not facts.submitted) or facts.consent is False:
         return ENDED
     if facts.submitted:

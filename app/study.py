@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from flask import current_app
 from markupsafe import Markup
 
-from app.outcomes import CompletionTarget, completion_address, completion_targets
+from app.rules.outcomes import CompletionTarget, completion_address, completion_targets
 from app.taxonomy import Taxonomy, TaxonomyError, current_taxonomy, load_taxonomy
 
 DEFAULT_MIN_RECALL = 0.5

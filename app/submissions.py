@@ -45,8 +45,8 @@ from app.models import (
     utcnow,
 )
 from app.persistence import autocommit_connection, end_orm_transaction, upsert_insert
-from app.platforms import REFUSED
 from app.prolific_api import api_enabled, check_submission
+from app.rules.platforms import REFUSED
 from app.taxonomy import current_taxonomy
 
 ALLOWED, KEPT_REFUSED = "allowed", "refused"

@@ -21,7 +21,7 @@ from markdown_it import MarkdownIt
 
 from app.errors import ProblemsError
 from app.i18n import INTERFACE_LANGUAGES, html_lang, interface_locale
-from app.outcomes import (
+from app.rules.outcomes import (
     ATTENTION_CHECK_MODES,
     OUTCOMES,
     CompletionTarget,
@@ -29,7 +29,7 @@ from app.outcomes import (
     completion_targets,
     completion_url,
 )
-from app.platforms import PROLIFIC_COMPLETE_URL, is_placeholder
+from app.rules.platforms import PROLIFIC_COMPLETE_URL, is_placeholder
 from app.surveys.config import Survey, markdown_html, parse_consent, parse_survey
 from app.yaml_checker import (
     REQUIRED,
@@ -206,7 +206,7 @@ class TrainingSettings:
 
     A worker annotates each practice document in turn and passes it when recall and
     precision against its gold spans (the attention-check matching rule,
-    app.metrics.gold_recall) reach `min_recall` and `min_precision`; a document
+    app.rules.metrics.gold_recall) reach `min_recall` and `min_precision`; a document
     not passed within `attempts` checks ends the study with `failed_training`.
     """
 

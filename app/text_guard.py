@@ -1,4 +1,4 @@
-"""The one request guard against unstorable text (app.safe_text: NUL, lone surrogates).
+"""The one request guard against unstorable text (app.rules.safe_text: NUL, lone surrogates).
 
 It runs before every other hook and view, on the path, the query, cookies and form
 fields (400 `bad_request`) and on every string of a JSON body, object keys included (422
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from flask import Flask, request
 
 from app.errors import ApiError
-from app.safe_text import bad_strings, printable, text_problem
+from app.rules.safe_text import bad_strings, printable, text_problem
 
 CSRF_HEADER = "X-CSRFToken"
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")

@@ -39,9 +39,9 @@ from app.adjudication.gamma_runner import BoundedGamma
 from app.adjudication.service import load_marks, paragraph_texts
 from app.checks.flagged import left_out_workers
 from app.extensions import db
-from app.metrics import unit_rows
 from app.models import AnnotationSession, Annotator, Document
-from app.statuses import SessionStatus
+from app.rules.metrics import unit_rows
+from app.rules.statuses import SessionStatus
 from app.study import study_settings
 
 GAMMA_UNIT = (
@@ -94,7 +94,7 @@ def document_units(
     ]
     marks = [mark for mark in load_marks(document_id) if mark.annotator not in left_out]
     # One gamma unit per error unit (the rows of one span with several labels are one; its
-    # first row's category, "" for none: app.metrics.unit_rows).
+    # first row's category, "" for none: app.rules.metrics.unit_rows).
     units = continuum(
         lengths,
         (

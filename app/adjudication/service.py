@@ -37,8 +37,8 @@ from app.models import (
     Researcher,
 )
 from app.persistence import upsert_insert
-from app.spans import Span, SpanError, check_annotation
-from app.statuses import SessionStatus
+from app.rules.spans import Span, SpanError, check_annotation
+from app.rules.statuses import SessionStatus
 from app.taxonomy import Taxonomy
 
 MAX_NOTE = 2000

@@ -5,7 +5,7 @@ of suggestions accepted, errors per sentence, BooookScore, agreement, time per p
 is computed in each arm exactly as for the study, from the documents' readings in that
 arm; the difference is first arm minus second (``show - none``). Its 95% interval is the
 percentile bootstrap over documents (Efron & Tibshirani 1993, "An Introduction to the
-Bootstrap", ch. 13; app.research.intervals: 1000 seeded resamples), a document's readings
+Bootstrap", ch. 13; app.rules.intervals: 1000 seeded resamples), a document's readings
 in both arms being resampled together, since annotations of one document are not
 independent (a paired design when the arms share documents). A figure is a callable from
 the list of an arm's per-document data to a number, or None where undefined (a resample
@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from app.research.intervals import (
+from app.rules.intervals import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
     percentile_interval,

@@ -28,8 +28,8 @@ from app.errors import ApiError
 from app.persistence import retry_on_disconnect
 from app.rate_limits import limit_blueprint, url_token
 from app.request_json import json_object
+from app.rules.statuses import SessionStatus
 from app.security import require_capability_csrf
-from app.statuses import SessionStatus
 from app.suggestions import arms as suggestion_arms
 from app.suggestions import decisions as suggestion_decisions
 

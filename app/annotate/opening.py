@@ -34,7 +34,7 @@ from app.identity import WorkerIdentity
 from app.models import Annotator, Document, new_completion_code, new_token, utcnow
 from app.networks import NETWORK, capped_network, has_room, room_params, try_network_lock
 from app.persistence import autocommit_connection, orm_transaction_open
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 
 ANNOTATORS = Annotator.__table__
 

@@ -19,10 +19,10 @@ from sqlalchemy import Row, bindparam, func, or_, select, update
 from app.annotate.sessions import TOUCH_INTERVAL, touch_due
 from app.annotate.timings import record_visit, visit_params, visit_statement
 from app.annotate.writes import ACTIVITY, ANNOTATIONS, DOCUMENTS, SESSIONS, TOUCH, TOUCH_IS_DUE
-from app.languages import direction_of
 from app.models import utcnow
 from app.persistence import autocommit_connection, end_orm_transaction
-from app.statuses import SessionStatus
+from app.rules.languages import direction_of
+from app.rules.statuses import SessionStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +35,7 @@ class DocumentView:
     entities: list[str] | None
     content_hash: str
     paragraph_count: int
-    language: str | None = None  # BCP 47: the page's lang and dir (app.languages)
+    language: str | None = None  # BCP 47: the page's lang and dir (app.rules.languages)
 
     @property
     def direction(self) -> str | None:

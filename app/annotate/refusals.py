@@ -23,8 +23,8 @@ from app.annotate.severity import check_severity
 from app.errors import ApiError
 from app.models import Annotation, AnnotationSession, Document
 from app.persistence import autocommit_connection, end_orm_transaction
-from app.spans import SpanError, check_annotation
-from app.statuses import SessionStatus
+from app.rules.spans import SpanError, check_annotation
+from app.rules.statuses import SessionStatus
 from app.suggestions.decisions import stored_suggestion_id
 from app.taxonomy import current_taxonomy
 
@@ -281,7 +281,7 @@ def _reached_texts(session: Row, data: AnnotationIn) -> dict[int, str]:
 
 
 def _check(data: AnnotationIn, texts: Mapping[int, Any], furthest: int) -> None:
-    """The annotation rules (app.spans) against these paragraph texts."""
+    """The annotation rules (app.rules.spans) against these paragraph texts."""
     try:
         check_rules(data, texts, furthest, comment_required=current_taxonomy().comment.required)
     except SpanError as error:
@@ -296,7 +296,7 @@ def check_rules(
     comment_required: bool,
     severity: bool = True,
 ) -> None:
-    """The taxonomy's annotation rules (app.spans, and the severity unless `severity` is
+    """The taxonomy's annotation rules (app.rules.spans, and the severity unless `severity` is
     False) for an annotation the API received; raises SpanError."""
     taxonomy = current_taxonomy()
     check_annotation(

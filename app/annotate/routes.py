@@ -23,10 +23,10 @@ from app.identity import (
 from app.models import AnnotationSession, Document
 from app.networks import PlaceRefused, place_refusal
 from app.persistence import retry_on_disconnect
-from app.platforms import is_mturk_preview, mturk_target
 from app.rate_limits import limit_opens
+from app.rules.platforms import is_mturk_preview, mturk_target
+from app.rules.statuses import SessionStatus
 from app.security import capability_csrf_token
-from app.statuses import SessionStatus
 from app.taxonomy import current_taxonomy
 
 

@@ -2,7 +2,7 @@
 
 `extra="forbid"` is the mass-assignment guard (a body can never set status, furthest,
 deleted_at...); `strict=True` refuses "3" for 3 and true for 1. Range and text rules are
-not repeated here: app/spans.py owns them and names the field at fault.
+not repeated here: app/rules/spans.py owns them and names the field at fault.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from app.errors import ApiError
-from app.spans import Span
+from app.rules.spans import Span
 
 M = TypeVar("M", bound=BaseModel)
 UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

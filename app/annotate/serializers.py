@@ -17,7 +17,6 @@ from typing import Any
 from flask import current_app, url_for
 from sqlalchemy import Row
 
-from app.annotate.entities import entities_for
 from app.annotate.reads import DocumentView, SessionView
 from app.annotate.sessions import (
     completion_for,
@@ -26,9 +25,10 @@ from app.annotate.sessions import (
     max_comment_length,
 )
 from app.models import Annotation, Document, Paragraph
-from app.platforms import mturk_target
+from app.rules.entities import entities_for
+from app.rules.platforms import mturk_target
+from app.rules.statuses import SessionStatus
 from app.security import capability_csrf_token
-from app.statuses import SessionStatus
 from app.study import as_utc
 from app.suggestions.arms import session_arm
 from app.suggestions.decisions import session_suggestions, stored_suggestion_id

@@ -24,12 +24,12 @@ from sqlalchemy.orm import joinedload
 from app.errors import ApiError
 from app.extensions import db
 from app.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
-from app.metrics import attention_flagged, gold_recall
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
 from app.networks import PlaceRefused, take_network_room
-from app.outcomes import FINAL_FAILURES, session_outcome, shown_code
 from app.persistence import get_or_create
-from app.statuses import SessionStatus
+from app.rules.metrics import attention_flagged, gold_recall
+from app.rules.outcomes import FINAL_FAILURES, session_outcome, shown_code
+from app.rules.statuses import SessionStatus
 from app.steps import after_task_url
 from app.study import EffectiveStudySettings, as_utc, study_settings
 from app.taxonomy import current_taxonomy
@@ -281,7 +281,7 @@ def completion_for(session: AnnotationSession | Any) -> Completion:
 
 
 def end_code(session: AnnotationSession | Any, *, earned: bool = True) -> str | None:
-    """The code a worker sees where the study ends (app.outcomes.shown_code): a Prolific
+    """The code a worker sees where the study ends (app.rules.outcomes.shown_code): a Prolific
     worker the outcome's platform code (none where the redirect alone completes), everyone
     else the session's own code (MTurk's form posts it, named annotators send it). Not
     `earned` (the study ended before the task): a platform code only."""

@@ -7,7 +7,7 @@ page or script written for it keeps working and its export says `"severity": nul
 
 from __future__ import annotations
 
-from app.spans import SpanError
+from app.rules.spans import SpanError
 from app.taxonomy import Taxonomy
 
 

@@ -58,9 +58,9 @@ from app.annotate.sessions import (
 )
 from app.annotate.timings import move_and_record
 from app.models import Paragraph, utcnow
-from app.outcomes import session_outcome
 from app.persistence import autocommit_connection, end_orm_transaction, upsert_insert
-from app.statuses import SessionStatus
+from app.rules.outcomes import session_outcome
+from app.rules.statuses import SessionStatus
 from app.study import study_settings
 from app.suggestions import decisions as suggestion_decisions
 from app.taxonomy import current_taxonomy

@@ -45,7 +45,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, DateTime, and_, bindparam, or_
 
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 from app.study import as_utc
 
 LOAD_GRACE = timedelta(minutes=1)

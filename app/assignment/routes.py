@@ -16,8 +16,8 @@ from app.identity import (
 )
 from app.networks import PlaceRefused, place_refusal
 from app.persistence import retry_on_disconnect
-from app.platforms import is_mturk_preview
 from app.rate_limits import limit_opens
+from app.rules.platforms import is_mturk_preview
 from app.study import instructions_markup
 from app.taxonomy import current_taxonomy
 

@@ -113,9 +113,9 @@ from app.networks import (
     lock_network,
     room_params,
 )
-from app.outcomes import CODE_PLACEHOLDER, completion_address
 from app.persistence import autocommit_connection, end_orm_transaction
-from app.statuses import SessionStatus
+from app.rules.outcomes import CODE_PLACEHOLDER, completion_address
+from app.rules.statuses import SessionStatus
 from app.study import EffectiveStudySettings, as_utc, study_settings
 from app.submissions import submission_session
 from app.taxonomy import current_taxonomy

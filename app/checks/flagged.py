@@ -2,10 +2,10 @@
 
 A worker is **flagged by checks** when a session of theirs ended with the outcome
 `failed_checks` (a missed check under `attention_checks: fail`), or when their submitted
-attention checks, taken together, fall below a threshold: app.metrics.attention_flagged
-on the sum of app.metrics.gold_recall over them (ATTENTION_CHECK_MIN_RECALL and
+attention checks, taken together, fall below a threshold: app.rules.metrics.attention_flagged
+on the sum of app.rules.metrics.gold_recall over them (ATTENTION_CHECK_MIN_RECALL and
 ATTENTION_CHECK_MIN_PRECISION, app.study), the dashboard's rule, matching spans by
-app.spans.locates. A worker is **left out** when flagged by checks or when a session of
+app.rules.spans.locates. A worker is **left out** when flagged by checks or when a session of
 theirs ended with `failed_training`; the reason is the first that holds of
 `failed_checks`, `failed_training` and `flagged` (the thresholds alone).
 
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 from sqlalchemy import String, and_, case, cast, func, or_, select
 
-from app import metrics
 from app.extensions import db
-from app.metrics import GoldRecall
 from app.models import Annotation, AnnotationSession, Annotator, Document
-from app.statuses import SessionStatus
+from app.rules import metrics
+from app.rules.metrics import GoldRecall
+from app.rules.statuses import SessionStatus
 from app.study import EffectiveStudySettings
 from app.taxonomy import current_taxonomy
 

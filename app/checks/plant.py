@@ -7,13 +7,13 @@ always plants the same document:
   sentence boundary. Gold: the copy, paired with the original sentence.
 - ``inconsistency``: one later mention of a recurring name is replaced by a name the
   document never uses. Gold: the changed mention, paired with the name's first mention.
-  Names are app/annotate/entities.py's `auto_entities`, one word, not a title (Dr,
+  Names are app/rules/entities.py's `auto_entities`, one word, not a title (Dr,
   Father...), not part of a longer name (French of French Guiana); of those, the
   MAIN_NAMES mentioned most often, as a summary's characters recur more than places.
 - ``new-entity``: a sentence about a person never introduced is inserted at a sentence
   boundary of a paragraph after the first. Gold: the name (a singleton).
 
-Sentences are app/metrics.py's `split_sentences`. Offsets are code points into
+Sentences are app/rules/metrics.py's `split_sentences`. Offsets are code points into
 the paragraphs returned; every gold span is checked against that text before it is
 returned (`PlantedCheck.text` is exactly ``paragraphs[paragraph_id][start:end]``).
 Spans already planted are never edited by a later kind; edits after them shift them.
@@ -26,8 +26,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from app.annotate.entities import auto_entities
-from app.metrics import split_sentences
+from app.rules.entities import auto_entities
+from app.rules.metrics import split_sentences
 
 KINDS = ("repetition", "inconsistency", "new-entity")
 PAIRED_KINDS = ("repetition", "inconsistency")

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from app.document_formats import normalise_text, split_paragraphs
-from app.jsonl import json_object_lines
+from app.rules.jsonl import json_object_lines
 from app.validation.importers import SpanInput, detect_format
 
 FORMATS = ("auto", "jsonl", "booookscore-human", "falte")

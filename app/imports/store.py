@@ -36,7 +36,7 @@ from app.errors import ProblemsError
 from app.extensions import db
 from app.imports.readers import AnnotationIn, ParsedFile, SessionIn, read_annotations
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 from app.taxonomy import current_taxonomy
 from app.validation.locate import Located, ambiguity_notes, locate_pair
 

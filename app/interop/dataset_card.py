@@ -37,7 +37,7 @@ import langcodes
 import yaml
 
 from app.interop.pseudonyms import Pseudonyms
-from app.jsonl import json_line
+from app.rules.jsonl import json_line
 
 CONFIGS = ("annotations", "documents", "sessions", "judgments")
 DEFAULT_CONFIG = "annotations"
@@ -374,7 +374,7 @@ def pseudonymised(
 
 
 def jsonl_text(rows: Iterable[Mapping[str, Any]]) -> str:
-    """Rows as JSON Lines (UTF-8 text, one object a line, each line ended; app.jsonl's
+    """Rows as JSON Lines (UTF-8 text, one object a line, each line ended; app.rules.jsonl's
     json_line)."""
     return "".join(json_line(row) + "\n" for row in rows)
 

@@ -20,7 +20,7 @@ A file is refused whole: the reader collects every problem, each naming where it
 (``FILE:LINE``, ``FILE: items[3]``), the field and what is wrong, and raises
 InteropError with all of them; nothing is half-read.
 
-Every writer of the package writes JSON Lines with app.jsonl.json_line (U+2028, U+2029
+Every writer of the package writes JSON Lines with app.rules.jsonl.json_line (U+2028, U+2029
 and NEL escaped), as the app's other writers do.
 """
 

@@ -3,11 +3,11 @@
 Figures (documents with two or more submitted sessions; attention checks left out):
 
 - ``krippendorff_alpha_sentences``: Krippendorff's alpha (nominal, error / no error per
-  sentence), pooled over documents (app.metrics). A sentence is marked when an error's
+  sentence), pooled over documents (app.rules.metrics). A sentence is marked when an error's
   primary span overlaps it: the sentence of a paired span (the earlier text a repetition
   or inconsistency points at) is left out.
 - ``mean_pairwise_span_f1``: span-overlap F1 per annotator pair, mean per document, mean
-  over documents (app.metrics.span_f1): a span matches when it shares at least one
+  over documents (app.rules.metrics.span_f1): a span matches when it shares at least one
   character with a span of the other annotator, whatever the categories; one span per
   error unit.
 - ``mean_pairwise_span_f1_same_category``: the same with a match needing a category in
@@ -17,7 +17,7 @@ Figures (documents with two or more submitted sessions; attention checks left ou
 - ``linked_pair_f1``: F1 of linked span pairs (paired categories: both spans overlap, same
   category) per annotator pair, mean per document, mean over documents.
 
-Intervals: app.research.intervals (percentile bootstrap, whole documents resampled, 1000
+Intervals: app.rules.intervals (percentile bootstrap, whole documents resampled, 1000
 resamples, seed 0). Gamma's interval counts only the documents whose gamma is computed;
 ``pending`` says how many are not yet (pages never compute gamma themselves), ``skipped``
 which broke ANALYSIS_TIME_LIMIT or ANALYSIS_MEMORY_LIMIT (their ids), and ``mc_se`` is the
@@ -35,7 +35,7 @@ from app.adjudication import gamma_cache
 from app.adjudication.gamma import pooled_mc_se
 from app.adjudication.gamma_runner import BoundedGamma
 from app.research.dashboard import DocumentRow, Study
-from app.research.intervals import (
+from app.rules.intervals import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
     bootstrap_alpha_ci,

@@ -1,4 +1,4 @@
-"""The dashboard's data: a fixed handful of queries, then arithmetic in app.metrics.
+"""The dashboard's data: a fixed handful of queries, then arithmetic in app.rules.metrics.
 
 Whatever the amount of data, `load_study` runs the same four SELECTs (documents,
 paragraphs, sessions with their annotators, live annotations packed per session);
@@ -27,19 +27,19 @@ from functools import cached_property
 
 from sqlalchemy import String, cast, func
 
-from app import metrics
 from app.adjudication.gamma import Unit, mean_linked_pair_f1
 from app.adjudication.gamma_cache import content_key, continuum, defined
 from app.assignment.claims import ClaimRule
 from app.checks.flagged import LeftOut, left_out_workers
 from app.extensions import db
-from app.metrics import GoldRecall, Sentence
 from app.models import UNIT_ID, Annotation, AnnotationSession, Annotator, Document, Paragraph
-from app.outcomes import OUTCOMES
 from app.paragraph_times import iter_paragraph_records
 from app.research import mqm, pacing
-from app.research.intervals import AlphaParts, alpha_parts
-from app.statuses import SessionStatus
+from app.rules import metrics
+from app.rules.intervals import AlphaParts, alpha_parts
+from app.rules.metrics import GoldRecall, Sentence
+from app.rules.outcomes import OUTCOMES
+from app.rules.statuses import SessionStatus
 from app.study import EffectiveStudySettings, as_utc
 from app.taxonomy import current_taxonomy
 
@@ -96,7 +96,7 @@ class SessionRow:
 
     @property
     def error_units(self) -> int:
-        """The error units of the session: what its BooookScore counts (app.metrics)."""
+        """The error units of the session: what its BooookScore counts (app.rules.metrics)."""
         return metrics.error_units(self.unit_ids)
 
     @cached_property

@@ -17,9 +17,9 @@ from wtforms import BooleanField, IntegerField, StringField
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional, Regexp
 
 from app.export import ExportFilter, write_export
-from app.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.research import bp
 from app.research.charts import precision_chart
+from app.rules.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.taxonomy import current_taxonomy
 from app.validation.report import compute_report, format_csv
 from app.validation.rounds import (

@@ -14,13 +14,13 @@ from app.errors import ApiError
 from app.extensions import db
 from app.identity import clean_annotator_name, signed_link
 from app.models import AnnotationSession, Document, ValidationRound
-from app.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.research import bp
 from app.research.agreement import agreement_figures, resolve_gamma
 from app.research.charts import dashboard_charts, document_charts, formatters, pacing_charts
 from app.research.dashboard import load_pacing, load_study
 from app.research.report_cli import include_flagged_arg
 from app.research.viewer import session_annotations, viewer_bootstrap
+from app.rules.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.study import check_taxonomy_file, instructions_markup, study_settings
 from app.suggestions.records import counts_table, source_counts
 from app.surveys import store as survey_store

@@ -1,9 +1,9 @@
 """The study's figures for papers (`flask study-report`, /research/export/study-report.*).
 
 The same figures as the dashboard (app.research.dashboard computes them; the rules are in
-app.metrics), in the JSON shape of docs/contracts.md#study-report-json. A document's
+app.rules.metrics), in the JSON shape of docs/contracts.md#study-report-json. A document's
 ``booookscore`` is BooookScore as the release's scorer computes it (Chang et al. 2024,
-eq. 1 and footnote 12; `Scorer.get_score`, app.metrics): 100 * (1 - error units /
+eq. 1 and footnote 12; `Scorer.get_score`, app.rules.metrics): 100 * (1 - error units /
 sentences) per submitted session, the mean over its sessions; the study's ``booookscore``
 is the mean over documents with a submitted session. It is the one score not bounded to
 0-100: a reading with more error units than sentences scores below 0, reported as it
@@ -38,12 +38,12 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app import metrics
-from app.csv_safety import safe_cell
-from app.metrics import GoldRecall
 from app.research.agreement import Figure
 from app.research.dashboard import Study
-from app.statuses import SessionStatus
+from app.rules import metrics
+from app.rules.csv_safety import safe_cell
+from app.rules.metrics import GoldRecall
+from app.rules.statuses import SessionStatus
 from app.suggestions.records import suggestion_figures
 
 

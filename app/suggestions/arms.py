@@ -20,7 +20,7 @@ from sqlalchemy import bindparam, func, select, text, update
 
 from app.extensions import db
 from app.models import AnnotationSession
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 from app.taxonomy import current_taxonomy
 
 SESSIONS = AnnotationSession.__table__

@@ -23,7 +23,7 @@ from app.annotate.sessions import NO_SESSION, submitted_error
 from app.errors import ApiError
 from app.extensions import db
 from app.models import Annotation, AnnotationSession, Suggestion, SuggestionRejection, utcnow
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 
 SUGGESTIONS = Suggestion.__table__
 SESSIONS = AnnotationSession.__table__

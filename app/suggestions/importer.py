@@ -8,7 +8,7 @@ reads them. Every label is mapped to a category key as `import-annotations` maps
 the first is the suggestion's category, all are kept as its labels. Spans are located as
 `create-round` locates them (app.validation.locate): given offsets when the stored text
 there is the span's, else the text, exactly first; several matches use the first and are
-reported as ambiguous. Each suggestion must pass the rules an annotation passes (app.spans),
+reported as ambiguous. Each suggestion must pass the rules an annotation passes (app.rules.spans),
 so that Accept can store it as it is. `id_prefix` is put before every document id of the
 file, as `import-annotations --id-prefix` does (so that GPT-4's file attaches to summaries
 imported under `inc-`/`hier-`). Atomic: any problem refuses the file (unless
@@ -29,7 +29,7 @@ from sqlalchemy import insert, select
 from app.extensions import db
 from app.imports.store import category_key
 from app.models import Document, Paragraph, Suggestion, utcnow
-from app.spans import Span, SpanError, check_annotation
+from app.rules.spans import Span, SpanError, check_annotation
 from app.taxonomy import Taxonomy, current_taxonomy
 from app.validation.importers import ItemInput, detect_format, read_items
 from app.validation.locate import Located, ambiguity_notes, locate_pair
@@ -236,7 +236,7 @@ def _rule_problem(
     comment: str | None,
     paragraphs: tuple[str, ...],
 ) -> str | None:
-    """What the annotation rules (app.spans) say against accepting it as it is."""
+    """What the annotation rules (app.rules.spans) say against accepting it as it is."""
     as_span = Span(span.paragraph_id, span.start, span.end, span.text)
     as_paired = (
         None if paired is None else Span(paired.paragraph_id, paired.start, paired.end, paired.text)

@@ -32,7 +32,7 @@ from app.models import (
     Suggestion,
     SuggestionRejection,
 )
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 
 BATCH = 1000
 DECISION_OF_ORIGIN = {"suggestion-accepted": "accepted", "suggestion-edited": "edited"}

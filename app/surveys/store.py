@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.extensions import db
 from app.models import AnnotationSession, Annotator, ConsentDecision, Document, SurveyAnswer
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 from app.surveys.answers import answer_text
 from app.surveys.config import Question, Survey
 

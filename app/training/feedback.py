@@ -2,7 +2,7 @@
 
 A practice document's answer is its gold spans (the document's `gold` entries, each with
 an optional `paired_span` and `explanation`). What the worker marked is matched against
-them with the attention-check rule (app.spans.locates: an annotation locates a gold span
+them with the attention-check rule (app.rules.spans.locates: an annotation locates a gold span
 when it is in the same paragraph and their character intersection over union is at
 least 0.5), on the primary span only, as attention checks are.
 
@@ -31,8 +31,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.metrics import gold_recall
-from app.spans import locates
+from app.rules.metrics import gold_recall
+from app.rules.spans import locates
 
 FOUND, MISSED, WRONG_CATEGORY, EXTRA = "found", "missed", "wrong_category", "extra"
 

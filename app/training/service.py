@@ -26,8 +26,8 @@ from app.annotate.schemas import AnnotationIn, validation_error
 from app.errors import ApiError
 from app.extensions import db
 from app.models import AnnotationSession, Document, Paragraph, TrainingAttempt
-from app.spans import SpanError
-from app.statuses import SessionStatus
+from app.rules.spans import SpanError
+from app.rules.statuses import SessionStatus
 from app.taxonomy import Taxonomy, current_taxonomy
 from app.training.feedback import Answer, CheckResult, PassRule, check_answers, summarise
 

@@ -36,7 +36,7 @@ from app.models import (
 )
 from app.networks import MAX_RESERVATIONS_PER_NETWORK, PlaceRefused, network_key
 from app.persistence import get_or_create
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 from app.validation.schemas import JudgmentInput
 from app.validation.serializers import judgment_json
 

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from app.document_formats import normalise_text, split_paragraphs
-from app.jsonl import json_object_lines
-from app.safe_text import json_text_problems
+from app.rules.jsonl import json_object_lines
+from app.rules.safe_text import json_text_problems
 
 FORMATS = ("auto", "jsonl", "booookscore-human", "booookscore-model", "booookscore-validation")
 SPAN_KEYS = {"text", "paragraph_id", "start", "end"}

@@ -30,9 +30,9 @@ from sqlalchemy import insert, select
 
 from app.errors import ProblemsError
 from app.extensions import db
-from app.jsonl import json_object_lines
 from app.models import ValidationItem, ValidationJudgment, ValidationRound
-from app.safe_text import json_text_problems
+from app.rules.jsonl import json_object_lines
+from app.rules.safe_text import json_text_problems
 from app.taxonomy import current_taxonomy
 from app.validation.importers import detect_format, validation_item_id
 from app.validation.locate import normalise

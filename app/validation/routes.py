@@ -24,9 +24,9 @@ from app.identity import (
 from app.models import ValidationItem, ValidationRound, ValidationSession
 from app.networks import PlaceRefused, place_refusal
 from app.persistence import retry_on_disconnect
-from app.platforms import is_mturk_preview
 from app.rate_limits import limit_opens, rate_limited, url_token
 from app.request_json import json_object
+from app.rules.platforms import is_mturk_preview
 from app.security import capability_csrf_token, require_capability_csrf
 from app.taxonomy import current_taxonomy
 from app.validation import bp

@@ -16,8 +16,8 @@ from app.document_formats import DocumentInput
 from app.documents import import_documents
 from app.extensions import db
 from app.models import AnnotationSession, ConsentDecision, SurveyAnswer
+from app.rules.statuses import SessionStatus
 from app.security import capability_csrf_token
-from app.statuses import SessionStatus
 from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT
 from tests.support.worker_api import read_to_the_end, start, start_study, submit

@@ -13,9 +13,9 @@ import json
 
 import pytest
 
-from app.csv_safety import safe_cell
 from app.document_formats import DocumentInput
 from app.documents import import_documents
+from app.rules.csv_safety import safe_cell
 from app.security import capability_csrf_token
 
 DOC = "@doc"

@@ -2,7 +2,7 @@
 `lazy` highlights whole sentences and is flagged by the attention check, `failer` ended
 the check with `failed_checks`, `quitter` failed training; `good-1` and `good-2` count.
 
-Sentences (app.metrics): p0 "Anna met Bob." (0-13), "They talked." (14-26); p1
+Sentences (app.rules.metrics): p0 "Anna met Bob." (0-13), "They talked." (14-26); p1
 "Then it rained." (0-15).
 """
 

@@ -9,7 +9,7 @@ import pytest
 
 from app.checks.plant import KINDS, NAMES, NEW_ENTITY_SENTENCES, PlantError, parse_kinds, plant
 from app.document_formats import document_from_record, split_paragraphs
-from app.metrics import split_sentences
+from app.rules.metrics import split_sentences
 from app.taxonomy import TaxonomyError, load_taxonomy
 
 SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "planted" / "source.json"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.identity import WorkerIdentity
-from app.platforms import mturk_origin
+from app.rules.platforms import mturk_origin
 
 PROLIFIC_STORED = {"study_id": "S", "session_id": "X"}
 MTURK_STORED = {"assignment_id": "A1", "hit_id": "H", "turk_submit_to": "https://www.mturk.com"}

@@ -1,6 +1,6 @@
 """Sentence boundaries in scripts other than English's, chosen by the document's language.
 
-app/metrics.py's `split_sentences` splits English and documents without a language with
+app/rules/metrics.py's `split_sentences` splits English and documents without a language with
 NLTK's Punkt English parameters (as BooookScore's scorer does); every other language
 comes here. Pure: offsets are code points into the paragraph, whitespace trimmed.
 

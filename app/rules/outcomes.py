@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from app.platforms import PROLIFIC_COMPLETE_URL, prolific_code_url
+from app.rules.platforms import PROLIFIC_COMPLETE_URL, prolific_code_url
 
 OUTCOMES = ("completed", "failed_training", "failed_checks", "no_consent")
 # Outcomes final for the worker in the study: every later session of theirs ends with the
@@ -51,7 +51,7 @@ def session_outcome(
 
     The first step a worker did not get through decides: declining consent, then failing
     training; after the task, attention checks decide only when the study says
-    `attention_checks: fail` (`failed_checks` is app.metrics.attention_flagged,
+    `attention_checks: fail` (`failed_checks` is app.rules.metrics.attention_flagged,
     the dashboard's rule); otherwise the worker completed the study.
     """
     if not consented:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from app.jsonl import json_lines
+from app.rules.jsonl import json_lines
 
 NUL = "\x00"
 # A JSON string literal; and a quick test for escapes that may decode to bad text.
@@ -61,7 +61,7 @@ def printable(text: str) -> str:
 
 def bad_strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
     """(path, problem) for each string of a JSON-like value that text_problem refuses;
-    the path is printable (app.safe_text.printable) even when a key is the bad string."""
+    the path is printable (app.rules.safe_text.printable) even when a key is the bad string."""
     for where, text in strings(value, path):
         problem = text_problem(text)
         if problem is not None:

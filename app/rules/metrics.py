@@ -8,7 +8,7 @@ Conventions:
   character: ``a.start < b.end and b.start < a.end``.
 - A sentence is ``(paragraph_id, start, end)`` too; documents are split into paragraphs
   first (as stored), then each paragraph into sentences by `split_sentences`, by the
-  rules of the document's language (English's below; others in app.sentences).
+  rules of the document's language (English's below; others in app.rules.sentences).
 - Only an annotation's primary span counts (the error's location); the paired span of a
   repetition or inconsistency points at the earlier text it relates to, which is not
   itself an error.
@@ -69,9 +69,9 @@ import krippendorff
 import numpy as np
 import punkt
 
-from app.languages import primary_subtag
-from app.sentences import split_sentences_multilingual
-from app.spans import locates, matches
+from app.rules.languages import primary_subtag
+from app.rules.sentences import split_sentences_multilingual
+from app.rules.spans import locates, matches
 
 Span = tuple[int, int, int]  # (paragraph_id, start, end)
 Sentence = tuple[int, int, int]  # (paragraph_id, start, end)
@@ -87,7 +87,7 @@ def split_sentences(text: str, language: str | None = None) -> list[tuple[int, i
 
     `language` is the document's BCP 47 tag. English (``en``, ``en-GB``, ...) and no
     language use NLTK's Punkt with its English parameters, as BooookScore's scorer does
-    (module docstring); any other language uses app.sentences' rules for its script
+    (module docstring); any other language uses app.rules.sentences' rules for its script
     (docs/languages.md). An empty paragraph has no sentence.
     """
     primary = primary_subtag(language)
@@ -314,10 +314,10 @@ def mean_pairwise_f1(
 class GoldRecall:
     """An attention check's score: gold spans found (recall) and stray spans (precision).
 
-    Rule (app.spans.locates: a check must not be passed by highlighting everything): an
+    Rule (app.rules.spans.locates: a check must not be passed by highlighting everything): an
     annotation *locates* a gold span when it is in the same paragraph and their character
     intersection over union is at least 0.5. A gold span is found when an annotation of
-    its category locates it (`found_same_category`, app.spans.matches; `found_any` ignores
+    its category locates it (`found_same_category`, app.rules.spans.matches; `found_any` ignores
     the category, shown for information). The worker's annotations that match no gold
     span of their category are `unmatched`; precision = matched annotations / annotations.
     """
