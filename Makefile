@@ -58,7 +58,7 @@ bench: $(VENV)/.installed-dev ## Run the benchmarks (prints ratios to in-run bas
 
 # Interface translations (docs/i18n.md): two domains, `messages` (templates, Python; compiled
 # to the committed .mo files Flask-Babel reads) and `js` (the ES modules' t() calls; its .po
-# is read as it is by app/i18n.py, so it needs no compiling).
+# is read as it is by app/core/i18n.py, so it needs no compiling).
 PYBABEL := $(VENV)/bin/pybabel
 I18N_COPYRIGHT := --project=falte-annotation --copyright-holder="the project's authors" --no-location --sort-output
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import Flask
 
-from app.json_provider import SafeJSONProvider
+from app.core.json_provider import SafeJSONProvider
 from config.settings import Config, config_for
 
 
@@ -39,9 +39,10 @@ def configure(app: Flask, config: Config | Mapping[str, Any] | None) -> None:
 
 def register_extensions(app: Flask) -> None:
     """Bind the unbound extensions and the taxonomy to this app."""
-    from app import i18n, security, static_urls, taxonomy, text_guard
-    from app.extensions import csrf, db, limiter, login_manager, migrate
-    from app.persistence import add_autocommit_bind
+    from app import taxonomy
+    from app.core import i18n, security, static_urls, text_guard
+    from app.core.extensions import csrf, db, limiter, login_manager, migrate
+    from app.core.persistence import add_autocommit_bind
 
     text_guard.init_app(app)  # first: its check runs before CSRF and every view
     add_autocommit_bind(app)
@@ -62,7 +63,7 @@ def register_blueprints(app: Flask) -> None:
     from app.annotate import api_bp as annotate_api_bp
     from app.annotate import bp as annotate_bp
     from app.assignment import bp as assignment_bp
-    from app.extensions import csrf
+    from app.core.extensions import csrf
     from app.main import bp as main_bp
     from app.research import bp as research_bp
     from app.surveys.routes import bp as surveys_bp
@@ -81,7 +82,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(research_bp, url_prefix="/research")
     app.register_blueprint(adjudication_bp, url_prefix="/research")
     # Worker and validator APIs check a CSRF token derived from their capability token
-    # (app.security), because a crowd platform's iframe may block the session cookie.
+    # (app.core.security), because a crowd platform's iframe may block the session cookie.
     csrf.exempt(annotate_api_bp)
     csrf.exempt(training_api_bp)
     csrf.exempt(validation_bp)
@@ -99,7 +100,7 @@ def register_cli(app: Flask) -> None:
 
 def register_errorhandlers(app: Flask) -> None:
     """JSON envelope for API clients, HTML pages for browsers."""
-    from app.errors import register
+    from app.core.errors import register
 
     register(app)
 

@@ -141,7 +141,7 @@ def list_documents_command(base_url: str, annotator: str | None) -> None:
     """List imported documents with their annotator links."""
     from urllib.parse import quote
 
-    from app.extensions import db
+    from app.core.extensions import db
     from app.models import Document
     from app.taxonomy import current_taxonomy
 

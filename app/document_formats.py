@@ -55,7 +55,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from app.errors import ProblemsError
+from app.core.errors import ProblemsError
 from app.falte_markup import MarkupError, parse_paragraph
 from app.rules.languages import language_problem
 from app.rules.safe_text import json_text_problems, text_problem

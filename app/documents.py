@@ -25,9 +25,9 @@ from sqlalchemy import case, delete, func, insert, null, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.cli import fail
+from app.core.errors import ProblemsError
+from app.core.extensions import db
 from app.document_formats import DocumentFileError, DocumentInput, parse_documents
-from app.errors import ProblemsError
-from app.extensions import db
 from app.models import Annotation, AnnotationSession, Document, Paragraph, ValidationItem
 
 # Above this many documents the CLI shows a progress bar (on stderr).

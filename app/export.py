@@ -24,6 +24,7 @@ from sqlalchemy import func, select
 
 from app import export_copy
 from app.checks.flagged import left_out_workers
+from app.core.extensions import db
 from app.export_record import (
     ANNOTATION_CSV_COLUMNS,
     BATCH,
@@ -39,7 +40,6 @@ from app.export_record import (
     iter_annotation_lines,
     iter_annotation_records,
 )
-from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.paragraph_times import PARAGRAPH_COLUMNS, count_paragraph_rows, iter_paragraph_records
 from app.rules.csv_safety import safe_cell

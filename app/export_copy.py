@@ -24,8 +24,8 @@ from typing import Any, TextIO
 
 from sqlalchemy import Select
 
+from app.core.extensions import db
 from app.export_record import ExportFilter, copy_select
-from app.extensions import db
 from app.taxonomy import Taxonomy
 
 CHUNK_BYTES = 64 * 1024  # what a download sends at a time

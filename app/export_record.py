@@ -32,7 +32,7 @@ from sqlalchemy import Select, String, bindparam, case, cast, func, literal, nul
 from sqlalchemy.dialects.postgresql import JSONB
 
 from app.checks.flagged import left_out_workers
-from app.extensions import db
+from app.core.extensions import db
 from app.models import UNIT_ID, Annotation, AnnotationSession, Annotator, Document, Suggestion
 from app.rules.jsonl import LINE_BREAKS, escape_line_breaks
 from app.rules.statuses import SessionStatus

@@ -35,10 +35,10 @@ from urllib.parse import urlencode
 from flask import Flask, Response, current_app, render_template, request
 from werkzeug.datastructures import MultiDict
 
-from app.errors import ApiError
-from app.extensions import db
+from app.core.errors import ApiError
+from app.core.extensions import db
+from app.core.persistence import get_or_create
 from app.models import Annotator
-from app.persistence import get_or_create
 from app.rules.platforms import (
     MTURK_ASSIGNMENT_KEYS,
     MTURK_PARAMS,

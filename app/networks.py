@@ -3,11 +3,11 @@ validation round's items (docs/identity.md "Caps per client network").
 
 A client network is an IPv4 address, or an IPv6 /64: one subscriber's prefix, in which a
 host may take any of 2^64 addresses, so counting exact IPv6 addresses would give one
-client unlimited keys (app.rate_limits.network_of). The address is `request.remote_addr`
-after the TRUSTED_PROXIES ProxyFix (app.security): the X-Forwarded-For entry the
+client unlimited keys (app.core.rate_limits.network_of). The address is `request.remote_addr`
+after the TRUSTED_PROXIES ProxyFix (app.core.security): the X-Forwarded-For entry the
 outermost trusted proxy appended.
 
-- Opens of start links are rate-limited per network (app.rate_limits.limit_opens).
+- Opens of start links are rate-limited per network (app.core.rate_limits.limit_opens).
 - A study's unsubmitted sessions per network are capped at the taxonomy's
   `study: max_open_per_network` (default 3): an *open* session is one with status active
   and activity within `abandon_after_minutes` (submitted, abandoned and ended sessions do
@@ -31,10 +31,10 @@ from flask import current_app, render_template
 from sqlalchemy import String, bindparam, func, literal, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
-from app.errors import envelope, wants_json
-from app.extensions import db
+from app.core.errors import envelope, wants_json
+from app.core.extensions import db
+from app.core.rate_limits import client_network
 from app.models import AnnotationSession, utcnow
-from app.rate_limits import client_network
 from app.rules.statuses import SessionStatus
 from app.study import study_settings
 

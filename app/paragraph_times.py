@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import Select, and_, func, select
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Annotation, AnnotationSession, Document, Paragraph, ParagraphTiming
 from app.rules.statuses import SessionStatus
 

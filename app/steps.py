@@ -21,7 +21,7 @@ from typing import Any
 from flask import url_for
 from sqlalchemy import select
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import AnnotationSession, ConsentDecision, SurveyAnswer
 from app.rules.statuses import SessionStatus
 from app.taxonomy import Taxonomy, current_taxonomy

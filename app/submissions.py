@@ -34,7 +34,8 @@ from functools import lru_cache
 from flask import current_app
 from sqlalchemy import and_, bindparam, select, update
 
-from app.extensions import db
+from app.core.extensions import db
+from app.core.persistence import autocommit_connection, end_orm_transaction, upsert_insert
 from app.identity import OpenRefused, WorkerIdentity
 from app.models import (
     AnnotationSession,
@@ -44,7 +45,6 @@ from app.models import (
     SubmissionBinding,
     utcnow,
 )
-from app.persistence import autocommit_connection, end_orm_transaction, upsert_insert
 from app.prolific_api import api_enabled, check_submission
 from app.rules.platforms import REFUSED
 from app.taxonomy import current_taxonomy
@@ -160,7 +160,7 @@ def _insert_or_nothing(dialect: str, table, key: tuple[str, ...], returning: str
         upsert_insert(dialect)(table)
         .on_conflict_do_nothing(index_elements=list(key))
         .returning(table.c[returning])
-        .execution_options(prepare=True)  # app.prepared: every Prolific first arrival
+        .execution_options(prepare=True)  # app.core.prepared: every Prolific first arrival
     )
 
 

@@ -19,19 +19,9 @@ import click
 from flask import Flask, current_app
 from markdown_it import MarkdownIt
 
-from app.errors import ProblemsError
-from app.i18n import INTERFACE_LANGUAGES, html_lang, interface_locale
-from app.rules.outcomes import (
-    ATTENTION_CHECK_MODES,
-    OUTCOMES,
-    CompletionTarget,
-    completion_target,
-    completion_targets,
-    completion_url,
-)
-from app.rules.platforms import PROLIFIC_COMPLETE_URL, is_placeholder
-from app.surveys.config import Survey, markdown_html, parse_consent, parse_survey
-from app.yaml_checker import (
+from app.core.errors import ProblemsError
+from app.core.i18n import INTERFACE_LANGUAGES, html_lang, interface_locale
+from app.core.yaml_checker import (
     REQUIRED,
     Checker,
     KeyPath,
@@ -43,6 +33,16 @@ from app.yaml_checker import (
     read_yaml,
     text,
 )
+from app.rules.outcomes import (
+    ATTENTION_CHECK_MODES,
+    OUTCOMES,
+    CompletionTarget,
+    completion_target,
+    completion_targets,
+    completion_url,
+)
+from app.rules.platforms import PROLIFIC_COMPLETE_URL, is_placeholder
+from app.surveys.config import Survey, markdown_html, parse_consent, parse_survey
 from config.settings import DEFAULT_TAXONOMY
 
 TYPES = ("singleton", "paired")
@@ -154,7 +154,7 @@ class StudySettings:
     # for experiments on anchoring, ((arm, weight), ...) with arms "show" and "none".
     suggestions: str = "none"
     suggestion_arms: tuple[tuple[str, float], ...] = ()
-    # The worker pages' interface language (a Babel locale name from app.i18n), None: the
+    # The worker pages' interface language (a Babel locale name from app.core.i18n), None: the
     # browser's Accept-Language among the shipped languages, else English.
     language: str | None = None
     # The Prolific study's id: Prolific arrivals with another STUDY_ID (or none) are refused

@@ -99,7 +99,7 @@ def add_researcher(url: str) -> None:
     from werkzeug.security import generate_password_hash
 
     from app import create_app
-    from app.extensions import db
+    from app.core.extensions import db
     from app.models import Researcher
 
     app = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": url})

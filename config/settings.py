@@ -57,7 +57,7 @@ class Config:
                 max_overflow=int(env.get("DB_MAX_OVERFLOW", "5")),
             )
         # PostgreSQL: the worker's hot statements are prepared once per connection
-        # (app.prepared); 0 behind a pooler in transaction mode (PgBouncer).
+        # (app.core.prepared); 0 behind a pooler in transaction mode (PgBouncer).
         self.DB_PREPARED_STATEMENTS = env.get("DB_PREPARED_STATEMENTS", "1") not in (
             "0",
             "false",
@@ -74,7 +74,7 @@ class Config:
         self.ANALYSIS_MEMORY_LIMIT = int(env.get("ANALYSIS_MEMORY_LIMIT", "1024"))
         self.MAX_CONTENT_LENGTH = int(env.get("MAX_CONTENT_LENGTH", str(64 * 1024)))
         self.MAX_COMMENT_LENGTH = 2000
-        # Rate limits (app.rate_limits): on, counted in memory per process unless
+        # Rate limits (app.core.rate_limits): on, counted in memory per process unless
         # RATELIMIT_STORAGE_URI names a shared store (redis://...).
         self.RATELIMIT_ENABLED = True
         self.RATELIMIT_STORAGE_URI = env.get("RATELIMIT_STORAGE_URI", "memory://")

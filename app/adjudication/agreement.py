@@ -38,7 +38,7 @@ from app.adjudication.gamma_cache import (
 from app.adjudication.gamma_runner import BoundedGamma
 from app.adjudication.service import load_marks, paragraph_texts
 from app.checks.flagged import left_out_workers
-from app.extensions import db
+from app.core.extensions import db
 from app.models import AnnotationSession, Annotator, Document
 from app.rules.metrics import unit_rows
 from app.rules.statuses import SessionStatus

@@ -23,6 +23,7 @@ from sqlalchemy import func, select
 
 from app.adjudication.service import GoldSpan, iter_gold
 from app.cli import document_option, fail, file_output_option, records_format_option
+from app.core.extensions import db
 from app.document_formats import document_from_record
 from app.documents import DocumentImportRefused, import_documents
 from app.export import (
@@ -33,7 +34,6 @@ from app.export import (
     iter_csv,
     iter_jsonl,
 )
-from app.extensions import db
 from app.models import AnnotationSession, Document, Paragraph
 from app.taxonomy import Taxonomy, current_taxonomy
 

@@ -13,8 +13,8 @@ from app.adjudication.service import (
     document_or_404,
     save_decision,
 )
-from app.errors import ApiError
-from app.request_json import json_object
+from app.core.errors import ApiError
+from app.core.request_json import json_object
 from app.taxonomy import current_taxonomy
 
 

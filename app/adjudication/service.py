@@ -25,8 +25,9 @@ from app.adjudication.candidates import (
     merged,
 )
 from app.annotate.severity import check_severity
-from app.errors import ApiError
-from app.extensions import db
+from app.core.errors import ApiError
+from app.core.extensions import db
+from app.core.persistence import upsert_insert
 from app.models import (
     AdjudicationDecision,
     Annotation,
@@ -36,7 +37,6 @@ from app.models import (
     Paragraph,
     Researcher,
 )
-from app.persistence import upsert_insert
 from app.rules.spans import Span, SpanError, check_annotation
 from app.rules.statuses import SessionStatus
 from app.taxonomy import Taxonomy

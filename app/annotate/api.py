@@ -24,12 +24,12 @@ from app.annotate.schemas import (
 )
 from app.annotate.serializers import annotation_dict, paragraph_dict, session_state
 from app.api_spec import build_spec
-from app.errors import ApiError
-from app.persistence import retry_on_disconnect
-from app.rate_limits import limit_blueprint, url_token
-from app.request_json import json_object
+from app.core.errors import ApiError
+from app.core.persistence import retry_on_disconnect
+from app.core.rate_limits import limit_blueprint, url_token
+from app.core.request_json import json_object
+from app.core.security import require_capability_csrf
 from app.rules.statuses import SessionStatus
-from app.security import require_capability_csrf
 from app.suggestions import arms as suggestion_arms
 from app.suggestions import decisions as suggestion_decisions
 

@@ -29,11 +29,11 @@ from app.annotate.sessions import (
     worker_failure,
 )
 from app.annotate.writes import DOCUMENTS, SESSIONS
-from app.extensions import db
+from app.core.extensions import db
+from app.core.persistence import autocommit_connection, orm_transaction_open
 from app.identity import WorkerIdentity
 from app.models import Annotator, Document, new_completion_code, new_token, utcnow
 from app.networks import NETWORK, capped_network, has_room, room_params, try_network_lock
-from app.persistence import autocommit_connection, orm_transaction_open
 from app.rules.statuses import SessionStatus
 
 ANNOTATORS = Annotator.__table__
@@ -106,7 +106,7 @@ _NEW_SESSION = (
     # submission, one session): either way start_or_resume_session takes over.
     .on_conflict_do_nothing()
     .returning(SESSIONS.c.id)
-    .execution_options(prepare=True)  # app.prepared: every worker's first open
+    .execution_options(prepare=True)  # app.core.prepared: every worker's first open
 )
 
 

@@ -19,8 +19,8 @@ from sqlalchemy import Row, bindparam, func, or_, select, update
 from app.annotate.sessions import TOUCH_INTERVAL, touch_due
 from app.annotate.timings import record_visit, visit_params, visit_statement
 from app.annotate.writes import ACTIVITY, ANNOTATIONS, DOCUMENTS, SESSIONS, TOUCH, TOUCH_IS_DUE
+from app.core.persistence import autocommit_connection, end_orm_transaction
 from app.models import utcnow
-from app.persistence import autocommit_connection, end_orm_transaction
 from app.rules.languages import direction_of
 from app.rules.statuses import SessionStatus
 
@@ -85,7 +85,7 @@ _SESSION = (
     # Not "token": in the page's UPDATE (a CTE) a parameter named like a column would be
     # taken as a value to SET.
     .where(SESSIONS.c.token == bindparam("session_token"))
-    .execution_options(prepare=True)  # app.prepared: the page and GET of every session
+    .execution_options(prepare=True)  # app.core.prepared: the page and GET of every session
 )
 
 # The page and GET /api/sessions serve the task only once the steps before it are done

@@ -14,6 +14,9 @@ from app.annotate.serializers import (
     preview_document,
     worker_document,
 )
+from app.core.persistence import retry_on_disconnect
+from app.core.rate_limits import limit_opens
+from app.core.security import capability_csrf_token
 from app.identity import (
     OpenRefused,
     opened_response,
@@ -22,11 +25,8 @@ from app.identity import (
 )
 from app.models import AnnotationSession, Document
 from app.networks import PlaceRefused, place_refusal
-from app.persistence import retry_on_disconnect
-from app.rate_limits import limit_opens
 from app.rules.platforms import is_mturk_preview, mturk_target
 from app.rules.statuses import SessionStatus
-from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy
 
 

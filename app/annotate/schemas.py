@@ -19,7 +19,7 @@ from pydantic import (
     field_validator,
 )
 
-from app.errors import ApiError
+from app.core.errors import ApiError
 from app.rules.spans import Span
 
 M = TypeVar("M", bound=BaseModel)

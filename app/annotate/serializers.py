@@ -24,11 +24,11 @@ from app.annotate.sessions import (
     is_submitted,
     max_comment_length,
 )
+from app.core.security import capability_csrf_token
 from app.models import Annotation, Document, Paragraph
 from app.rules.entities import entities_for
 from app.rules.platforms import mturk_target
 from app.rules.statuses import SessionStatus
-from app.security import capability_csrf_token
 from app.study import as_utc
 from app.suggestions.arms import session_arm
 from app.suggestions.decisions import session_suggestions, stored_suggestion_id

@@ -21,12 +21,12 @@ from flask import current_app, url_for
 from sqlalchemy import ColumnElement, ScalarSelect, literal_column, or_, select
 from sqlalchemy.orm import joinedload
 
-from app.errors import ApiError
-from app.extensions import db
+from app.core.errors import ApiError
+from app.core.extensions import db
+from app.core.persistence import get_or_create
 from app.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
 from app.networks import PlaceRefused, take_network_room
-from app.persistence import get_or_create
 from app.rules.metrics import attention_flagged, gold_recall
 from app.rules.outcomes import FINAL_FAILURES, session_outcome, shown_code
 from app.rules.statuses import SessionStatus

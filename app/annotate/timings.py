@@ -40,8 +40,8 @@ from sqlalchemy import (
     union_all,
 )
 
+from app.core.persistence import autocommit_connection, upsert_insert
 from app.models import ParagraphTiming
-from app.persistence import autocommit_connection, upsert_insert
 
 TIMINGS = ParagraphTiming.__table__
 # A page cannot report more than a day of activity in one visit (a clock jump, a bad body).

@@ -9,7 +9,7 @@ names, or finds that nothing refuses the action (a replay, a second Submit, a st
 changed in between, settled by running the statement once more). Nothing about a session
 is kept in process memory: every answer comes from the database.
 
-The statements run in autocommit (app.persistence.autocommit_connection): one statement
+The statements run in autocommit (app.core.persistence.autocommit_connection): one statement
 needs no transaction of its own. Races are settled by the statements: the unique
 constraint on (session, client id) for saves (and the save's NOT EXISTS for an exact
 duplicate under a new id: two such saves at the same instant may both pass it, which
@@ -57,8 +57,8 @@ from app.annotate.sessions import (
     worker_failure,
 )
 from app.annotate.timings import move_and_record
+from app.core.persistence import autocommit_connection, end_orm_transaction, upsert_insert
 from app.models import Paragraph, utcnow
-from app.persistence import autocommit_connection, end_orm_transaction, upsert_insert
 from app.rules.outcomes import session_outcome
 from app.rules.statuses import SessionStatus
 from app.study import study_settings
@@ -143,7 +143,7 @@ _WORK_DUE = (
 @lru_cache(maxsize=16)
 def _with_activity(statement, touch):
     """The statement with the activity write `touch` as a data-modifying CTE
-    (PostgreSQL), prepared once per connection (app.prepared)."""
+    (PostgreSQL), prepared once per connection (app.core.prepared)."""
     return statement.add_cte(touch.cte("touched")).execution_options(prepare=True)
 
 

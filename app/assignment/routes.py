@@ -7,6 +7,8 @@ from flask import make_response, redirect, render_template, request, url_for
 from app import submissions
 from app.assignment import bp
 from app.assignment.service import Stopped, assign
+from app.core.persistence import retry_on_disconnect
+from app.core.rate_limits import limit_opens
 from app.identity import (
     OpenRefused,
     opened_response,
@@ -15,8 +17,6 @@ from app.identity import (
     request_identity,
 )
 from app.networks import PlaceRefused, place_refusal
-from app.persistence import retry_on_disconnect
-from app.rate_limits import limit_opens
 from app.rules.platforms import is_mturk_preview
 from app.study import instructions_markup
 from app.taxonomy import current_taxonomy

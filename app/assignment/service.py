@@ -102,7 +102,8 @@ from app.annotate.sessions import (
 )
 from app.assignment.claims import ClaimRule, holds_place
 from app.checks.flagged import flagged_by_checks
-from app.extensions import db
+from app.core.extensions import db
+from app.core.persistence import autocommit_connection, end_orm_transaction
 from app.identity import WorkerIdentity
 from app.models import AnnotationSession, Annotator, Document, new_completion_code, new_token
 from app.networks import (
@@ -113,7 +114,6 @@ from app.networks import (
     lock_network,
     room_params,
 )
-from app.persistence import autocommit_connection, end_orm_transaction
 from app.rules.outcomes import CODE_PLACEHOLDER, completion_address
 from app.rules.statuses import SessionStatus
 from app.study import EffectiveStudySettings, as_utc, study_settings

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import String, and_, case, cast, func, or_, select
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.rules import metrics
 from app.rules.metrics import GoldRecall

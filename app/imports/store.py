@@ -31,9 +31,9 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from app.core.errors import ProblemsError
+from app.core.extensions import db
 from app.document_formats import DocumentInput
-from app.errors import ProblemsError
-from app.extensions import db
 from app.imports.readers import AnnotationIn, ParsedFile, SessionIn, read_annotations
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
 from app.rules.statuses import SessionStatus

@@ -2,7 +2,7 @@
 
 Logins are limited per client address (LOGIN_RATE_LIMIT) and per account: failed logins
 of one e-mail, from any address, lock it for a while (LOGIN_ACCOUNT_LIMIT,
-LOGIN_ACCOUNT_LOCK_MINUTES; app.rate_limits' lockout, in the limits' shared storage); a
+LOGIN_ACCOUNT_LOCK_MINUTES; app.core.rate_limits' lockout, in the limits' shared storage); a
 locked account answers 429 whatever the password. Unknown e-mails are counted the same,
 so a lock says nothing about which accounts exist.
 
@@ -24,16 +24,16 @@ from werkzeug.security import check_password_hash, generate_password_hash
 from wtforms import BooleanField, EmailField, PasswordField
 from wtforms.validators import DataRequired, Length
 
-from app.errors import envelope, wants_json
-from app.extensions import db, login_manager
-from app.models import Researcher, utcnow
-from app.rate_limits import (
+from app.core.errors import envelope, wants_json
+from app.core.extensions import db, login_manager
+from app.core.rate_limits import (
     check_lock,
     client_address,
     forget_failures,
     rate_limited,
     record_failure,
 )
+from app.models import Researcher, utcnow
 from app.research import bp
 
 PUBLIC_ENDPOINTS = frozenset({"research.login"})

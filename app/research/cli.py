@@ -9,7 +9,7 @@ import click
 from flask.cli import with_appcontext
 from werkzeug.security import generate_password_hash
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Researcher
 
 MIN_PASSWORD_LENGTH = 10

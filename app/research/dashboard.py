@@ -31,7 +31,7 @@ from app.adjudication.gamma import Unit, mean_linked_pair_f1
 from app.adjudication.gamma_cache import content_key, continuum, defined
 from app.assignment.claims import ClaimRule
 from app.checks.flagged import LeftOut, left_out_workers
-from app.extensions import db
+from app.core.extensions import db
 from app.models import UNIT_ID, Annotation, AnnotationSession, Annotator, Document, Paragraph
 from app.paragraph_times import iter_paragraph_records
 from app.research import mqm, pacing

@@ -14,8 +14,8 @@ from flask import Response, abort, current_app, request, stream_with_context
 from flask_login import login_required
 from sqlalchemy import select
 
+from app.core.extensions import db
 from app.export import ExportFilter, export_chunks
-from app.extensions import db
 from app.models import Document
 from app.research import bp
 

@@ -10,8 +10,8 @@ from flask_login import current_user
 from markupsafe import Markup
 
 from app import submissions
-from app.errors import ApiError
-from app.extensions import db
+from app.core.errors import ApiError
+from app.core.extensions import db
 from app.identity import clean_annotator_name, signed_link
 from app.models import AnnotationSession, Document, ValidationRound
 from app.research import bp

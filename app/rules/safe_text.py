@@ -2,7 +2,7 @@
 
 PostgreSQL refuses U+0000 in text columns, and a lone surrogate (the JSON escape
 `"\\ud800"` without its pair) is not Unicode at all: it cannot be encoded as UTF-8, stored
-or shown. Both used to end in a 500 or a traceback. The request guard (app.text_guard)
+or shown. Both used to end in a 500 or a traceback. The request guard (app.core.text_guard)
 and the importers (documents, validation items, judgments) apply this one rule.
 """
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from sqlalchemy import bindparam, func, select, text, update
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import AnnotationSession
 from app.rules.statuses import SessionStatus
 from app.taxonomy import current_taxonomy

@@ -26,7 +26,7 @@ from typing import Any
 
 from sqlalchemy import insert, select
 
-from app.extensions import db
+from app.core.extensions import db
 from app.imports.store import category_key
 from app.models import Document, Paragraph, Suggestion, utcnow
 from app.rules.spans import Span, SpanError, check_annotation

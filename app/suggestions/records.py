@@ -23,8 +23,8 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from app.core.extensions import db
 from app.export_record import iso_utc as _iso  # the exports' one ISO-8601 form
-from app.extensions import db
 from app.models import (
     Annotation,
     AnnotationSession,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.i18n import N_
+from app.core.i18n import N_
 from app.surveys.config import Question
 
 FIELD_PREFIX = "q-"

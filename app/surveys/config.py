@@ -26,7 +26,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
-from app.yaml_checker import REQUIRED, Checker, KeyPath, flag, integer, one_of, text
+from app.core.yaml_checker import REQUIRED, Checker, KeyPath, flag, integer, one_of, text
 
 QUESTION_TYPES = ("choice", "multi", "likert", "text")
 SURVEYS = ("before", "after")

@@ -3,7 +3,7 @@
 Each page first asks app.steps where the session is and sends the worker there when it
 is not this page, so a reload, the back button or a second POST never skips or repeats
 a step. Forms are plain HTML (they work without JavaScript) and carry the CSRF token
-derived from the session's capability token (app.security), as the worker API does:
+derived from the session's capability token (app.core.security), as the worker API does:
 nothing depends on a cookie inside a crowd platform's iframe.
 """
 
@@ -15,10 +15,10 @@ from markupsafe import Markup
 
 from app import steps
 from app.annotate import sessions as domain
-from app.i18n import N_
+from app.core.i18n import N_
+from app.core.persistence import retry_on_disconnect
+from app.core.security import CSRF_HEADER, capability_csrf_token, check_capability_csrf
 from app.models import AnnotationSession, utcnow
-from app.persistence import retry_on_disconnect
-from app.security import CSRF_HEADER, capability_csrf_token, check_capability_csrf
 from app.surveys import store
 from app.surveys.answers import field_name, parse_survey_form
 from app.taxonomy import current_taxonomy
@@ -28,7 +28,7 @@ bp = Blueprint("surveys", __name__)
 CSRF_SCOPE = "annotate"  # the same token as the annotator page's: one capability
 SURVEY_STEPS = {"before": steps.BEFORE_SURVEY, "after": steps.AFTER_SURVEY}
 # Worker-visible text, in one place; translated where it is shown (the 404 page translates
-# its description: app/errors.py).
+# its description: app/core/errors.py).
 TEXT = {
     "not_found": N_(
         "This annotation link does not lead to a task. Check that you copied all of it."

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import AnnotationSession, Annotator, ConsentDecision, Document, SurveyAnswer
 from app.rules.statuses import SessionStatus
 from app.surveys.answers import answer_text

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Annotator, Document, TrainingAttempt
 
 TRAINING_COLUMNS = (

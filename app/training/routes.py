@@ -11,13 +11,13 @@ from app.annotate import sessions as domain
 from app.annotate.refusals import step_pending_error
 from app.annotate.serializers import api_urls
 from app.annotate.sessions import max_comment_length
-from app.errors import ApiError
-from app.extensions import db
+from app.core.errors import ApiError
+from app.core.extensions import db
+from app.core.persistence import retry_on_disconnect
+from app.core.rate_limits import limit_blueprint, url_token
+from app.core.request_json import json_object
+from app.core.security import capability_csrf_token, require_capability_csrf
 from app.models import AnnotationSession, utcnow
-from app.persistence import retry_on_disconnect
-from app.rate_limits import limit_blueprint, url_token
-from app.request_json import json_object
-from app.security import capability_csrf_token, require_capability_csrf
 from app.taxonomy import current_taxonomy
 from app.training import api_bp, bp, service
 

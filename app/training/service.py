@@ -23,8 +23,8 @@ from sqlalchemy.exc import IntegrityError
 
 from app.annotate.refusals import check_rules
 from app.annotate.schemas import AnnotationIn, validation_error
-from app.errors import ApiError
-from app.extensions import db
+from app.core.errors import ApiError
+from app.core.extensions import db
 from app.models import AnnotationSession, Document, Paragraph, TrainingAttempt
 from app.rules.spans import SpanError
 from app.rules.statuses import SessionStatus

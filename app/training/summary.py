@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Document, TrainingAttempt
 
 

@@ -23,8 +23,9 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import exists, func, or_, select
 from sqlalchemy.exc import IntegrityError
 
-from app.errors import ApiError
-from app.extensions import db
+from app.core.errors import ApiError
+from app.core.extensions import db
+from app.core.persistence import get_or_create
 from app.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
 from app.models import (
     Annotation,
@@ -35,7 +36,6 @@ from app.models import (
     ValidationSession,
 )
 from app.networks import MAX_RESERVATIONS_PER_NETWORK, PlaceRefused, network_key
-from app.persistence import get_or_create
 from app.rules.statuses import SessionStatus
 from app.validation.schemas import JudgmentInput
 from app.validation.serializers import judgment_json

@@ -28,8 +28,8 @@ from typing import Any
 
 from sqlalchemy import insert, select
 
-from app.errors import ProblemsError
-from app.extensions import db
+from app.core.errors import ProblemsError
+from app.core.extensions import db
 from app.models import ValidationItem, ValidationJudgment, ValidationRound
 from app.rules.jsonl import json_object_lines
 from app.rules.safe_text import json_text_problems

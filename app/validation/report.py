@@ -30,7 +30,7 @@ import krippendorff
 import numpy as np
 from sqlalchemy import Select, case, distinct, func, select, true
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import VERDICTS, Document, ValidationItem, ValidationJudgment, ValidationRound
 from app.rules.csv_safety import safe_cell
 

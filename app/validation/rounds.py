@@ -25,10 +25,10 @@ from pathlib import Path
 from sqlalchemy import func, insert, select
 
 from app.checks.flagged import left_out_workers
+from app.core.errors import ProblemsError
+from app.core.extensions import db
 from app.document_formats import DocumentInput, content_hash
-from app.errors import ProblemsError
 from app.export_record import ANNOTATOR_ID, annotation_select
-from app.extensions import db
 from app.models import (
     Annotation,
     AnnotationSession,

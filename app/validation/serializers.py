@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Paragraph, ValidationItem, ValidationJudgment, ValidationSession
 from app.rules.outcomes import shown_code
 from app.rules.platforms import mturk_target

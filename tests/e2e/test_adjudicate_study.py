@@ -17,7 +17,7 @@ from werkzeug.security import generate_password_hash
 
 from app.adjudication.gold import iter_gold_records
 from app.checks.flagged import left_out_workers
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Researcher
 from app.research.dashboard import load_study
 from app.study import study_settings

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
+from app.core.extensions import db
 from app.document_formats import DocumentInput
 from app.documents import import_documents
-from app.extensions import db
 from app.models import ValidationJudgment
 from app.taxonomy import current_taxonomy
 from app.validation.rounds import create_round

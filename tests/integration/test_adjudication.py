@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import AdjudicationDecision, Document
 from app.research.dashboard import load_study
 from app.study import study_settings

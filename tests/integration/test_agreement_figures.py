@@ -13,7 +13,7 @@ import pytest
 from app.adjudication import gamma_cache
 from app.adjudication.agreement import document_units
 from app.adjudication.gamma import gamma
-from app.extensions import db
+from app.core.extensions import db
 from app.models import AdjudicationDecision, Annotation, AnnotationSession, Annotator
 from app.rules.intervals import bootstrap_mean_ci
 from tests.integration.test_adjudication import adjudicate_all

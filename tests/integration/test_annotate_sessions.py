@@ -12,11 +12,11 @@ from sqlalchemy import event
 
 from app.annotate.serializers import public_document_id
 from app.annotate.sessions import start_or_resume_session
-from app.extensions import db
+from app.core.extensions import db
+from app.core.persistence import AUTOCOMMIT_BIND
+from app.core.security import capability_csrf_token
 from app.identity import ANON_COOKIE, OpenRefused, WorkerIdentity
 from app.models import AnnotationSession, Annotator, Document
-from app.persistence import AUTOCOMMIT_BIND
-from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy
 from tests.integration.test_annotate_api import (
     PARAGRAPHS,

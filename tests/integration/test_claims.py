@@ -17,9 +17,9 @@ from sqlalchemy import create_engine, text
 
 from app.assignment.claims import ClaimRule, holds_place
 from app.assignment.service import occupied_places
-from app.extensions import db
+from app.core.extensions import db
+from app.core.security import capability_csrf_token
 from app.models import AnnotationSession, Annotator, Document, utcnow
-from app.security import capability_csrf_token
 from tests.support.assignment import add_documents, assert_no_tasks, session_of, start
 
 QUOTA_ONE = {"annotators_per_document": 1, "attention_check_share": 0.0}

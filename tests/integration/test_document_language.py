@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Document
 from app.rules.metrics import document_sentences
 from tests.support.worker_api import start

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app import export_copy, export_record
+from app.core.extensions import db
 from app.export import ANNOTATION_CSV_COLUMNS, FALTE_COLUMNS, SESSION_COLUMNS
 from app.export_record import (
     FIELDS,
@@ -23,7 +24,6 @@ from app.export_record import (
     iter_annotation_lines,
     iter_annotation_records,
 )
-from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.taxonomy import current_taxonomy
 from tests.support.validation import add_annotation, make_documents, make_session

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import re
 
+from app.core.extensions import db
 from app.document_formats import DocumentInput
 from app.documents import import_documents
-from app.extensions import db
 from app.models import (
     Annotation,
     AnnotationSession,

@@ -14,9 +14,9 @@ import pytest
 from flask_migrate import downgrade, upgrade
 from sqlalchemy import event
 
+from app.core.extensions import db
 from app.document_formats import DocumentInput
 from app.documents import import_documents
-from app.extensions import db
 from app.models import AnnotationSession
 from app.taxonomy import current_taxonomy, load_taxonomy
 from tests.support.apps import ROOT

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from flask_migrate import downgrade, upgrade
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Document, Paragraph
 from app.research.dashboard import load_study
 from app.study import study_settings

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
 from app.research.dashboard import load_study
 from app.study import study_settings

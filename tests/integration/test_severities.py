@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from app import create_app
+from app.core.extensions import db
 from app.document_formats import DocumentInput
 from app.documents import import_documents
-from app.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, ParagraphTiming
 from tests.support.apps import dispose_engines, make_test_config
 from tests.support.severities import severity_taxonomy

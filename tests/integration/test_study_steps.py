@@ -12,12 +12,12 @@ import pytest
 from flask_migrate import downgrade, upgrade
 from sqlalchemy import func, inspect, select
 
+from app.core.extensions import db
+from app.core.security import capability_csrf_token
 from app.document_formats import DocumentInput
 from app.documents import import_documents
-from app.extensions import db
 from app.models import AnnotationSession, ConsentDecision, SurveyAnswer
 from app.rules.statuses import SessionStatus
-from app.security import capability_csrf_token
 from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT
 from tests.support.worker_api import read_to_the_end, start, start_study, submit

@@ -21,9 +21,9 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import create_engine, text
 
+from app.core.extensions import db
 from app.document_formats import DocumentInput
 from app.documents import import_documents
-from app.extensions import db
 from tests.resilience.conftest import PARAGRAPH
 from tests.support.apps import require_or_skip
 from tests.support.servers import free_port, start_gunicorn, stop, worker_pids

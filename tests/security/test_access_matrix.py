@@ -7,8 +7,8 @@ import secrets
 
 import pytest
 
+from app.core.security import capability_csrf_token
 from app.models import Annotation
-from app.security import capability_csrf_token
 from tests.support.routes import route_family, rules, url_for_rule
 
 ACTORS = ("anonymous", "other-worker", "owner", "researcher")

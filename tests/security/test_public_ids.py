@@ -19,7 +19,7 @@ import pytest
 from flask import g
 from sqlalchemy.exc import IntegrityError
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import (
     AnnotationSession,
     Annotator,

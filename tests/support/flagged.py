@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import (
     Annotation,
     AnnotationSession,

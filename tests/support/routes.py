@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import AnnotationSession
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.static_urls import module_graph
+from app.core.static_urls import module_graph
 
 
 def write(root: Path, name: str, text: str) -> None:

@@ -10,7 +10,7 @@ from flask import Flask, Request, current_app, request
 from flask.sessions import SecureCookieSessionInterface, SessionMixin
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from app.errors import ApiError
+from app.core.errors import ApiError
 
 
 def init_app(app: Flask) -> None:

@@ -10,9 +10,9 @@ from flask_babel import gettext
 from sqlalchemy.exc import DisconnectionError, OperationalError
 from werkzeug.exceptions import HTTPException
 
-from app.extensions import db
-from app.gunicorn_logging import redact_tokens
-from app.i18n import N_
+from app.core.extensions import db
+from app.core.gunicorn_logging import redact_tokens
+from app.core.i18n import N_
 
 
 class ProblemsError(Exception):
@@ -149,13 +149,13 @@ def register(app: Flask) -> None:
 
 def _retry_after(exc: HTTPException) -> str:
     """Seconds until the exceeded rate-limit window resets (at least 1), as
-    app.rate_limits put it on the exception."""
+    app.core.rate_limits put it on the exception."""
     retry_after = getattr(exc, "retry_after", None)
     return str(max(1, retry_after if isinstance(retry_after, int) else 1))
 
 
 def _page(status: int, message: str):
-    # In the page's language when the message is in the catalogue (app.i18n), else as it is.
+    # In the page's language when the message is in the catalogue (app.core.i18n), else as it is.
     page = render_template("errors/error.html", status=status, message=gettext(message))
     return page, status
 

@@ -7,7 +7,7 @@ from flask_wtf.csrf import CSRFProtect
 from sqlalchemy import MetaData
 from sqlalchemy.orm import DeclarativeBase
 
-from app.rate_limits import RateLimiter
+from app.core.rate_limits import RateLimiter
 
 # Named constraints make Alembic migrations portable between SQLite and PostgreSQL.
 NAMING_CONVENTION = {

@@ -8,8 +8,8 @@ from typing import Any
 from flask import request
 from werkzeug.exceptions import BadRequest
 
-from app.errors import ApiError
-from app.text_guard import NOT_UTF8, is_utf8
+from app.core.errors import ApiError
+from app.core.text_guard import NOT_UTF8, is_utf8
 
 
 def json_object(*, optional: bool = False) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Rate limits, on the `limits` library: per capability token on the worker's and the
 validator's writes, per client address on the researchers' login, and per client network
 (`client_network`: an IPv4 address, an IPv6 /64; app.networks) on the opens of start
-links (`limit_opens`). Beyond a limit: a 429 with Retry-After (rendered by app.errors).
+links (`limit_opens`). Beyond a limit: a 429 with Retry-After (rendered by app.core.errors).
 Lockouts (`check_lock`, `record_failure`): failures of one key (a researcher account)
 counted in a moving window; the one that reaches the limit locks the key for a while,
 whatever address the next attempt comes from.

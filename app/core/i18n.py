@@ -24,7 +24,7 @@ from markupsafe import Markup
 # Simplified Chinese (BCP 47 `zh-Hans`), so that a Traditional catalogue can sit beside it.
 INTERFACE_LANGUAGES = ("en", "de", "es", "ar", "zh_Hans")
 DEFAULT_LANGUAGE = "en"
-TRANSLATIONS = Path(__file__).resolve().parent.parent / "translations"
+TRANSLATIONS = Path(__file__).resolve().parents[2] / "translations"
 # Blueprints of the researcher console: English whatever the study or browser says.
 CONSOLE_BLUEPRINTS = frozenset({"research", "adjudication"})
 # Chinese tags that mean Simplified script; zh-Hant, zh-TW, zh-HK and zh-MO do not.

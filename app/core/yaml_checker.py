@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from app.errors import ProblemsError
+from app.core.errors import ProblemsError
 
 KeyPath = tuple[str | int, ...]
 REQUIRED: Any = object()  # a `get` default meaning "absent is a problem"

@@ -14,8 +14,8 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError
 
-from app import prepared  # also registers the PREPARE/EXECUTE listener
-from app.extensions import db
+from app.core import prepared  # also registers the PREPARE/EXECUTE listener
+from app.core.extensions import db
 
 Model = TypeVar("Model")
 T = TypeVar("T")
@@ -84,7 +84,7 @@ AUTOCOMMIT_BIND = "autocommit"
 def add_autocommit_bind(app: Flask) -> None:
     """On PostgreSQL, a second engine (a Flask-SQLAlchemy bind with no models) whose
     connections stay in autocommit for their whole life; both engines prepare the
-    statements marked for it unless DB_PREPARED_STATEMENTS is off (app.prepared).
+    statements marked for it unless DB_PREPARED_STATEMENTS is off (app.core.prepared).
 
     A write that is one statement needs no BEGIN/COMMIT. Switching a pooled connection to
     autocommit per request (SQLAlchemy's `isolation_level` execution option) costs a

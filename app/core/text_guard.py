@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 
 from flask import Flask, request
 
-from app.errors import ApiError
+from app.core.errors import ApiError
 from app.rules.safe_text import bad_strings, printable, text_problem
 
 CSRF_HEADER = "X-CSRFToken"
