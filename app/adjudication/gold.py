@@ -24,8 +24,6 @@ from sqlalchemy import func, select
 from app.adjudication.service import GoldSpan, iter_gold
 from app.cli import document_option, fail, file_output_option, records_format_option
 from app.core.extensions import db
-from app.document_formats import document_from_record
-from app.documents import DocumentImportRefused, import_documents
 from app.export import (
     ANNOTATION_CSV_COLUMNS,
     annotation_record,
@@ -34,6 +32,8 @@ from app.export import (
     iter_csv,
     iter_jsonl,
 )
+from app.imports.document_formats import document_from_record
+from app.imports.document_store import DocumentImportRefused, import_documents
 from app.models import AnnotationSession, Document, Paragraph
 from app.taxonomy import Taxonomy, current_taxonomy
 

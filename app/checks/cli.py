@@ -9,8 +9,8 @@ from sqlalchemy.exc import IntegrityError
 from app.checks.plant import KINDS, PlantError, parse_kinds, plant
 from app.cli import fail
 from app.core.extensions import db
-from app.document_formats import document_from_record
-from app.documents import DocumentImportRefused, import_documents
+from app.imports.document_formats import document_from_record
+from app.imports.document_store import DocumentImportRefused, import_documents
 from app.models import Document, Paragraph
 from app.taxonomy import current_taxonomy
 

@@ -9,8 +9,8 @@ import yaml
 from flask.cli import with_appcontext
 
 from app.cli import echo_import_notes, fail, flag
-from app.imports.readers import FORMATS
-from app.imports.store import AnnotationImportError, prepare_import
+from app.imports.annotation_formats import FORMATS
+from app.imports.annotation_store import AnnotationImportError, prepare_import
 
 
 def read_taxonomy_map(path: Path | None) -> dict[str, str]:

@@ -30,12 +30,12 @@ from sqlalchemy import insert, select
 
 from app.core.errors import ProblemsError
 from app.core.extensions import db
+from app.imports.item_formats import detect_format, validation_item_id
+from app.imports.locate import normalise
 from app.models import ValidationItem, ValidationJudgment, ValidationRound
 from app.rules.jsonl import json_object_lines
 from app.rules.safe_text import json_text_problems
 from app.taxonomy import current_taxonomy
-from app.validation.importers import detect_format, validation_item_id
-from app.validation.locate import normalise
 from app.validation.reasons import item_protocol, round_reasons
 
 VERDICT_WORDS = {

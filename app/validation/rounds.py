@@ -27,8 +27,10 @@ from sqlalchemy import func, insert, select
 from app.checks.flagged import left_out_workers
 from app.core.errors import ProblemsError
 from app.core.extensions import db
-from app.document_formats import DocumentInput, content_hash
 from app.export_record import ANNOTATOR_ID, annotation_select
+from app.imports.document_formats import DocumentInput, content_hash
+from app.imports.item_formats import ItemInput, SpanInput, generated_id, read_items
+from app.imports.locate import Located, locate, overlap, place_pair
 from app.models import (
     Annotation,
     AnnotationSession,
@@ -40,8 +42,6 @@ from app.models import (
 )
 from app.study import study_settings
 from app.taxonomy import Taxonomy
-from app.validation.importers import ItemInput, SpanInput, generated_id, read_items
-from app.validation.locate import Located, locate, overlap, place_pair
 
 ROUND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 

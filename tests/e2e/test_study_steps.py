@@ -15,8 +15,8 @@ from sqlalchemy import select
 
 from app.core.extensions import db
 from app.core.security import capability_csrf_token
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import AnnotationSession, SurveyAnswer
 from tests.support.annotate_page import submit_task
 from tests.support.apps import ROOT

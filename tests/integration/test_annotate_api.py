@@ -15,8 +15,8 @@ from openapi_spec_validator import validate as validate_openapi
 from app import create_app
 from app.core.extensions import db
 from app.core.security import capability_csrf_token
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import Annotation, AnnotationSession, utcnow
 from tests.support.apps import ROOT, dispose_engines, make_test_config
 

@@ -12,8 +12,8 @@ import pytest
 
 from app.core.extensions import db
 from app.core.security import capability_csrf_token
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import AnnotationSession
 from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT

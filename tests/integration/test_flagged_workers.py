@@ -17,8 +17,8 @@ import pytest
 from app.adjudication import gamma_cache
 from app.checks.flagged import left_out_workers
 from app.core.extensions import db
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import AnnotationSession, ValidationItem, ValidationRound
 from app.study import study_settings
 from tests.support.flagged import GOOD, LEFT_OUT, PARAGRAPHS, seed_flagged_study

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from app.documents import DocumentInput, import_documents
+from app.imports.document_store import DocumentInput, import_documents
 
 
 def open_task(app, accept_language: str | None = None) -> str:

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import event, func, select
 
 from app.core.extensions import db
-from app.document_formats import DocumentInput, parse_documents
-from app.documents import DocumentImportRefused, import_documents
+from app.imports.document_formats import DocumentInput, parse_documents
+from app.imports.document_store import DocumentImportRefused, import_documents
 from app.models import (
     Annotation,
     AnnotationSession,

@@ -15,8 +15,8 @@ from flask_migrate import downgrade, upgrade
 from sqlalchemy import event
 
 from app.core.extensions import db
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import AnnotationSession
 from app.taxonomy import current_taxonomy, load_taxonomy
 from tests.support.apps import ROOT

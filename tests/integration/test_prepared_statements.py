@@ -9,8 +9,8 @@ from sqlalchemy import text
 
 from app import create_app
 from app.core.extensions import db
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from tests.support.apps import dispose_engines, make_test_config
 from tests.support.worker_api import csrf, save, start
 

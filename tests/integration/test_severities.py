@@ -13,8 +13,8 @@ import pytest
 
 from app import create_app
 from app.core.extensions import db
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import Annotation, AnnotationSession, Annotator, ParagraphTiming
 from tests.support.apps import dispose_engines, make_test_config
 from tests.support.severities import severity_taxonomy

@@ -14,8 +14,8 @@ from sqlalchemy import func, inspect, select
 
 from app.core.extensions import db
 from app.core.security import capability_csrf_token
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import AnnotationSession, ConsentDecision, SurveyAnswer
 from app.rules.statuses import SessionStatus
 from app.taxonomy import load_taxonomy

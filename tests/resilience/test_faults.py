@@ -22,8 +22,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from app.core.extensions import db
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from tests.resilience.conftest import PARAGRAPH
 from tests.support.apps import require_or_skip
 from tests.support.servers import free_port, start_gunicorn, stop, worker_pids

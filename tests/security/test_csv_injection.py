@@ -14,8 +14,8 @@ import json
 import pytest
 
 from app.core.security import capability_csrf_token
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.rules.csv_safety import safe_cell
 
 DOC = "@doc"

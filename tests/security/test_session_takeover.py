@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from app.core.extensions import db
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import AnnotationSession, Annotator, ValidationSession
 from app.rules.platforms import mturk_submit_url
 from config.settings import DEFAULT_TAXONOMY, config_for

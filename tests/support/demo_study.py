@@ -9,8 +9,8 @@ import uuid
 from pathlib import Path
 
 from app.core.security import capability_csrf_token
-from app.document_formats import parse_documents
-from app.documents import import_documents
+from app.imports.document_formats import parse_documents
+from app.imports.document_store import import_documents
 from app.taxonomy import current_taxonomy
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"

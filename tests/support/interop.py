@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from app.interop.records import READ_KEYS
 
 STUDY = "demo"
-# Stored text is NFC (app.document_formats): "Zoë" and "café" below are composed.
+# Stored text is NFC (app.imports.document_formats): "Zoë" and "café" below are composed.
 DOCUMENTS: dict[str, list[str]] = {
     "ch-1": [
         "Zoë met Łukasz 🚢 at the harbour. The ship left at dawn.",

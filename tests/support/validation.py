@@ -10,9 +10,9 @@ from typing import Any
 
 from app.core.extensions import db
 from app.core.security import capability_csrf_token
-from app.document_formats import DocumentInput
-from app.documents import import_documents
 from app.identity import WorkerIdentity, get_or_create_annotator
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import Annotation, AnnotationSession
 from app.taxonomy import current_taxonomy
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.checks.plant import KINDS, NAMES, NEW_ENTITY_SENTENCES, PlantError, parse_kinds, plant
-from app.document_formats import document_from_record, split_paragraphs
+from app.imports.document_formats import document_from_record, split_paragraphs
 from app.rules.metrics import split_sentences
 from app.taxonomy import TaxonomyError, load_taxonomy
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.document_formats import DocumentFileError, parse_documents
+from app.imports.document_formats import DocumentFileError, parse_documents
 from app.rules.languages import direction_of, language_problem
 from app.rules.metrics import document_sentences, split_sentences
 

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from app.document_formats import split_paragraphs
+from app.imports.document_formats import split_paragraphs
 from app.rules.metrics import document_sentences
 from tests.support.apps import BOOOOKSCORE_SAMPLE as SAMPLE
 

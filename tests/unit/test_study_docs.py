@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from app.document_formats import parse_documents
+from app.imports.document_formats import parse_documents
 from app.rules.outcomes import OUTCOMES
 from app.taxonomy import load_taxonomy
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.document_formats import normalise_text, split_paragraphs
+from app.imports.document_formats import normalise_text, split_paragraphs
 from app.rules.jsonl import json_object_lines
 from app.rules.safe_text import json_text_problems
 

@@ -1,6 +1,6 @@
 """Storing imported annotations: locate spans, map categories, write in one transaction.
 
-Spans are placed as `validation create-round` places items (app.validation.locate): given
+Spans are placed as `validation create-round` places items (app.imports.locate): given
 offsets are used when the stored text there is the span's text; otherwise the text is
 searched (exact, then whitespace- and quote-tolerant), in the given paragraph when there
 is one; several matches use the first and are reported as ambiguous; no match rejects
@@ -12,7 +12,7 @@ paired span points back).
 A label becomes a category key through `--taxonomy-map` ({label: key}), else as its
 lower-cased, hyphenated form ("entity omission" -> "entity-omission"); a label that is
 no key of the taxonomy is an error. An annotation read without a label is stored with no
-category (app.imports.readers warns about each). The rows read as one error unit (one
+category (app.imports.annotation_formats warns about each). The rows read as one error unit (one
 per label of a released span, or our export's records sharing `unit_id`) share
 `unit_id` in the database: the id of the unit's first row; a unit of one row keeps it
 null (a unit of its own, as every worker's Add). Any problem refuses the whole file and nothing is
@@ -33,12 +33,12 @@ from sqlalchemy import select
 
 from app.core.errors import ProblemsError
 from app.core.extensions import db
-from app.document_formats import DocumentInput
-from app.imports.readers import AnnotationIn, ParsedFile, SessionIn, read_annotations
+from app.imports.annotation_formats import AnnotationIn, ParsedFile, SessionIn, read_annotations
+from app.imports.document_formats import DocumentInput
+from app.imports.locate import Located, ambiguity_notes, locate_pair
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
 from app.rules.statuses import SessionStatus
 from app.taxonomy import current_taxonomy
-from app.validation.locate import Located, ambiguity_notes, locate_pair
 
 Progress = Callable[[int], None]
 

@@ -18,7 +18,7 @@ tag (``ar``, ``he``, ``zh-Hans``; app.rules.languages, docs/languages.md), store
 marks (``<span class = "ne ne-4"> John</span>``, as in FALTE's own ``stories.json``) is
 stored as the text FALTE's page shows, and the marked names are added to the document's
 entities; other markup in such a paragraph is refused, and a paragraph without entity
-marks is plain text, angle brackets and all (app.falte_markup).
+marks is plain text, angle brackets and all (app.imports.falte_markup).
 ``gold`` (attention checks) is a list of ``{"paragraph_id", "start", "end", "category"}``
 whose offsets must lie within that paragraph's normalised text, optionally with
 ``"paired_span": {"paragraph_id", "start", "end"}`` (the other span of a paired error)
@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import ProblemsError
-from app.falte_markup import MarkupError, parse_paragraph
+from app.imports.falte_markup import MarkupError, parse_paragraph
 from app.rules.languages import language_problem
 from app.rules.safe_text import json_text_problems, text_problem
 

@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.document_formats import normalise_text, split_paragraphs
+from app.imports.document_formats import normalise_text, split_paragraphs
+from app.imports.item_formats import SpanInput, detect_format
 from app.rules.jsonl import json_object_lines
-from app.validation.importers import SpanInput, detect_format
 
 FORMATS = ("auto", "jsonl", "booookscore-human", "falte")
 FALTE_COLUMNS = ("storyid", "segmentid", "error", "span1", "survey_code")

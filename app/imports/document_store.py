@@ -1,6 +1,6 @@
 """Storing input documents: new, updated or unchanged, all or nothing.
 
-Parsing and normalisation live in app/document_formats.py (pure); this module compares
+Parsing and normalisation live in app/imports/document_formats.py (pure); this module compares
 the parsed documents with the database and writes them in one transaction, and holds the
 `flask import-documents` command.
 
@@ -27,7 +27,7 @@ from sqlalchemy.exc import IntegrityError
 from app.cli import fail
 from app.core.errors import ProblemsError
 from app.core.extensions import db
-from app.document_formats import DocumentFileError, DocumentInput, parse_documents
+from app.imports.document_formats import DocumentFileError, DocumentInput, parse_documents
 from app.models import Annotation, AnnotationSession, Document, Paragraph, ValidationItem
 
 # Above this many documents the CLI shows a progress bar (on stderr).
