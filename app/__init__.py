@@ -62,13 +62,13 @@ def register_blueprints(app: Flask) -> None:
     from app.adjudication import bp as adjudication_bp
     from app.annotate import api_bp as annotate_api_bp
     from app.annotate import bp as annotate_bp
-    from app.assignment import bp as assignment_bp
     from app.core.extensions import csrf
+    from app.crowd.assignment import bp as assignment_bp
+    from app.crowd.surveys.routes import bp as surveys_bp
+    from app.crowd.training import api_bp as training_api_bp
+    from app.crowd.training import bp as training_bp
     from app.main import bp as main_bp
     from app.research import bp as research_bp
-    from app.surveys.routes import bp as surveys_bp
-    from app.training import api_bp as training_api_bp
-    from app.training import bp as training_bp
     from app.validation import bp as validation_bp
 
     app.register_blueprint(main_bp)
@@ -86,7 +86,7 @@ def register_blueprints(app: Flask) -> None:
     csrf.exempt(annotate_api_bp)
     csrf.exempt(training_api_bp)
     csrf.exempt(validation_bp)
-    csrf.exempt(surveys_bp)  # its forms carry the capability-derived token (app.surveys)
+    csrf.exempt(surveys_bp)  # its forms carry the capability-derived token (app.crowd.surveys)
 
 
 def register_cli(app: Flask) -> None:

@@ -15,12 +15,12 @@ import click
 from flask import Flask
 from flask.cli import with_appcontext
 
-from app.identity import annotator_name_option, signed_link
+from app.crowd.identity import annotator_name_option, signed_link
 
 
 def register(app: Flask) -> None:
     """Attach every command to app.cli."""
-    from app.checks.cli import plant_checks_command
+    from app.crowd.checks.cli import plant_checks_command
     from app.export import export_annotations_command
     from app.imports.document_store import import_documents_command
     from app.taxonomy import check_taxonomy_command
@@ -154,7 +154,7 @@ def list_documents_command(base_url: str, annotator: str | None) -> None:
     click.echo(f"{len(documents)} document(s). Annotator links{who}:")
     practice = set(current_taxonomy().training.documents)
     for doc in documents:
-        if doc.external_id in practice:  # a practice text is no task (app.training)
+        if doc.external_id in practice:  # a practice text is no task (app.crowd.training)
             click.echo(f"  {doc.external_id:<24} {doc.paragraph_count:>4} paragraphs  (practice)")
             continue
         link = f"{base}/annotate/{quote(doc.external_id, safe='')}"

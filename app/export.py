@@ -23,8 +23,16 @@ from flask.cli import with_appcontext
 from sqlalchemy import func, select
 
 from app import export_copy
-from app.checks.flagged import left_out_workers
 from app.core.extensions import db
+from app.crowd.checks.flagged import left_out_workers
+from app.crowd.paragraph_times import (
+    PARAGRAPH_COLUMNS,
+    count_paragraph_rows,
+    iter_paragraph_records,
+)
+from app.crowd.settings import study_settings
+from app.crowd.surveys.store import SURVEY_COLUMNS, count_survey_rows, iter_survey_records
+from app.crowd.training.records import TRAINING_COLUMNS, count_training_rows, iter_training_records
 from app.export_record import (
     ANNOTATION_CSV_COLUMNS,
     BATCH,
@@ -41,13 +49,9 @@ from app.export_record import (
     iter_annotation_records,
 )
 from app.models import Annotation, AnnotationSession, Annotator, Document
-from app.paragraph_times import PARAGRAPH_COLUMNS, count_paragraph_rows, iter_paragraph_records
 from app.rules.csv_safety import safe_cell
 from app.rules.jsonl import escape_line_breaks
-from app.study import study_settings
-from app.surveys.store import SURVEY_COLUMNS, count_survey_rows, iter_survey_records
 from app.taxonomy import Taxonomy, current_taxonomy
-from app.training.export import TRAINING_COLUMNS, count_training_rows, iter_training_records
 
 # Imported from here by the CLI, the downloads, app.adjudication.gold and app.research.
 __all__ = [
@@ -92,7 +96,7 @@ SESSION_COLUMNS = (
     "annotations",
     "is_attention_check",
     "arm",
-    "flagged",  # the worker is left out of the study's figures (app.checks.flagged)
+    "flagged",  # the worker is left out of the study's figures (app.crowd.checks.flagged)
     "verification",
 )
 

@@ -11,7 +11,7 @@ the forms agree on both databases.
 `session_id` is the session's database id, not its token: the token is a capability that
 lets its holder work in the session, and exports get shared.
 
-`flagged` says the worker is left out of the study's figures (app.checks.flagged: failed
+`flagged` says the worker is left out of the study's figures (app.crowd.checks.flagged: failed
 checks, failed training, or flagged by their attention checks): the export keeps every
 annotation and marks theirs. Which workers that is is computed once per export
 (`flagged_params`) and bound into the query as a list of annotator ids.
@@ -31,12 +31,12 @@ from typing import Any
 from sqlalchemy import Select, String, bindparam, case, cast, func, literal, null, select
 from sqlalchemy.dialects.postgresql import JSONB
 
-from app.checks.flagged import left_out_workers
 from app.core.extensions import db
+from app.crowd.checks.flagged import left_out_workers
+from app.crowd.settings import study_settings
 from app.models import UNIT_ID, Annotation, AnnotationSession, Annotator, Document, Suggestion
 from app.rules.jsonl import LINE_BREAKS, escape_line_breaks
 from app.rules.statuses import SessionStatus
-from app.study import study_settings
 from app.taxonomy import Taxonomy, current_taxonomy
 
 BATCH = 1000
@@ -229,7 +229,7 @@ FIELDS: tuple[Field, ...] = (
     # Issue 18: worker | suggestion-accepted | suggestion-edited, and the suggestion's id.
     Field("origin", Annotation.origin),
     Field("suggestion_id", Suggestion.external_id),
-    # Issue 28: the worker is left out of the study's figures (app.checks.flagged).
+    # Issue 28: the worker is left out of the study's figures (app.crowd.checks.flagged).
     Field("flagged", FLAGGED, BOOL),
 )
 # Only with --include-removed / include_removed=1: when the worker removed the annotation.
@@ -322,7 +322,7 @@ def _ordered(query: Select) -> Select:
 
 def flagged_params() -> dict[str, list[int]]:
     """The values the record's `flagged` field binds: the annotator ids of the workers
-    left out (app.checks.flagged), computed once for a whole export."""
+    left out (app.crowd.checks.flagged), computed once for a whole export."""
     return {"flagged_annotators": sorted(left_out_workers(study_settings()))}
 
 

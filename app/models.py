@@ -169,7 +169,7 @@ class AnnotationSession(WorkerSession, db.Model):
         ),
         Index("ix_annotation_sessions_document_status", "document_id", "status"),
         Index("ix_annotation_sessions_network_status", "network", "status"),
-        # One platform submission, one session (app.submissions); NULLs (no submission) never
+        # One platform submission, one session (app.crowd.submissions); NULLs (no submission) never
         # collide.
         UniqueConstraint("annotator_id", "submission"),
         CheckConstraint(
@@ -188,12 +188,12 @@ class AnnotationSession(WorkerSession, db.Model):
     outcome: Mapped[str | None] = mapped_column(String(20))
     is_attention_check: Mapped[bool] = mapped_column(Boolean, default=False)
     # When the worker's browser first loaded the page (None: never, e.g. a link opened by a
-    # script): whether the session holds its place (app.assignment.claims).
+    # script): whether the session holds its place (app.crowd.assignment.claims).
     page_loaded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # The first real work (a finished step: consent, a survey, a training check; a save or a
     # move); until then the session holds its place for 5 minutes only (claims).
     worked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    # The keyed hash of the client network that opened it (app.networks); None for signed
+    # The keyed hash of the client network that opened it (app.crowd.networks); None for signed
     # annotator links and sessions from before the caps.
     network: Mapped[str | None] = mapped_column(String(32))
     submitted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -201,12 +201,12 @@ class AnnotationSession(WorkerSession, db.Model):
     # the page is first loaded in a study that uses suggestions; None otherwise.
     arm: Mapped[str | None] = mapped_column(String(20))
     # The platform submission the session belongs to: Prolific's SESSION_ID, MTurk's
-    # assignmentId; None for other workers (app.submissions: one submission, one session).
+    # assignmentId; None for other workers (app.crowd.submissions: one submission, one session).
     submission: Mapped[str | None] = mapped_column(String(200))
     # Prolific's API on this arrival (app.prolific): verified, or unverified when it did not
     # answer in time; None when it was not asked (no PROLIFIC_API_TOKEN, other platforms).
     verification: Mapped[str | None] = mapped_column(String(12))
-    # When the task was first served (every step before it done, app.steps): the task's
+    # When the task was first served (every step before it done, app.crowd.journey): the task's
     # moves are refused until then, so no paragraph text leaves before consent.
     task_opened_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
@@ -356,7 +356,7 @@ class ValidationSession(WorkerSession, db.Model):
         ForeignKey("validation_items.id", ondelete="SET NULL")
     )
     assigned_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    # The keyed hash of the client network that made the reservation (app.networks).
+    # The keyed hash of the client network that made the reservation (app.crowd.networks).
     network: Mapped[str | None] = mapped_column(String(32))
 
     round: Mapped[ValidationRound] = relationship()
@@ -475,13 +475,13 @@ class AdjudicationDecision(db.Model):
 
 
 class TrainingAttempt(db.Model):
-    """One "Check my answers" on a practice document (app.training, docs/training.md).
+    """One "Check my answers" on a practice document (app.crowd.training, docs/training.md).
 
     Practice annotations never become `annotations` rows: the spans a worker had marked
     and the feedback they got are kept here, one row per attempt. `study_key` names the
     study (a hash of the taxonomy title and the platform study id), so a worker who passed
     is not trained again in the same study, whichever document they are given. A Prolific
-    worker's attempts also name their submission (`submission`, app.submissions): what is
+    worker's attempts also name their submission (`submission`, app.crowd.submissions): what is
     done under one SESSION_ID never counts for another. The unique constraint numbers the
     attempts per worker and study, so checks sent at once cannot both be attempt 1."""
 
@@ -521,7 +521,7 @@ class TrainingAttempt(db.Model):
 
 
 class ConsentDecision(db.Model):
-    """A worker's answer on the consent page (app.steps): one per session, never changed.
+    """A worker's answer on the consent page (app.crowd.journey): one per session, never changed.
 
     `consent_version` identifies the consent text the worker was shown (a hash of it), so
     a decision stays tied to the exact wording after the taxonomy is edited."""
@@ -542,7 +542,7 @@ class SurveyAnswer(db.Model):
 
     A survey's answers are stored together in one transaction, one row per question
     (`answer` null for an optional question left blank), so any row means the survey is
-    done: a second Finish of the same survey finds them and stores nothing (app.surveys).
+    done: a second Finish of the same survey finds them and stores nothing (app.crowd.surveys).
     `answer` is the option text (choice), a list of option texts (multi), an integer
     (likert) or the text written (text)."""
 
@@ -622,7 +622,7 @@ class SuggestionRejection(db.Model):
 
 
 class SubmissionBinding(db.Model):
-    """The first submission a Prolific participant arrived with in a study (app.submissions).
+    """The first submission a Prolific participant arrived with in a study (app.crowd.submissions).
 
     First binding wins: the primary key lets one arrival bind the participant; another
     SESSION_ID of the same PROLIFIC_PID in the study is a conflict (IdentityConflict) and
@@ -644,7 +644,7 @@ IDENTITY_DECISIONS = ("allowed", "refused")
 
 class IdentityConflict(db.Model):
     """A participant who arrived with another submission than the one they are bound to:
-    what the dashboard lists with **Allow** / **Keep refused** (app.submissions). Allowed,
+    what the dashboard lists with **Allow** / **Keep refused** (app.crowd.submissions). Allowed,
     the submission opens a session of its own; refused (or undecided), it opens nothing."""
 
     __tablename__ = "identity_conflicts"

@@ -33,6 +33,7 @@ from app.core.yaml_checker import (
     read_yaml,
     text,
 )
+from app.crowd.surveys.config import Survey, markdown_html, parse_consent, parse_survey
 from app.rules.outcomes import (
     ATTENTION_CHECK_MODES,
     OUTCOMES,
@@ -42,7 +43,6 @@ from app.rules.outcomes import (
     completion_url,
 )
 from app.rules.platforms import PROLIFIC_COMPLETE_URL, is_placeholder
-from app.surveys.config import Survey, markdown_html, parse_consent, parse_survey
 from config.settings import DEFAULT_TAXONOMY
 
 TYPES = ("singleton", "paired")
@@ -146,7 +146,7 @@ class StudySettings:
     # Production: whether a start link without a platform id, signed link or cookie makes
     # a new anonymous worker (development and testing always do: ANONYMOUS_WORKERS).
     anonymous: bool = False
-    # Unsubmitted sessions one client network may hold open at once (app.networks).
+    # Unsubmitted sessions one client network may hold open at once (app.crowd.networks).
     max_open_per_network: int = 3
     # Sessions read faster than this are flagged as rushing on the dashboard; None: no flag.
     min_words_per_minute: float | None = None
@@ -158,7 +158,7 @@ class StudySettings:
     # browser's Accept-Language among the shipped languages, else English.
     language: str | None = None
     # The Prolific study's id: Prolific arrivals with another STUDY_ID (or none) are refused
-    # (app.submissions); production refuses Prolific arrivals without it.
+    # (app.crowd.submissions); production refuses Prolific arrivals without it.
     prolific_study_id: str | None = None
     # How workers reach the researchers (an e-mail address or a sentence), shown on the
     # pages that refuse an arrival; None: "through the platform".
@@ -237,8 +237,8 @@ class Taxonomy:
     # (kind, category key) for planted checks, kinds as in CHECK_TYPES; () when not set.
     checks: tuple[tuple[str, str], ...] = ()
     training: TrainingSettings = field(default_factory=TrainingSettings)
-    # Study steps around the task (app.steps): consent Markdown (None: no consent step)
-    # and the surveys before and after it (app.surveys.config).
+    # Study steps around the task (app.crowd.journey): consent Markdown (None: no consent step)
+    # and the surveys before and after it (app.crowd.surveys.config).
     consent: str | None = None
     survey: Survey = field(default_factory=Survey)
     # MQM-style severities, in file order; () = no severity step (docs/severities.md).
@@ -247,7 +247,7 @@ class Taxonomy:
     @property
     def has_steps_around_task(self) -> bool:
         """Whether the study has a step besides the task: consent, a survey, training
-        (app.steps; else no step needs a query)."""
+        (app.crowd.journey; else no step needs a query)."""
         return bool(self.consent or self.survey or self.training.enabled)
 
     def category(self, key: str) -> Category | None:
@@ -523,7 +523,7 @@ def _training_documents(check: Checker, value: Any) -> tuple[str, ...]:
 
 
 def _study_steps(check: Checker, top: dict) -> dict[str, Any]:
-    """consent: and survey: (app.surveys.config validates them at their lines)."""
+    """consent: and survey: (app.crowd.surveys.config validates them at their lines)."""
     return {
         "consent": parse_consent(check, top.get("consent")),
         "survey": parse_survey(check, top.get("survey")),
@@ -838,7 +838,7 @@ def check_taxonomy_command(path: str | None) -> None:
 def taxonomy_warnings(path: str, taxonomy: Taxonomy) -> list[Problem]:
     """What a valid file still lacks for production, at its line: a study that sends
     workers back to Prolific without `study.prolific_study_id` (production refuses its
-    Prolific arrivals, app.submissions)."""
+    Prolific arrivals, app.crowd.submissions)."""
     if not taxonomy.study.sends_to_prolific or taxonomy.study.prolific_study_id:
         return []
     _, _, check = read_yaml(path)

@@ -113,16 +113,16 @@ class Config:
         # Opens of a start link (/start, /annotate/..., /id=..., /validate/...) per client
         # address: room for a lab's workers behind one NAT, not for draining a study.
         self.OPEN_RATE_LIMIT = env.get("OPEN_RATE_LIMIT", "60 per minute")
-        # Who may open without a platform id (app.identity): an unsigned `annotator=NAME`,
+        # Who may open without a platform id (app.crowd.identity): an unsigned `annotator=NAME`,
         # and a link naming nobody (a new anonymous worker; the taxonomy's
         # `study: anonymous: true` allows that in production too).
         self.UNSIGNED_ANNOTATOR_LINKS = True
         self.ANONYMOUS_WORKERS = True
-        # Prolific arrivals (app.submissions): production refuses them unless the taxonomy
+        # Prolific arrivals (app.crowd.submissions): production refuses them unless the taxonomy
         # names its `study.prolific_study_id`, and without a SESSION_ID.
         self.REQUIRE_PROLIFIC_STUDY_ID = False
         # Prolific's API checks each new Prolific arrival when a token is set
-        # (app.prolific_api); PROLIFIC_API_URL lets tests point at a stand-in.
+        # (app.crowd.prolific_api); PROLIFIC_API_URL lets tests point at a stand-in.
         self.PROLIFIC_API_TOKEN = env.get("PROLIFIC_API_TOKEN") or None
         self.PROLIFIC_API_URL = env.get("PROLIFIC_API_URL") or "https://api.prolific.com"
         self.PROLIFIC_API_TIMEOUT = float(env.get("PROLIFIC_API_TIMEOUT") or "3")

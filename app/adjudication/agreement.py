@@ -9,7 +9,7 @@ standard error (`mc_se`: of the mean, from each document's samples) and the docu
 whose gamma broke ANALYSIS_TIME_LIMIT or ANALYSIS_MEMORY_LIMIT (`skipped`).
 
 As every study figure: attention-check documents (documents with gold spans) are left
-out, and so are the sessions of workers app.checks.flagged leaves out (failed checks,
+out, and so are the sessions of workers app.crowd.checks.flagged leaves out (failed checks,
 failed training, flagged by their attention checks) unless `include_flagged`; the
 report says how many of each (`left_out`).
 """
@@ -37,12 +37,12 @@ from app.adjudication.gamma_cache import (
 )
 from app.adjudication.gamma_runner import BoundedGamma
 from app.adjudication.service import load_marks, paragraph_texts
-from app.checks.flagged import left_out_workers
 from app.core.extensions import db
+from app.crowd.checks.flagged import left_out_workers
+from app.crowd.settings import study_settings
 from app.models import AnnotationSession, Annotator, Document
 from app.rules.metrics import unit_rows
 from app.rules.statuses import SessionStatus
-from app.study import study_settings
 
 GAMMA_UNIT = (
     "gamma (Mathet et al. 2015) per document, combined dissimilarity alpha=1 beta=1, "

@@ -10,9 +10,7 @@ from typing import TypeVar
 
 from flask import jsonify
 
-from app import steps
 from app.annotate import api_bp, reads, writes
-from app.annotate import sessions as domain
 from app.annotate.refusals import step_pending_error, study_ended_error
 from app.annotate.schemas import (
     AnnotationIn,
@@ -29,6 +27,8 @@ from app.core.persistence import retry_on_disconnect
 from app.core.rate_limits import limit_blueprint, url_token
 from app.core.request_json import json_object
 from app.core.security import require_capability_csrf
+from app.crowd import journey as steps
+from app.crowd import sessions as domain
 from app.rules.statuses import SessionStatus
 from app.suggestions import arms as suggestion_arms
 from app.suggestions import decisions as suggestion_decisions
@@ -63,7 +63,7 @@ def _require_task_step(token: str) -> None:
     """409 while the study has not reached this session's task (consent, a survey or
     training still to do) or ended before it (no_consent, failed_training): the task's
     text and Submit stay closed to a worker the pages would not show them to. No query
-    when the taxonomy has no step besides the task (app.steps)."""
+    when the taxonomy has no step besides the task (app.crowd.journey)."""
     found = steps.step_of_token(token)
     if found is None or found[1] in (steps.TASK, steps.AFTER_SURVEY, steps.DONE):
         return
@@ -181,7 +181,7 @@ def withdraw_rejection(token: str, suggestion_id: str):
 @retry_on_disconnect
 def heartbeat(token: str):
     """The page is open and in use: the session keeps its place, or takes it back
-    (app.assignment.claims). Answers 204; a submitted session has nothing to keep."""
+    (app.crowd.assignment.claims). Answers 204; a submitted session has nothing to keep."""
     _checked(token, HeartbeatIn, optional=True)
     writes.heartbeat(token)
     return "", 204

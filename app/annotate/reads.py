@@ -16,10 +16,10 @@ from typing import Any
 
 from sqlalchemy import Row, bindparam, func, or_, select, update
 
-from app.annotate.sessions import TOUCH_INTERVAL, touch_due
 from app.annotate.timings import record_visit, visit_params, visit_statement
 from app.annotate.writes import ACTIVITY, ANNOTATIONS, DOCUMENTS, SESSIONS, TOUCH, TOUCH_IS_DUE
 from app.core.persistence import autocommit_connection, end_orm_transaction
+from app.crowd.sessions import TOUCH_INTERVAL, touch_due
 from app.models import utcnow
 from app.rules.languages import direction_of
 from app.rules.statuses import SessionStatus
@@ -89,7 +89,7 @@ _SESSION = (
 )
 
 # The page and GET /api/sessions serve the task only once the steps before it are done
-# (their callers ask app.steps first): the first read marks the task open, which the
+# (their callers ask app.crowd.journey first): the first read marks the task open, which the
 # moves' guard asks for (app.annotate.writes).
 _TASK_OPENED = {"task_opened_at": func.coalesce(SESSIONS.c.task_opened_at, bindparam("now"))}
 _TOUCH_AND_OPEN = TOUCH.values(_TASK_OPENED)
@@ -165,7 +165,7 @@ def read_session(token: str) -> SessionView | None:
     """The session this capability token opens, activity recorded (a session marked
     abandoned comes back to life) and the visit of its current paragraph started; None
     when there is none. The first load is written at once: until then the session holds
-    its place only for a minute (app.assignment.claims)."""
+    its place only for a minute (app.crowd.assignment.claims)."""
     if not token or len(token) > 64:
         return None
     connection = autocommit_connection()

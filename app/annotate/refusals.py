@@ -18,10 +18,10 @@ from typing import Any, NamedTuple
 from sqlalchemy import Row, bindparam, select
 
 from app.annotate.schemas import AnnotationIn, SpanIn, canonical_uuid
-from app.annotate.sessions import NO_SESSION, document_texts, max_comment_length, submitted_error
 from app.annotate.severity import check_severity
 from app.core.errors import ApiError
 from app.core.persistence import autocommit_connection, end_orm_transaction
+from app.crowd.sessions import NO_SESSION, document_texts, max_comment_length, submitted_error
 from app.models import Annotation, AnnotationSession, Document
 from app.rules.spans import SpanError, check_annotation
 from app.rules.statuses import SessionStatus

@@ -5,9 +5,7 @@ from __future__ import annotations
 from flask import make_response, redirect, render_template, request, url_for
 from flask_babel import gettext
 
-from app import steps, submissions
 from app.annotate import bp, opening, reads
-from app.annotate import sessions as domain
 from app.annotate.serializers import (
     page_bootstrap,
     preview_bootstrap,
@@ -17,14 +15,17 @@ from app.annotate.serializers import (
 from app.core.persistence import retry_on_disconnect
 from app.core.rate_limits import limit_opens
 from app.core.security import capability_csrf_token
-from app.identity import (
+from app.crowd import journey as steps
+from app.crowd import sessions as domain
+from app.crowd import submissions
+from app.crowd.identity import (
     OpenRefused,
     opened_response,
     refusal_page,
     request_identity,
 )
+from app.crowd.networks import PlaceRefused, place_refusal
 from app.models import AnnotationSession, Document
-from app.networks import PlaceRefused, place_refusal
 from app.rules.platforms import is_mturk_preview, mturk_target
 from app.rules.statuses import SessionStatus
 from app.taxonomy import current_taxonomy
@@ -53,14 +54,14 @@ def start(document_id: str):
     """Start or resume this worker's session on the document, then go to its page.
 
     A worker's first session on a document is one statement on PostgreSQL
-    (opening.open_session); resuming needs proof of being that worker (app.identity). In a
+    (opening.open_session); resuming needs proof of being that worker (app.crowd.identity). In a
     study entered through /start (`completion:` codes or `prolific_study_id`), only a
     signed annotator link creates a session here (PlaceRefused otherwise). A platform
     submission that has a session already goes to it, whatever the document
-    (app.submissions: one submission, one session)."""
+    (app.crowd.submissions: one submission, one session)."""
     key = opening.find_document_key(document_id)
     if key is None or document_id in current_taxonomy().training.documents:
-        return _no_document(document_id)  # a practice text is no task (app.training)
+        return _no_document(document_id)  # a practice text is no task (app.crowd.training)
     if is_mturk_preview(request.args):
         return _preview(key.id, document_id)
     identity, anonymous = request_identity(target=document_id)
@@ -116,7 +117,7 @@ def session_page(token: str):
         return _not_found_page()
     if session.outcome is not None and session.status != SessionStatus.SUBMITTED:
         # Ended before its task (the worker had failed in the study), in a study without
-        # steps, where app.steps asked nothing.
+        # steps, where app.crowd.journey asked nothing.
         return redirect(steps.step_url(token, steps.ENDED), code=303)
     bootstrap = page_bootstrap(session, reads.live_annotations(session.id))
     return render_template(
@@ -163,7 +164,7 @@ def complete(token: str):
 
 
 def _step_elsewhere(token: str, here: str) -> str | None:
-    """The page of the step the session is at when it is not `here` (app.steps); None
+    """The page of the step the session is at when it is not `here` (app.crowd.journey); None
     when it is, or when there is no such session (the page answers that itself). The
     task page also shows a submitted session (read-only) once every step is done."""
     found = steps.step_of_token(token)

@@ -18,25 +18,25 @@ from flask import current_app, url_for
 from sqlalchemy import Row
 
 from app.annotate.reads import DocumentView, SessionView
-from app.annotate.sessions import (
+from app.core.security import capability_csrf_token
+from app.crowd.sessions import (
     completion_for,
     document_texts,
     is_submitted,
     max_comment_length,
 )
-from app.core.security import capability_csrf_token
+from app.crowd.settings import as_utc
 from app.models import Annotation, Document, Paragraph
 from app.rules.entities import entities_for
 from app.rules.platforms import mturk_target
 from app.rules.statuses import SessionStatus
-from app.study import as_utc
 from app.suggestions.arms import session_arm
 from app.suggestions.decisions import session_suggestions, stored_suggestion_id
 from app.taxonomy import current_taxonomy
 
 
 def iso_utc(moment: datetime) -> str:
-    """ISO-8601 in UTC (app.study.as_utc: SQLite's naive datetimes are UTC)."""
+    """ISO-8601 in UTC (app.crowd.settings.as_utc: SQLite's naive datetimes are UTC)."""
     return as_utc(moment).astimezone(UTC).isoformat()
 
 

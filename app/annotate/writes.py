@@ -20,7 +20,7 @@ Activity (last_seen_at; a session marked abandoned comes back to life, one that 
 before the task does not) is written with a save or remove when due, at most once a
 minute (sessions.TOUCH_INTERVAL): on PostgreSQL by the same statement (a data-modifying
 CTE), on SQLite by one right before it. A move and a Submit write it themselves. A save
-and a move also record the session's first real work (`worked_at`, app.assignment.claims)
+and a move also record the session's first real work (`worked_at`, app.crowd.assignment.claims)
 in the same way.
 """
 
@@ -48,7 +48,9 @@ from app.annotate.refusals import (
     spans_of,
 )
 from app.annotate.schemas import AnnotationIn, canonical_uuid
-from app.annotate.sessions import (
+from app.annotate.timings import move_and_record
+from app.core.persistence import autocommit_connection, end_orm_transaction, upsert_insert
+from app.crowd.sessions import (
     TOUCH_INTERVAL,
     Completion,
     completion_for,
@@ -56,12 +58,10 @@ from app.annotate.sessions import (
     submit_outcome,
     worker_failure,
 )
-from app.annotate.timings import move_and_record
-from app.core.persistence import autocommit_connection, end_orm_transaction, upsert_insert
+from app.crowd.settings import study_settings
 from app.models import Paragraph, utcnow
 from app.rules.outcomes import session_outcome
 from app.rules.statuses import SessionStatus
-from app.study import study_settings
 from app.suggestions import decisions as suggestion_decisions
 from app.taxonomy import current_taxonomy
 
@@ -92,7 +92,7 @@ class Move:
 
 # A session marked abandoned for want of activity comes back to life when used again; one
 # that ended before the task (no_consent, failed_training: abandoned with an outcome) stays
-# ended, and so holds no place (app.assignment.claims).
+# ended, and so holds no place (app.crowd.assignment.claims).
 REVIVED_STATUS = case(
     (
         and_(SESSIONS.c.status == SessionStatus.ABANDONED, SESSIONS.c.outcome.is_(None)),
@@ -102,13 +102,13 @@ REVIVED_STATUS = case(
 )
 
 # Every caller is a request of the page (its load, its reads and writes, its heartbeat),
-# so the page was loaded: the session claims its place (app.assignment.claims).
+# so the page was loaded: the session claims its place (app.crowd.assignment.claims).
 ACTIVITY = {
     "last_seen_at": bindparam("now"),
     "status": REVIVED_STATUS,
     "page_loaded_at": func.coalesce(SESSIONS.c.page_loaded_at, bindparam("now")),
 }
-# A save: activity, and the session's first real work (app.assignment.claims).
+# A save: activity, and the session's first real work (app.crowd.assignment.claims).
 WORK = {**ACTIVITY, "worked_at": func.coalesce(SESSIONS.c.worked_at, bindparam("now"))}
 
 # Record activity on the session with this id (app.annotate.reads, when due).

@@ -1,6 +1,6 @@
 """Rate limits, on the `limits` library: per capability token on the worker's and the
 validator's writes, per client address on the researchers' login, and per client network
-(`client_network`: an IPv4 address, an IPv6 /64; app.networks) on the opens of start
+(`client_network`: an IPv4 address, an IPv6 /64; app.crowd.networks) on the opens of start
 links (`limit_opens`). Beyond a limit: a 429 with Retry-After (rendered by app.core.errors).
 Lockouts (`check_lock`, `record_failure`): failures of one key (a researcher account)
 counted in a moving window; the one that reaches the limit locks the key for a while,
@@ -44,7 +44,7 @@ from limits.strategies import FixedWindowRateLimiter, MovingWindowRateLimiter
 from werkzeug.exceptions import TooManyRequests
 
 EXTENSION = "rate_limits"
-IPV6_PREFIX = 64  # one subscriber's prefix: app.networks
+IPV6_PREFIX = 64  # one subscriber's prefix: app.crowd.networks
 MOVING = "rate_limits_moving"  # the same storage, counted in a moving window (lockouts)
 WRITE_METHODS = frozenset({"POST", "PUT", "DELETE", "PATCH"})
 
@@ -320,7 +320,7 @@ def client_network() -> str:
 def limit_opens(view: Callable[P, T]) -> Callable[P, T]:
     """Decorate a start link's view (/start, /annotate/<doc>, /validate/<round>): its GETs
     count against OPEN_RATE_LIMIT per client network (an IPv4 address, an IPv6 /64:
-    app.networks), so that nobody can drain a study's places or grow its tables from one
+    app.crowd.networks), so that nobody can drain a study's places or grow its tables from one
     address, nor from the 2^64 addresses of one IPv6 subscriber."""
     # HEAD runs the same view (it would open a session too).
     return rate_limited("OPEN_RATE_LIMIT", "open", client_network, methods={"GET", "HEAD"})(view)

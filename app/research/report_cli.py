@@ -13,11 +13,11 @@ from flask.cli import with_appcontext
 
 from app.adjudication.gold import attention_gold, iter_gold_records
 from app.cli import echo_report, report_format_option
+from app.crowd.settings import study_settings
 from app.research import bp
 from app.research.agreement import agreement_figures, resolve_gamma
 from app.research.dashboard import Study, load_study
 from app.research.study_report import build_report, format_csv, format_table
-from app.study import study_settings
 from app.taxonomy import current_taxonomy
 
 
@@ -25,7 +25,7 @@ def study_report(
     id_prefix: str | None = None, compute_gamma: bool = False, include_flagged: bool = False
 ) -> dict:
     """The study-report JSON of the running app's study (documents whose id starts so;
-    workers left out by app.checks.flagged counted only with `include_flagged`).
+    workers left out by app.crowd.checks.flagged counted only with `include_flagged`).
     Gamma: computed where missing with `compute_gamma` (the command), else the cached
     values (the downloads: a page request never waits for it)."""
     study = load_study(study_settings(), id_prefix=id_prefix, include_flagged=include_flagged)

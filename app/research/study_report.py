@@ -20,7 +20,7 @@ whatever it spans and however many labels it has), the mean over the document's 
 sessions (a whole number with one annotator), so that with one annotator booookscore =
 100 * (1 - error_sentences / sentences).
 Attention-check documents are listed under ``excluded.documents`` and counted in no
-figure; the workers left out (app.checks.flagged: failed checks, failed training, or
+figure; the workers left out (app.crowd.checks.flagged: failed checks, failed training, or
 flagged by their attention checks) under ``excluded.annotators`` with their reason, and
 no figure counts their sessions (``--include-flagged`` counts them again).
 ``suggestions`` gives, per source of model suggestions, the shares accepted, edited and

@@ -13,8 +13,8 @@ from typing import Any
 from sqlalchemy import select
 
 from app.annotate.serializers import annotation_dict, document_dict, document_entities
-from app.annotate.sessions import max_comment_length
 from app.core.extensions import db
+from app.crowd.sessions import max_comment_length
 from app.models import Annotation, AnnotationSession
 from app.taxonomy import current_taxonomy
 

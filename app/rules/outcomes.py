@@ -26,7 +26,7 @@ from app.rules.platforms import PROLIFIC_COMPLETE_URL, prolific_code_url
 
 OUTCOMES = ("completed", "failed_training", "failed_checks", "no_consent")
 # Outcomes final for the worker in the study: every later session of theirs ends with the
-# same one (app.annotate.sessions.worker_failure), whatever document or visit.
+# same one (app.crowd.sessions.worker_failure), whatever document or visit.
 FINAL_FAILURES = ("failed_training", "failed_checks")
 ATTENTION_CHECK_MODES = ("flag", "fail")  # flag: shown on the dashboard; fail: also the outcome
 CODE_PLACEHOLDER = "{code}"  # replaced by the session's own completion code

@@ -2,8 +2,9 @@
 the ExternalQuestion a researcher pastes into them, where a worker is sent back to them
 (Prolific's completion address, MTurk's externalSubmit form).
 
-Pure rules, no app: app.identity reads the parameters into a worker's identity, app.rules.outcomes
-builds each outcome's address, the study pages and the completion answers use the rest.
+Pure rules, no app: app.crowd.identity reads the parameters into a worker's identity,
+app.rules.outcomes builds each outcome's address, the study pages and the completion
+answers use the rest.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ attention check's gold span, a practice text's, a planted error, an adjudicated 
 span): character intersection over union (the Jaccard index of the two spans' sets of
 characters) of at least MIN_MATCH_IOU, in the same paragraph. Same category too, and the
 error is *found* (`matches`). Attention checks (app.rules.metrics.gold_recall), training
-feedback (app.training.feedback), planted checks, gold precision and recall in
+feedback (app.crowd.training.feedback), planted checks, gold precision and recall in
 study-report use it; so must recall estimates and judge matching. Only primary spans
 are compared: a paired span points at earlier text, which is not itself the error.
 """

@@ -19,9 +19,9 @@ from typing import Any
 
 from sqlalchemy import and_, bindparam, exists, func, select, update
 
-from app.annotate.sessions import NO_SESSION, submitted_error
 from app.core.errors import ApiError
 from app.core.extensions import db
+from app.crowd.sessions import NO_SESSION, submitted_error
 from app.models import Annotation, AnnotationSession, Suggestion, SuggestionRejection, utcnow
 from app.rules.statuses import SessionStatus
 

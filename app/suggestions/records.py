@@ -174,7 +174,7 @@ def source_counts(
     """Per source: standing decisions and workers' own annotations, in submitted sessions
     of the show arm on documents with that source's suggestions (attention checks out);
     `document_ids` keeps only those documents, `left_out` drops the sessions of these
-    annotators (database ids: the workers app.checks.flagged leaves out)."""
+    annotators (database ids: the workers app.crowd.checks.flagged leaves out)."""
     sessions = select(AnnotationSession.id, AnnotationSession.document_id).where(
         AnnotationSession.status == SessionStatus.SUBMITTED,
         AnnotationSession.arm == "show",

@@ -10,7 +10,7 @@ import click
 from flask.cli import AppGroup
 
 from app.cli import echo_ambiguous, echo_report, fail, flag, report_format_option
-from app.identity import annotator_name_option, signed_link
+from app.crowd.identity import annotator_name_option, signed_link
 from app.imports.item_formats import DECISIONS, FORMATS
 from app.taxonomy import current_taxonomy
 from app.validation.judgments import JudgmentImportError, import_judgments

@@ -20,14 +20,14 @@ from app.core.persistence import retry_on_disconnect
 from app.core.rate_limits import limit_opens, rate_limited, url_token
 from app.core.request_json import json_object
 from app.core.security import capability_csrf_token, require_capability_csrf
-from app.identity import (
+from app.crowd.identity import (
     OpenRefused,
     opened_response,
     refusal_page,
     request_identity,
 )
+from app.crowd.networks import PlaceRefused, place_refusal
 from app.models import ValidationItem, ValidationRound, ValidationSession
-from app.networks import PlaceRefused, place_refusal
 from app.rules.platforms import is_mturk_preview
 from app.taxonomy import current_taxonomy
 from app.validation import bp

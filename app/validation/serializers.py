@@ -13,10 +13,10 @@ from typing import Any
 from sqlalchemy import select
 
 from app.core.extensions import db
+from app.crowd.settings import study_settings
 from app.models import Paragraph, ValidationItem, ValidationJudgment, ValidationSession
 from app.rules.outcomes import shown_code
 from app.rules.platforms import mturk_target
-from app.study import study_settings
 from app.taxonomy import current_taxonomy
 from app.validation.reasons import item_protocol
 

@@ -9,9 +9,9 @@ import uuid
 import pytest
 
 from app.core.extensions import db
+from app.crowd.settings import study_settings
 from app.models import AdjudicationDecision, Document
 from app.research.dashboard import load_study
-from app.study import study_settings
 from tests.support.adjudication import (
     DOC_ID,
     PARAGRAPHS,

@@ -7,8 +7,8 @@ import threading
 from collections import Counter
 from datetime import timedelta
 
-from app.assignment.service import Candidate, choose_document
 from app.core.extensions import db
+from app.crowd.assignment.service import Candidate, choose_document
 from app.models import Annotation, AnnotationSession, Annotator, utcnow
 from tests.support.assignment import (
     add_documents,

@@ -44,7 +44,7 @@ CODES = (
     "    failed_checks: CQ5R4S3T\n"
     "    no_consent: CN1M2L3K\n"
 )
-# /start hands the first arrival the check, the next one doc-1 (app.assignment.service).
+# /start hands the first arrival the check, the next one doc-1 (app.crowd.assignment.service).
 CHECKS_FIRST = "  attention_check_share: 0.5\n"
 
 

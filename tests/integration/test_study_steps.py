@@ -88,7 +88,7 @@ def test_a_worker_goes_through_every_step_in_order(study, client):
     assert session_of(token).page_loaded_at is None
     page = client.get(f"/s/{token}/consent").get_data(as_text=True)
     assert "<strong>Taking part.</strong>" in page and "&lt;b&gt;raw&lt;/b&gt;" in page
-    # A worker reading the consent holds the document's place (app.assignment.claims).
+    # A worker reading the consent holds the document's place (app.crowd.assignment.claims).
     assert session_of(token).page_loaded_at is not None
     assert ">I agree</button>" in page and ">I do not agree</button>" in page
     # Not yet: the later steps send the worker back to consent.

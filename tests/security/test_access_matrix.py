@@ -12,7 +12,7 @@ from app.models import Annotation
 from tests.support.routes import route_family, rules, url_for_rule
 
 ACTORS = ("anonymous", "other-worker", "owner", "researcher")
-# Worker pages of one study step (app.steps): a session at another step is redirected.
+# Worker pages of one study step (app.crowd.journey): a session at another step is redirected.
 STEP_PAGES = ("/complete", "/consent", "/survey/before", "/survey/after", "/training", "/end")
 
 

@@ -1,4 +1,4 @@
-"""A small study with one worker of each kind the figures leave out (app.checks.flagged):
+"""A small study with one worker of each kind the figures leave out (app.crowd.checks.flagged):
 `lazy` highlights whole sentences and is flagged by the attention check, `failer` ended
 the check with `failed_checks`, `quitter` failed training; `good-1` and `good-2` count.
 

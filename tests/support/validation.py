@@ -10,7 +10,7 @@ from typing import Any
 
 from app.core.extensions import db
 from app.core.security import capability_csrf_token
-from app.identity import WorkerIdentity, get_or_create_annotator
+from app.crowd.identity import WorkerIdentity, get_or_create_annotator
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.models import Annotation, AnnotationSession

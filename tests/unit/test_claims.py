@@ -1,4 +1,4 @@
-"""The claim rule (app.assignment.claims): which sessions occupy a place of the quota."""
+"""The claim rule (app.crowd.assignment.claims): which sessions occupy a place of the quota."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.assignment.claims import LOAD_GRACE, WORK_GRACE, ClaimRule
-from app.assignment.service import Candidate, rank_documents
+from app.crowd.assignment.claims import LOAD_GRACE, WORK_GRACE, ClaimRule
+from app.crowd.assignment.service import Candidate, rank_documents
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 RULE = ClaimRule.at(NOW, claim_minutes=10)

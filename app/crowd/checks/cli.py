@@ -6,9 +6,9 @@ import click
 from flask.cli import with_appcontext
 from sqlalchemy.exc import IntegrityError
 
-from app.checks.plant import KINDS, PlantError, parse_kinds, plant
 from app.cli import fail
 from app.core.extensions import db
+from app.crowd.checks.plant import KINDS, PlantError, parse_kinds, plant
 from app.imports.document_formats import document_from_record
 from app.imports.document_store import DocumentImportRefused, import_documents
 from app.models import Document, Paragraph

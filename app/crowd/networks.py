@@ -34,9 +34,9 @@ from sqlalchemy.sql.elements import ColumnElement
 from app.core.errors import envelope, wants_json
 from app.core.extensions import db
 from app.core.rate_limits import client_network
+from app.crowd.settings import study_settings
 from app.models import AnnotationSession, utcnow
 from app.rules.statuses import SessionStatus
-from app.study import study_settings
 
 MAX_RESERVATIONS_PER_NETWORK = 20
 SESSIONS = AnnotationSession.__table__

@@ -4,4 +4,4 @@ from flask import Blueprint
 
 bp = Blueprint("assignment", __name__)
 
-from app.assignment import routes  # noqa: E402,F401
+from app.crowd.assignment import routes  # noqa: E402,F401

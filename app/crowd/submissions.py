@@ -12,10 +12,10 @@ assignmentId). `admit` decides what an arrival may open before any session is ma
 - One submission, one session: the submission's session (`annotation_sessions.submission`,
   unique per annotator), whatever its step or document, is the one the arrival goes to
   (/start looks it up; /annotate/<document> finds it through that unique constraint,
-  app.annotate.sessions); a submission never gets a second document (signed
+  app.crowd.sessions); a submission never gets a second document (signed
   `annotator=` links, which name no submission, still get several).
 - A new Prolific submission: with PROLIFIC_API_TOKEN, Prolific's API is asked first
-  (app.prolific_api): a submission that is not the participant's open one in the study is
+  (app.crowd.prolific_api): a submission that is not the participant's open one in the study is
   refused; no answer in time lets the worker in, the session marked `unverified`. Then
   first binding wins (`submission_bindings`, whose primary key lets one arrival bind the
   participant in the study): another SESSION_ID of a bound PROLIFIC_PID opens nothing and
@@ -36,7 +36,8 @@ from sqlalchemy import and_, bindparam, select, update
 
 from app.core.extensions import db
 from app.core.persistence import autocommit_connection, end_orm_transaction, upsert_insert
-from app.identity import OpenRefused, WorkerIdentity
+from app.crowd.identity import OpenRefused, WorkerIdentity
+from app.crowd.prolific_api import api_enabled, check_submission
 from app.models import (
     AnnotationSession,
     Annotator,
@@ -45,7 +46,6 @@ from app.models import (
     SubmissionBinding,
     utcnow,
 )
-from app.prolific_api import api_enabled, check_submission
 from app.rules.platforms import REFUSED
 from app.taxonomy import current_taxonomy
 

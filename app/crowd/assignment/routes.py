@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from flask import make_response, redirect, render_template, request, url_for
 
-from app import submissions
-from app.assignment import bp
-from app.assignment.service import Stopped, assign
 from app.core.persistence import retry_on_disconnect
 from app.core.rate_limits import limit_opens
-from app.identity import (
+from app.crowd import submissions
+from app.crowd.assignment import bp
+from app.crowd.assignment.service import Stopped, assign
+from app.crowd.identity import (
     OpenRefused,
     opened_response,
     refusal_page,
     remember_anonymous,
     request_identity,
 )
-from app.networks import PlaceRefused, place_refusal
+from app.crowd.networks import PlaceRefused, place_refusal
+from app.crowd.settings import instructions_markup
 from app.rules.platforms import is_mturk_preview
-from app.study import instructions_markup
 from app.taxonomy import current_taxonomy
 
 bp.register_error_handler(OpenRefused, refusal_page)
@@ -34,7 +34,7 @@ def start():
     Resuming needs proof of being that worker: assign() resumes through
     sessions.start_or_resume_session, which refuses (OpenRefused) without it. A platform
     submission (Prolific SESSION_ID, MTurk assignmentId) is one session and one document:
-    reopening the link lands on that session at its step (app.submissions). The order:
+    reopening the link lands on that session at its step (app.crowd.submissions). The order:
     placeholders refused (request_identity), the arrival admitted (its Prolific study,
     verification, first binding wins), then assign(): a flagged worker stopped, the
     submission's session resumed, and only a new session counted against the client

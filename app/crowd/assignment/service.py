@@ -1,23 +1,23 @@
 """Which document a crowd worker gets from GET /start.
 
-The arrival has been admitted before (app.submissions.admit, from GET /start): platform
+The arrival has been admitted before (app.crowd.submissions.admit, from GET /start): platform
 placeholders refused, a Prolific arrival's STUDY_ID checked against the study's, its
 submission verified with Prolific's API or bound to the participant (first binding wins).
 
 Rules (rule 6 is applied first, rule 7 last):
 1. An arrival with a platform submission (Prolific's SESSION_ID, MTurk's assignmentId:
-   app.submissions) resumes that submission's session, whatever its step, and no other
+   app.crowd.submissions) resumes that submission's session, whatever its step, and no other
    session of the worker: one submission, one session. Without one it gets a new document
    (rules 3-5): the worker's other sessions belong to other submissions. Any other worker
    with an *active* session resumes it (the one seen most recently), also when
-   it had released its place for want of activity (app.assignment.claims): the worker
+   it had released its place for want of activity (app.crowd.assignment.claims): the worker
    keeps their work and takes the place back, over the quota if need be.
 2. A worker whose session was marked abandoned resumes it when its document still has a
    free place (their annotations are kept either way).
 3. Otherwise the worker gets a new document they have never had a session for (in any
    status). Regular documents are filled evenly: the one with the fewest *occupied*
    places (submitted sessions and active ones that hold their place: the claim rule of
-   app.assignment.claims) below the quota (`annotators_per_document`), ties broken by
+   app.crowd.assignment.claims) below the quota (`annotators_per_document`), ties broken by
    the lower document id, so every document reaches its quota before any gets more and
    none exceeds it.
 4. Attention checks (documents with gold spans) are not bound by the quota: their purpose
@@ -29,7 +29,7 @@ Rules (rule 6 is applied first, rule 7 last):
    workers arriving in the same instant may each get one.
 5. When no regular document has a free place for this worker, there is no task, even if
    attention checks remain: checks alone collect nothing.
-6. A worker flagged by attention checks (app.checks.flagged: a `failed_checks` outcome,
+6. A worker flagged by attention checks (app.crowd.checks.flagged: a `failed_checks` outcome,
    or their submitted checks below the thresholds) gets no new document: /start shows
    them the study's end (`Stopped`), with the study's `failed_checks` completion address
    for a Prolific worker when it has one. A reopened submission still resumes its own
@@ -37,7 +37,7 @@ Rules (rule 6 is applied first, rule 7 last):
    only for a worker the snapshot shows with a submitted attention check, so every other
    arrival costs no statement more.
 7. A new session needs room in the worker's client network (`study: max_open_per_network`
-   open sessions at most, app.networks), else PlaceRefused (a 429 page); resuming needs
+   open sessions at most, app.crowd.networks), else PlaceRefused (a 429 page); resuming needs
    none. A session that ended before the task (no_consent, failed_training) never
    becomes active again nor takes a place: resuming it (rule 2) leads to its end page.
 
@@ -93,20 +93,12 @@ from sqlalchemy import (
     update,
 )
 
-from app.annotate.sessions import (
-    inherits_failures,
-    new_session_values,
-    resume_session,
-    start_or_resume_session,
-    worker_failure,
-)
-from app.assignment.claims import ClaimRule, holds_place
-from app.checks.flagged import flagged_by_checks
 from app.core.extensions import db
 from app.core.persistence import autocommit_connection, end_orm_transaction
-from app.identity import WorkerIdentity
-from app.models import AnnotationSession, Annotator, Document, new_completion_code, new_token
-from app.networks import (
+from app.crowd.assignment.claims import ClaimRule, holds_place
+from app.crowd.checks.flagged import flagged_by_checks
+from app.crowd.identity import WorkerIdentity
+from app.crowd.networks import (
     NETWORK,
     PlaceRefused,
     capped_network,
@@ -114,10 +106,18 @@ from app.networks import (
     lock_network,
     room_params,
 )
+from app.crowd.sessions import (
+    inherits_failures,
+    new_session_values,
+    resume_session,
+    start_or_resume_session,
+    worker_failure,
+)
+from app.crowd.settings import EffectiveStudySettings, as_utc, study_settings
+from app.crowd.submissions import submission_session
+from app.models import AnnotationSession, Annotator, Document, new_completion_code, new_token
 from app.rules.outcomes import CODE_PLACEHOLDER, completion_address
 from app.rules.statuses import SessionStatus
-from app.study import EffectiveStudySettings, as_utc, study_settings
-from app.submissions import submission_session
 from app.taxonomy import current_taxonomy
 
 SESSIONS = AnnotationSession.__table__
@@ -146,7 +146,7 @@ _SNAPSHOT = (
         _WORKER,
     )
     .select_from(DOCUMENTS.outerjoin(SESSIONS, SESSIONS.c.document_id == DOCUMENTS.c.id))
-    # Practice documents (the taxonomy's `training:`) are never handed out (app.training).
+    # Practice documents (the taxonomy's `training:`) are never handed out (app.crowd.training).
     .where(DOCUMENTS.c.external_id.not_in(bindparam("training_ids", expanding=True)))
     .group_by(DOCUMENTS.c.id)
 )
@@ -209,7 +209,7 @@ _NEW_SESSION_VALUES = {
     "furthest": literal_column("0"),
     "network": NETWORK,
 }
-# The session, unless the worker's network holds its cap of open sessions (app.networks):
+# The session, unless the worker's network holds its cap of open sessions (app.crowd.networks):
 # under the network's lock (PostgreSQL) or the database's (SQLite), so the count is exact.
 _NEW_SESSION = (
     insert(SESSIONS)
@@ -266,7 +266,7 @@ class DecisionLocks:
     def lock_worker(self) -> None:
         """Before the decision's first read: PostgreSQL, this worker's advisory lock (a
         hash of the identity: two workers may share one, and then wait a moment), after
-        their network's when it is capped (app.networks); SQLite, the database's write
+        their network's when it is capped (app.crowd.networks); SQLite, the database's write
         lock."""
         if self.per_document:
             params = {"worker": self.worker, "network": self.network}
@@ -388,7 +388,7 @@ def plan(
     documents: list[DocumentState], settings: EffectiveStudySettings, resume: bool = True
 ) -> Plan:
     """Rules 1-5 applied to a snapshot; rules 3-5 only when not `resume` (an arrival with
-    a platform submission: it resumes its own session only, app.submissions)."""
+    a platform submission: it resumes its own session only, app.crowd.submissions)."""
     quota = settings.annotators_per_document
     resumable = _resumable(documents, quota) if resume else []
     active = [d.document_id for d in resumable if d.my_status == SessionStatus.ACTIVE]
@@ -413,11 +413,11 @@ def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment 
     """The session this worker should work in (resumed or new); None when no task is left;
     Stopped for a worker flagged by attention checks (rule 6).
     PlaceRefused when a new session would exceed the cap of the worker's client network
-    (app.networks, rule 7).
+    (app.crowd.networks, rule 7).
 
     The snapshot is read in autocommit: a worker who resumes an active session or gets
     no task takes no lock and writes nothing. An arrival with a platform submission that
-    has no session yet (app.submissions found none) gets a new document: the worker's
+    has no session yet (app.crowd.submissions found none) gets a new document: the worker's
     other sessions belong to other submissions."""
     settings = study_settings()
     now = now or datetime.now(UTC)
@@ -480,7 +480,7 @@ def _failed_checks_exit(
 ) -> str | None:
     """Where a flagged Prolific worker goes: the study's failed_checks completion address
     ({code}: the code of their latest submitted attention check); None elsewhere, as
-    app.annotate.sessions.exit_url sends only Prolific workers to completion URLs."""
+    app.crowd.sessions.exit_url sends only Prolific workers to completion URLs."""
     template = settings.completion_template("failed_checks")
     if identity.platform != "prolific" or not template:
         return None

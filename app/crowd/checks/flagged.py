@@ -4,13 +4,13 @@ A worker is **flagged by checks** when a session of theirs ended with the outcom
 `failed_checks` (a missed check under `attention_checks: fail`), or when their submitted
 attention checks, taken together, fall below a threshold: app.rules.metrics.attention_flagged
 on the sum of app.rules.metrics.gold_recall over them (ATTENTION_CHECK_MIN_RECALL and
-ATTENTION_CHECK_MIN_PRECISION, app.study), the dashboard's rule, matching spans by
+ATTENTION_CHECK_MIN_PRECISION, app.crowd.settings), the dashboard's rule, matching spans by
 app.rules.spans.locates. A worker is **left out** when flagged by checks or when a session of
 theirs ended with `failed_training`; the reason is the first that holds of
 `failed_checks`, `failed_training` and `flagged` (the thresholds alone).
 
 Who follows it:
-- GET /start hands a worker flagged by checks no more documents (app.assignment.service);
+- GET /start hands a worker flagged by checks no more documents (app.crowd.assignment.service);
 - every study figure (the dashboard, `flask study-report`, `flask agreement`) leaves the
   sessions of workers left out unless asked to count them (`--include-flagged`, the
   dashboard's switch), and study-report lists them under `excluded.annotators`;
@@ -18,7 +18,7 @@ Who follows it:
 - the annotation and session exports keep them, with `flagged: true`.
 
 Attention checks are the documents with gold spans, but the practice documents of
-training (app.training), which are no part of the study. A database holds one study.
+training (app.crowd.training), which are no part of the study. A database holds one study.
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from sqlalchemy import String, and_, case, cast, func, or_, select
 
 from app.core.extensions import db
+from app.crowd.settings import EffectiveStudySettings
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.rules import metrics
 from app.rules.metrics import GoldRecall
 from app.rules.statuses import SessionStatus
-from app.study import EffectiveStudySettings
 from app.taxonomy import current_taxonomy
 
 FAILED_CHECKS, FAILED_TRAINING, FLAGGED = "failed_checks", "failed_training", "flagged"

@@ -22,7 +22,7 @@ heartbeat alone: a place cannot be hoarded), an active session idle for longer t
 Activity is any request the page makes on the session's token: loading it, reading the
 session, a save, a remove, a move, Submit, and the heartbeat the page sends about once a
 minute while it is open and visible (POST /api/sessions/<token>/heartbeat).
-`last_seen_at` is written at most once a minute (app.annotate.sessions.touch_due), so a
+`last_seen_at` is written at most once a minute (app.crowd.sessions.touch_due), so a
 working worker's last activity is never more than two minutes old: `claim_minutes` is at
 least 3 (app.taxonomy).
 
@@ -45,8 +45,8 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, DateTime, and_, bindparam, or_
 
+from app.crowd.settings import as_utc
 from app.rules.statuses import SessionStatus
-from app.study import as_utc
 
 LOAD_GRACE = timedelta(minutes=1)
 WORK_GRACE = timedelta(minutes=5)

@@ -1,6 +1,6 @@
 """Worker pages of the study steps around the task: consent, the surveys, the early end.
 
-Each page first asks app.steps where the session is and sends the worker there when it
+Each page first asks app.crowd.journey where the session is and sends the worker there when it
 is not this page, so a reload, the back button or a second POST never skips or repeats
 a step. Forms are plain HTML (they work without JavaScript) and carry the CSRF token
 derived from the session's capability token (app.core.security), as the worker API does:
@@ -13,14 +13,14 @@ from flask import Blueprint, abort, redirect, render_template, request, url_for
 from flask_babel import gettext
 from markupsafe import Markup
 
-from app import steps
-from app.annotate import sessions as domain
 from app.core.i18n import N_
 from app.core.persistence import retry_on_disconnect
 from app.core.security import CSRF_HEADER, capability_csrf_token, check_capability_csrf
+from app.crowd import journey as steps
+from app.crowd import sessions as domain
+from app.crowd.surveys import store
+from app.crowd.surveys.answers import field_name, parse_survey_form
 from app.models import AnnotationSession, utcnow
-from app.surveys import store
-from app.surveys.answers import field_name, parse_survey_form
 from app.taxonomy import current_taxonomy
 
 bp = Blueprint("surveys", __name__)
@@ -63,7 +63,7 @@ def _session_at(token: str, step: str) -> tuple[AnnotationSession | None, str | 
 
 def _seen(session: AnnotationSession) -> None:
     """Record activity, and that a browser loaded a page of the session: a worker reading
-    the consent or a survey holds the document's place (app.assignment.claims)."""
+    the consent or a survey holds the document's place (app.crowd.assignment.claims)."""
     domain.touch(session)
     if session.page_loaded_at is None:
         session.page_loaded_at = utcnow()
@@ -105,7 +105,7 @@ def consent(token: str):
     if session is None:
         return redirect(elsewhere, code=303)
     taxonomy = current_taxonomy()
-    # Safe to mark: rendered by markdown-it with raw HTML escaped (app.surveys.config).
+    # Safe to mark: rendered by markdown-it with raw HTML escaped (app.crowd.surveys.config).
     consent_html = Markup(taxonomy.consent_html)  # noqa: S704
     if request.method == "GET":
         _seen(session)

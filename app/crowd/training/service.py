@@ -7,7 +7,7 @@ document in the study is not trained again, whichever document they get next; on
 used up the attempts on a document has failed the study, and every session of theirs in
 it ends with `failed_training` (status abandoned, as a declined consent's `no_consent`:
 it holds no place of its document's quota and no study figure counts it; the outcome
-keeps every worker page on the end of the study, app.steps).
+keeps every worker page on the end of the study, app.crowd.journey).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from app.annotate.refusals import check_rules
 from app.annotate.schemas import AnnotationIn, validation_error
 from app.core.errors import ApiError
 from app.core.extensions import db
+from app.crowd.training.feedback import Answer, CheckResult, PassRule, check_answers, summarise
 from app.models import AnnotationSession, Document, Paragraph, TrainingAttempt
 from app.rules.spans import SpanError
 from app.rules.statuses import SessionStatus
 from app.taxonomy import Taxonomy, current_taxonomy
-from app.training.feedback import Answer, CheckResult, PassRule, check_answers, summarise
 
 FAILED_TRAINING = "failed_training"
 MAX_ANSWERS = 500  # practice documents are short: more is a broken or hostile client
@@ -49,7 +49,7 @@ def platform_study_id(params: dict[str, Any] | None) -> str | None:
 
 def training_submission(session: Any) -> str:
     """The submission a worker's training belongs to besides the study: a Prolific
-    session's SESSION_ID (app.submissions: nothing done under one SESSION_ID counts for
+    session's SESSION_ID (app.crowd.submissions: nothing done under one SESSION_ID counts for
     another), "" for every other worker (their training is the worker's in the study)."""
     if session.platform == "prolific":
         return session.submission or ""
@@ -221,7 +221,7 @@ class Checked:
     @property
     def revealed(self) -> bool:
         """Whether the answer shows where the errors are and why: after a pass or the last
-        check; before, counts only (app.training.feedback.summarise)."""
+        check; before, counts only (app.crowd.training.feedback.summarise)."""
         return self.result.passed or self.attempts_left == 0
 
     def to_dict(self) -> dict[str, Any]:

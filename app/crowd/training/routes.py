@@ -1,25 +1,25 @@
 """The practice page (GET /s/<token>/training) and "Check my answers"
-(POST /api/sessions/<token>/training): parse, call app.training.service, respond."""
+(POST /api/sessions/<token>/training): parse, call app.crowd.training.service, respond."""
 
 from __future__ import annotations
 
 from flask import jsonify, make_response, redirect, render_template, url_for
 from flask_babel import gettext
 
-from app import steps
-from app.annotate import sessions as domain
 from app.annotate.refusals import step_pending_error
 from app.annotate.serializers import api_urls
-from app.annotate.sessions import max_comment_length
 from app.core.errors import ApiError
 from app.core.extensions import db
 from app.core.persistence import retry_on_disconnect
 from app.core.rate_limits import limit_blueprint, url_token
 from app.core.request_json import json_object
 from app.core.security import capability_csrf_token, require_capability_csrf
+from app.crowd import journey as steps
+from app.crowd import sessions as domain
+from app.crowd.sessions import max_comment_length
+from app.crowd.training import api_bp, bp, service
 from app.models import AnnotationSession, utcnow
 from app.taxonomy import current_taxonomy
-from app.training import api_bp, bp, service
 
 # The same budget as the worker's other writes, keyed by the capability token.
 limit_blueprint(api_bp, "ANNOTATE_WRITE_LIMIT", "annotate", url_token)
@@ -40,7 +40,7 @@ def _not_found_page():
 
 
 def next_url(session: AnnotationSession) -> str:
-    """The page of the step the worker is at now (app.steps): the next practice text,
+    """The page of the step the worker is at now (app.crowd.journey): the next practice text,
     the task, or the end of the study."""
     return steps.step_url(session.token, steps.current_step(session))
 

@@ -24,14 +24,14 @@ from sqlalchemy.orm import joinedload
 from app.core.errors import ApiError
 from app.core.extensions import db
 from app.core.persistence import get_or_create
-from app.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
+from app.crowd.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
+from app.crowd.journey import after_task_url
+from app.crowd.networks import PlaceRefused, take_network_room
+from app.crowd.settings import EffectiveStudySettings, as_utc, study_settings
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
-from app.networks import PlaceRefused, take_network_room
 from app.rules.metrics import attention_flagged, gold_recall
 from app.rules.outcomes import FINAL_FAILURES, session_outcome, shown_code
 from app.rules.statuses import SessionStatus
-from app.steps import after_task_url
-from app.study import EffectiveStudySettings, as_utc, study_settings
 from app.taxonomy import current_taxonomy
 
 TOUCH_INTERVAL = timedelta(minutes=1)
@@ -104,7 +104,7 @@ def touch(session: AnnotationSession) -> None:
 def record_work(session: AnnotationSession) -> None:
     """Record the session's first real work (a finished step: consent, a survey, a
     training check), written with the caller's commit: from then on it holds its place
-    by `claim_minutes` of inactivity alone (app.assignment.claims)."""
+    by `claim_minutes` of inactivity alone (app.crowd.assignment.claims)."""
     if session.worked_at is None:
         session.worked_at = utcnow()
 
@@ -152,7 +152,7 @@ def worker_failure(annotator_id: Any, session_id: Any = None) -> ScalarSelect:
 def inherits_failures(identity: WorkerIdentity) -> bool:
     """Whether the worker's other sessions' failures carry over to this arrival's session:
     always, but for a Prolific submission, which is the worker in the study by itself
-    (app.submissions: what one SESSION_ID did never touches another)."""
+    (app.crowd.submissions: what one SESSION_ID did never touches another)."""
     return not (identity.platform == "prolific" and identity.submission)
 
 
@@ -185,12 +185,12 @@ def start_or_resume_session(
     may_create: bool = True,
 ) -> AnnotationSession:
     """The one session of this worker on this document, created if new; commits. An
-    arrival whose submission has a session already (app.submissions) gets that one,
+    arrival whose submission has a session already (app.crowd.submissions) gets that one,
     whatever its document: one submission, one session.
 
     Resuming an existing session needs the request's proof of being its worker
     (WorkerIdentity.may_resume), else OpenRefused and nothing changes. A new one needs
-    `may_create` and room in the worker's client network (`network`, app.networks), else
+    `may_create` and room in the worker's client network (`network`, app.crowd.networks), else
     PlaceRefused. Safe when the same worker opens the link twice at once: the unique
     constraint on (document, annotator) lets one insert win and the other reads that row
     back. A new session of a worker who failed in the study ends at once with that
@@ -268,11 +268,11 @@ def document_texts(document_id: int, content_hash: str) -> tuple[str, ...]:
 def completion_for(session: AnnotationSession | Any) -> Completion:
     """The completion code, the address to go to after Submit and the outcome (of anything
     with the session's token, platform, completion_code and outcome: a session, a row, a
-    view). Next is the after-survey when the taxonomy has one (app.steps), else the end of
+    view). Next is the after-survey when the taxonomy has one (app.crowd.journey), else the end of
     the study (exit_url)."""
     # Sessions submitted by something other than Submit (imports) may carry no outcome.
     outcome = session.outcome or "completed"
-    # The after-survey comes between Submit and the end of the study (app.steps): the
+    # The after-survey comes between Submit and the end of the study (app.crowd.journey): the
     # code waits for the end, so that nobody leaves with it before the last questions.
     after = after_task_url(session.token, outcome)
     if after is not None:

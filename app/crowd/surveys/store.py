@@ -15,10 +15,10 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.core.extensions import db
+from app.crowd.surveys.answers import answer_text
+from app.crowd.surveys.config import Question, Survey
 from app.models import AnnotationSession, Annotator, ConsentDecision, Document, SurveyAnswer
 from app.rules.statuses import SessionStatus
-from app.surveys.answers import answer_text
-from app.surveys.config import Question, Survey
 
 SURVEY_COLUMNS = (
     "session_id",
@@ -44,7 +44,7 @@ def record_consent(session_id: int, agreed: bool, consent: str) -> bool:
     """Store the worker's decision (the first one stands) and return the stored one.
 
     Declining ends the study: the session gets outcome `no_consent` and is marked
-    abandoned, so it holds no place of its document's quota (app.assignment.claims)."""
+    abandoned, so it holds no place of its document's quota (app.crowd.assignment.claims)."""
     decision = ConsentDecision(
         session_id=session_id, agreed=agreed, consent_version=consent_version(consent)
     )

@@ -15,7 +15,7 @@ then one `extra` item ("not an error here") per annotation that locates no gold 
 While the worker has checks left and has not passed, the page gets counts only
 (`summarise`: found x of y, how many of their marks have the wrong type or are no error),
 never where the errors are nor why: the spans and explanations come after a pass or the
-last check (app.training.service.Checked), so a failed first check does not hand out the
+last check (app.crowd.training.service.Checked), so a failed first check does not hand out the
 answers for the second.
 
 Pass rule (docs/training.md): recall and precision exactly as attention checks count them

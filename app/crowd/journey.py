@@ -8,7 +8,7 @@ study without consent, surveys or training is the task alone, as before.
 
 Two ends besides the steps: ENDED, the study ended before the task (the worker declined
 consent: outcome `no_consent`; or failed training: `failed_training`), and DONE, every
-step passed (the completion page). Every worker page (app.annotate.routes, app.surveys)
+step passed (the completion page). Every worker page (app.annotate.routes, app.crowd.surveys)
 asks `current_step` and sends the worker to `step_url` of where they are, so reloading,
 the back button or an old link always lands on the right page.
 """
@@ -78,11 +78,11 @@ def has_steps_around_task(taxonomy: Taxonomy) -> bool:
 
 
 def _training_pending(session: Any) -> bool:
-    """Whether the session must still pass training before the task (app.training: its
+    """Whether the session must still pass training before the task (app.crowd.training: its
     worker has not passed it in this study; one who failed it is pending too, and the
     practice page ends their session)."""
-    # Imported here: app.training's routes import the annotate package, which imports this.
-    from app.training.service import training_pending
+    # Imported here: app.crowd.training's routes import the annotate package, which imports this.
+    from app.crowd.training.service import training_pending
 
     return training_pending(session)
 

@@ -11,4 +11,4 @@ from flask import Blueprint
 bp = Blueprint("training", __name__)
 api_bp = Blueprint("training_api", __name__)
 
-from app.training import routes  # noqa: E402,F401
+from app.crowd.training import routes  # noqa: E402,F401

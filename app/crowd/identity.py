@@ -73,7 +73,7 @@ class WorkerIdentity:
     params: dict[str, str] = field(default_factory=dict)
     owner: bool = False
     opened: frozenset[str] = frozenset()
-    # What Prolific's API said of this arrival (app.submissions): verified | unverified;
+    # What Prolific's API said of this arrival (app.crowd.submissions): verified | unverified;
     # None when it was not asked. Stored on the session the arrival opens.
     verification: str | None = None
 
@@ -86,7 +86,7 @@ class WorkerIdentity:
     def submission(self) -> str | None:
         """The platform submission this arrival belongs to: Prolific's SESSION_ID, MTurk's
         assignmentId; None for other workers or when the link has none. One submission is
-        one session (app.submissions)."""
+        one session (app.crowd.submissions)."""
         key = SUBMISSION_KEYS.get(self.platform)
         return self.params.get(key) if key else None
 

@@ -36,8 +36,8 @@ class EffectiveStudySettings:
     min_gold_precision: float = DEFAULT_MIN_RECALL
     completion: tuple[CompletionTarget, ...] = ()  # one per outcome, in OUTCOMES order
     attention_checks: str = "flag"  # flag | fail
-    claim_minutes: int = 10  # see app.assignment.claims
-    max_open_per_network: int = 3  # see app.networks
+    claim_minutes: int = 10  # see app.crowd.assignment.claims
+    max_open_per_network: int = 3  # see app.crowd.networks
 
     def completion_template(self, outcome: str | None) -> str | None:
         """The completion URL of an outcome ({code} unfilled); an open session's is None."""

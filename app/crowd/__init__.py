@@ -1,0 +1,1 @@
+"""The crowd study: everything a worker goes through around the annotation task."""
