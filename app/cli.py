@@ -21,7 +21,7 @@ from app.crowd.identity import annotator_name_option, signed_link
 def register(app: Flask) -> None:
     """Attach every command to app.cli."""
     from app.crowd.checks.cli import plant_checks_command
-    from app.export import export_annotations_command
+    from app.exports.writers import export_annotations_command
     from app.imports.document_store import import_documents_command
     from app.taxonomy import check_taxonomy_command
     from app.validation.cli import validation_group

@@ -3,7 +3,7 @@
     python -m bench.export_bench [--annotations 1000000] [--small 100000] [--rounds 3]
 
 Seeds a scratch database with N annotations (COPY), then times, in the same run:
-  - the CLI export (app.export.write_export, the code behind `flask export-annotations`),
+  - the CLI export (app.exports.writers.write_export, the code behind `flask export-annotations`),
     in a child process that also reports its peak memory (VmHWM);
   - the download: GET /research/export/annotations.jsonl from gunicorn (gunicorn.conf.py,
     one worker) by a logged-in researcher, read to a file; the worker's peak memory;
@@ -53,7 +53,7 @@ def peak_rss_kb() -> int:
 def child_export(output: str) -> None:
     """Run in a child process: export to `output`, print seconds and peak memory as JSON."""
     from app import create_app
-    from app.export import ExportFilter, write_export
+    from app.exports.writers import ExportFilter, write_export
 
     app = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": os.environ["BENCH_DB"]})
     with app.app_context():

@@ -10,7 +10,7 @@ and their metadata (the Hub's ``datasetcard.md`` spec in huggingface/hub-docs); 
 
 ``flask export-dataset DIR`` writes (`dataset_files`): ``README.md`` and one JSON Lines
 file per configuration under ``data/``: ``annotations`` (the default: one annotation
-export record a line, app.export_record), ``documents``, ``sessions`` and ``judgments``.
+export record a line, app.exports.record), ``documents``, ``sessions`` and ``judgments``.
 A configuration without rows is left out (the Hub cannot load an empty file) and the
 card says so. The card's YAML gives ``configs`` (each with ``data_files``, ``default:
 true`` on annotations), ``license``, ``language`` (ISO 639 codes of the documents' BCP 47

@@ -1,5 +1,6 @@
-"""Downloads of the annotation and session exports, streamed (app/export.py builds the rows;
-on PostgreSQL the JSONL annotations come from COPY, as the CLI's: app/export_copy.py).
+"""Downloads of the annotation and session exports, streamed (app/exports/writers.py builds
+the rows; on PostgreSQL the JSONL annotations come from COPY, as the CLI's:
+app/exports/postgres_copy.py).
 
 Query parameters mirror the CLI options: `document`, `submitted_only=1`,
 `include_removed=1` (annotations only).
@@ -15,7 +16,7 @@ from flask_login import login_required
 from sqlalchemy import select
 
 from app.core.extensions import db
-from app.export import ExportFilter, export_chunks
+from app.exports.writers import ExportFilter, export_chunks
 from app.models import Document
 from app.research import bp
 

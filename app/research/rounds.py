@@ -16,7 +16,7 @@ from flask_wtf import FlaskForm
 from wtforms import BooleanField, IntegerField, StringField
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional, Regexp
 
-from app.export import ExportFilter, write_export
+from app.exports.writers import ExportFilter, write_export
 from app.research import bp
 from app.research.charts import precision_chart
 from app.rules.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url

@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from app.core.extensions import db
-from app.export_record import iso_utc as _iso  # the exports' one ISO-8601 form
+from app.exports.record import iso_utc as _iso  # the exports' one ISO-8601 form
 from app.models import (
     Annotation,
     AnnotationSession,

@@ -28,7 +28,7 @@ from app.core.errors import ProblemsError
 from app.core.extensions import db
 from app.crowd.checks.flagged import left_out_workers
 from app.crowd.settings import study_settings
-from app.export_record import ANNOTATOR_ID, annotation_select
+from app.exports.record import ANNOTATOR_ID, annotation_select
 from app.imports.document_formats import DocumentInput, content_hash
 from app.imports.item_formats import ItemInput, SpanInput, generated_id, read_items
 from app.imports.locate import Located, locate, overlap, place_pair

@@ -10,10 +10,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app import export_copy, export_record
 from app.core.extensions import db
-from app.export import ANNOTATION_CSV_COLUMNS, FALTE_COLUMNS, SESSION_COLUMNS
-from app.export_record import (
+from app.exports import postgres_copy as export_copy
+from app.exports import record as export_record
+from app.exports.record import (
     FIELDS,
     ExportFilter,
     Field,
@@ -24,6 +24,7 @@ from app.export_record import (
     iter_annotation_lines,
     iter_annotation_records,
 )
+from app.exports.writers import ANNOTATION_CSV_COLUMNS, FALTE_COLUMNS, SESSION_COLUMNS
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.taxonomy import current_taxonomy
 from tests.support.validation import add_annotation, make_documents, make_session
@@ -316,7 +317,7 @@ def _copy_lines(flt) -> list[str]:
 )
 def test_the_forms_of_the_record_agree(app, stored, flt):
     # The dict, the JSON written key by key, PostgreSQL's json_build_object and the CSV row
-    # all come from app.export_record.FIELDS: the same keys, values and order.
+    # all come from app.exports.record.FIELDS: the same keys, values and order.
     _assert_forms_agree(flt)
 
 
@@ -362,7 +363,8 @@ def test_a_record_made_outside_the_database_has_every_field(app):
 
 
 def test_download_is_the_cli_export_byte_for_byte(app, runner, researcher_client, stored):
-    # On PostgreSQL both are written by COPY (app.export_copy), elsewhere by app.export_record.
+    # On PostgreSQL both are written by COPY (app.exports.postgres_copy), elsewhere by
+    # app.exports.record.
     for options, query in (
         ([], ""),
         (["--include-removed"], "include_removed=1"),

@@ -116,7 +116,7 @@ def scored(app):
 
 
 def test_every_export_path_writes_the_severity(app, runner, scored, tmp_path):
-    out = tmp_path / "annotations.jsonl"  # on PostgreSQL: the COPY path (app.export_copy)
+    out = tmp_path / "annotations.jsonl"  # on PostgreSQL: the COPY path (app.exports.postgres_copy)
     assert runner.invoke(args=["export-annotations", "--output", str(out)]).exit_code == 0
     copied = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     streamed = [

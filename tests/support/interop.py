@@ -1,6 +1,6 @@
 """A small study as plain data for the interop formats (app.interop): documents with
 emoji, combining marks, repeated phrases and single line breaks inside a paragraph, and
-export records in app.export_record's shape (paired errors, a unit with two labels,
+export records in app.exports.record's shape (paired errors, a unit with two labels,
 severities, comments with quotes and line breaks, a unit without a label).
 
 `record(...)` builds one export record with every FIELDS key, as the export writes it.

@@ -1,11 +1,11 @@
 """The JSONL annotation export written by PostgreSQL itself (COPY): CLI and downloads.
 
-The records are built in SQL (app.export_record.copy_select, generated from the same
+The records are built in SQL (app.exports.record.copy_select, generated from the same
 table of fields as the Python forms) and streamed by `COPY ... TO STDOUT`, so no Python
 runs per row: a million annotations export at close to PostgreSQL's own dump speed, in
 constant memory. COPY's CSV mode with a quote and a delimiter that JSON text never
 contains (control characters are \\u-escaped in JSON) passes each line through unchanged
-(text mode would double every backslash). Other databases take app.export's Python path.
+(text mode would double every backslash). Other databases take app.exports.writers's Python path.
 It writes JSON lines only (raw text, as every JSONL export): CSV exports always take the
 Python path, where app.rules.csv_safety keeps formula-like cells from running in spreadsheets.
 
@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from sqlalchemy import Select
 
 from app.core.extensions import db
-from app.export_record import ExportFilter, copy_select
+from app.exports.record import ExportFilter, copy_select
 from app.taxonomy import Taxonomy
 
 CHUNK_BYTES = 64 * 1024  # what a download sends at a time

@@ -3,7 +3,7 @@
 Every form of the record is generated from that table: the Python dict
 (iter_annotation_records, annotation_record), the JSON text written key by key
 (iter_annotation_lines: about three times faster than json.dumps on a dict), the
-`json_build_object` PostgreSQL builds for COPY (copy_select, run by app.export_copy) and
+`json_build_object` PostgreSQL builds for COPY (copy_select, run by app.exports.postgres_copy) and
 the flat CSV row (flatten_annotation). Keys and order are a contract
 (docs/contracts.md#annotation-export-records); tests/integration/test_export.py checks that
 the forms agree on both databases.
@@ -40,7 +40,7 @@ from app.rules.statuses import SessionStatus
 from app.taxonomy import Taxonomy, current_taxonomy
 
 BATCH = 1000
-# Category key -> (name, type); app.export's lookup falls back to (key, "unknown").
+# Category key -> (name, type); app.exports.writers's lookup falls back to (key, "unknown").
 Categories = Callable[[str | None], tuple[str | None, str | None]]
 # The SQL text of timestamps: always in UTC with microseconds, as iso_utc writes them.
 ISO = 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"'

@@ -1,7 +1,7 @@
 """Exports of annotations, sessions and paragraphs (JSONL/CSV), streamed: CLI and downloads.
 
-The annotation record is declared in app.export_record (one table of fields); on
-PostgreSQL its JSONL is written by COPY (app.export_copy), by the CLI and the download
+The annotation record is declared in app.exports.record (one table of fields); on
+PostgreSQL its JSONL is written by COPY (app.exports.postgres_copy), by the CLI and the download
 alike. Rows come from one joined query read through a server-side cursor (`yield_per`),
 so the memory an export needs does not grow with the number of annotations.
 """
@@ -22,7 +22,6 @@ import click
 from flask.cli import with_appcontext
 from sqlalchemy import func, select
 
-from app import export_copy
 from app.core.extensions import db
 from app.crowd.checks.flagged import left_out_workers
 from app.crowd.paragraph_times import (
@@ -33,7 +32,8 @@ from app.crowd.paragraph_times import (
 from app.crowd.settings import study_settings
 from app.crowd.surveys.store import SURVEY_COLUMNS, count_survey_rows, iter_survey_records
 from app.crowd.training.records import TRAINING_COLUMNS, count_training_rows, iter_training_records
-from app.export_record import (
+from app.exports import postgres_copy as export_copy
+from app.exports.record import (
     ANNOTATION_CSV_COLUMNS,
     BATCH,
     FALTE_COLUMNS,

@@ -1,0 +1,1 @@
+"""How the app's data leaves it: the annotation record declared once, and its writers."""
