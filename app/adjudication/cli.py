@@ -7,7 +7,7 @@ from flask import Flask
 
 def register(app: Flask) -> None:
     """Add the adjudication commands to app.cli."""
-    from app.adjudication.agreement import agreement_command
+    from app.adjudication.boundary_agreement import agreement_command
     from app.adjudication.gold import export_gold_command, promote_gold_command
 
     for command in (export_gold_command, promote_gold_command, agreement_command):

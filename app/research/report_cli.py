@@ -15,7 +15,7 @@ from app.adjudication.gold import attention_gold, iter_gold_records
 from app.cli import echo_report, report_format_option
 from app.crowd.settings import study_settings
 from app.research import bp
-from app.research.agreement import agreement_figures, resolve_gamma
+from app.research.agreement_figures import agreement_figures, resolve_gamma
 from app.research.dashboard import Study, load_study
 from app.research.study_report import build_report, format_csv, format_table
 from app.taxonomy import current_taxonomy

@@ -20,7 +20,7 @@ from app.crowd.training.service import document_problems as training_document_pr
 from app.crowd.training.summary import load_practice_figures
 from app.models import AnnotationSession, Document, ValidationRound
 from app.research import bp
-from app.research.agreement import agreement_figures, resolve_gamma
+from app.research.agreement_figures import agreement_figures, resolve_gamma
 from app.research.charts import dashboard_charts, document_charts, formatters, pacing_charts
 from app.research.dashboard import load_pacing, load_study
 from app.research.report_cli import include_flagged_arg

@@ -9,7 +9,7 @@ is the mean over documents with a submitted session. It is the one score not bou
 0-100: a reading with more error units than sentences scores below 0, reported as it
 comes. Every other score is on a 0-100 scale: ``errors_per_sentence`` (Table 1:
 occurrences / sentences x 100), the span F1 figures and linked-pair F1 under
-``agreement`` (app.research.agreement: each with its unit, rule and bootstrap 95%
+``agreement`` (app.research.agreement_figures: each with its unit, rule and bootstrap 95%
 interval over documents), and each annotator's precision and recall under ``gold``
 (attention checks, and the adjudicated gold set of other documents, at the
 attention-check matching rule).
@@ -38,7 +38,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.research.agreement import Figure
+from app.research.agreement_figures import Figure
 from app.research.dashboard import Study
 from app.rules import metrics
 from app.rules.csv_safety import safe_cell
@@ -77,7 +77,7 @@ def build_report(
     gold_sets: Mapping[int, list[dict]] | None = None,
 ) -> dict[str, Any]:
     """The study-report JSON of a loaded study (see the module docstring); `figures`
-    from app.research.agreement, `gold_sets` the adjudicated gold of regular documents."""
+    from app.research.agreement_figures, `gold_sets` the adjudicated gold of regular documents."""
     regular = [document for document in study.documents if not document.is_check]
     rates = study.errors_per_sentence
     keys = [*category_keys, *sorted(set(rates) - set(category_keys))]
@@ -95,7 +95,7 @@ def build_report(
                 "error_sentences": document.error_sentences,  # error units (module docstring)
                 "booookscore": _percent(document.coherence),
                 "mqm_per_100_words": document.mqm,
-                # Per-document agreement (app.research.agreement's rules; null: fewer than
+                # Per-document agreement (app.research.agreement_figures's rules; null: fewer than
                 # two annotators, no linked pairs, or gamma not computed yet).
                 "gamma": document.gamma,
                 "linked_pair_f1": _percent(document.pair_f1),

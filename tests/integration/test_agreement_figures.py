@@ -11,7 +11,7 @@ from statistics import fmean
 import pytest
 
 from app.adjudication import gamma_cache
-from app.adjudication.agreement import document_units
+from app.adjudication.boundary_agreement import document_units
 from app.adjudication.gamma import gamma
 from app.core.extensions import db
 from app.models import AdjudicationDecision, Annotation, AnnotationSession, Annotator

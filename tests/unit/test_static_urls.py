@@ -1,4 +1,4 @@
-"""app/static_urls.module_graph: the modules a page preloads, read from static imports."""
+"""app/core/static_urls.module_graph: the modules a page preloads, read from static imports."""
 
 from __future__ import annotations
 
