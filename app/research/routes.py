@@ -196,7 +196,7 @@ def taxonomy_preview():
         "research/taxonomy.html",
         taxonomy=taxonomy,
         instructions=instructions_markup(taxonomy),
-        # Safe to mark: rendered like the instructions, raw HTML escaped (app.crowd.surveys.config).
+        # Safe to mark: rendered like the instructions, raw HTML escaped (app.taxonomy.surveys).
         consent=Markup(taxonomy.consent_html) if taxonomy.consent else None,  # noqa: S704
         file_check=check_taxonomy_file(current_app.config["TAXONOMY_PATH"]),
         training_problems=training_document_problems(taxonomy),

@@ -21,9 +21,9 @@ from app.crowd.journey import (
     step_of,
 )
 from app.crowd.surveys.answers import MESSAGES, answer_text, parse_survey_form
-from app.crowd.surveys.config import Question, Survey
 from app.crowd.surveys.summary import summarise_answers
 from app.taxonomy import TaxonomyError, check_taxonomy_command, load_taxonomy, summarise
+from app.taxonomy.surveys import Question, Survey
 
 HEAD = """\
 title: Test taxonomy

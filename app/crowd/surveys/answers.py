@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core.i18n import N_
-from app.crowd.surveys.config import Question
+from app.taxonomy.surveys import Question
 
 FIELD_PREFIX = "q-"
 MESSAGES = {

@@ -105,7 +105,7 @@ def consent(token: str):
     if session is None:
         return redirect(elsewhere, code=303)
     taxonomy = current_taxonomy()
-    # Safe to mark: rendered by markdown-it with raw HTML escaped (app.crowd.surveys.config).
+    # Safe to mark: rendered by markdown-it with raw HTML escaped (app.taxonomy.surveys).
     consent_html = Markup(taxonomy.consent_html)  # noqa: S704
     if request.method == "GET":
         _seen(session)

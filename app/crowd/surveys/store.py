@@ -16,9 +16,9 @@ from sqlalchemy.exc import IntegrityError
 
 from app.core.extensions import db
 from app.crowd.surveys.answers import answer_text
-from app.crowd.surveys.config import Question, Survey
 from app.models import AnnotationSession, Annotator, ConsentDecision, Document, SurveyAnswer
 from app.rules.statuses import SessionStatus
+from app.taxonomy.surveys import Question, Survey
 
 SURVEY_COLUMNS = (
     "session_id",

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.crowd.surveys.config import Question, Survey
+from app.taxonomy.surveys import Question, Survey
 
 
 @dataclass

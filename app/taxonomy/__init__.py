@@ -33,7 +33,6 @@ from app.core.yaml_checker import (
     read_yaml,
     text,
 )
-from app.crowd.surveys.config import Survey, markdown_html, parse_consent, parse_survey
 from app.rules.outcomes import (
     ATTENTION_CHECK_MODES,
     OUTCOMES,
@@ -43,6 +42,7 @@ from app.rules.outcomes import (
     completion_url,
 )
 from app.rules.platforms import PROLIFIC_COMPLETE_URL, is_placeholder
+from app.taxonomy.surveys import Survey, markdown_html, parse_consent, parse_survey
 from config.settings import DEFAULT_TAXONOMY
 
 TYPES = ("singleton", "paired")
@@ -238,7 +238,7 @@ class Taxonomy:
     checks: tuple[tuple[str, str], ...] = ()
     training: TrainingSettings = field(default_factory=TrainingSettings)
     # Study steps around the task (app.crowd.journey): consent Markdown (None: no consent step)
-    # and the surveys before and after it (app.crowd.surveys.config).
+    # and the surveys before and after it (app.taxonomy.surveys).
     consent: str | None = None
     survey: Survey = field(default_factory=Survey)
     # MQM-style severities, in file order; () = no severity step (docs/severities.md).
@@ -523,7 +523,7 @@ def _training_documents(check: Checker, value: Any) -> tuple[str, ...]:
 
 
 def _study_steps(check: Checker, top: dict) -> dict[str, Any]:
-    """consent: and survey: (app.crowd.surveys.config validates them at their lines)."""
+    """consent: and survey: (app.taxonomy.surveys validates them at their lines)."""
     return {
         "consent": parse_consent(check, top.get("consent")),
         "survey": parse_survey(check, top.get("survey")),
