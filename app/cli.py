@@ -21,7 +21,6 @@ from app.crowd.identity import annotator_name_option, signed_link
 def register(app: Flask) -> None:
     """Attach every command to app.cli."""
     from app.crowd.checks.cli import plant_checks_command
-    from app.exports.writers import export_annotations_command
     from app.imports.document_store import import_documents_command
     from app.taxonomy import check_taxonomy_command
     from app.validation.cli import validation_group
@@ -30,7 +29,6 @@ def register(app: Flask) -> None:
         check_taxonomy_command,
         import_documents_command,
         list_documents_command,
-        export_annotations_command,
         plant_checks_command,
         validation_group,
     ):
@@ -41,9 +39,10 @@ def register(app: Flask) -> None:
     app.cli.add_command(create_researcher_command)
 
     from app.imports.cli import import_annotations_command
-    from app.research.report_cli import study_report_command
+    from app.research.cli import export_annotations_command, study_report_command
 
     app.cli.add_command(import_annotations_command)
+    app.cli.add_command(export_annotations_command)
     app.cli.add_command(study_report_command)
 
     from app.suggestions.cli import import_suggestions_command

@@ -2,7 +2,7 @@
 promotion of a document's gold set to a new attention check (a copy: the document and
 its readings stay as they were).
 
-A gold record is an annotation export record (app.exports.writers.annotation_record, the one
+A gold record is an annotation export record (app.exports.record.annotation_record, the one
 place the record's fields are declared) whose annotator is `adjudication:gold` on platform
 `adjudication`, plus `"provenance": {"annotators", "merged", "decided_by"}`
 (docs/contracts.md#other-exports): who marked the candidate, whether the span was
@@ -24,14 +24,13 @@ from sqlalchemy import func, select
 from app.adjudication.service import GoldSpan, iter_gold
 from app.cli import document_option, fail, file_output_option, records_format_option
 from app.core.extensions import db
-from app.exports.writers import (
+from app.exports.record import (
     ANNOTATION_CSV_COLUMNS,
     annotation_record,
     category_lookup,
     flatten_annotation,
-    iter_csv,
-    iter_jsonl,
 )
+from app.exports.writers import iter_csv, iter_jsonl
 from app.imports.document_formats import document_from_record
 from app.imports.document_store import DocumentImportRefused, import_documents
 from app.models import AnnotationSession, Document, Paragraph

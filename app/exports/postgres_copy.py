@@ -5,7 +5,8 @@ table of fields as the Python forms) and streamed by `COPY ... TO STDOUT`, so no
 runs per row: a million annotations export at close to PostgreSQL's own dump speed, in
 constant memory. COPY's CSV mode with a quote and a delimiter that JSON text never
 contains (control characters are \\u-escaped in JSON) passes each line through unchanged
-(text mode would double every backslash). Other databases take app.exports.writers's Python path.
+(text mode would double every backslash). Other databases take app.exports.record's
+Python path.
 It writes JSON lines only (raw text, as every JSONL export): CSV exports always take the
 Python path, where app.rules.csv_safety keeps formula-like cells from running in spreadsheets.
 

@@ -40,7 +40,7 @@ from app.rules.statuses import SessionStatus
 from app.taxonomy import Taxonomy, current_taxonomy
 
 BATCH = 1000
-# Category key -> (name, type); app.exports.writers's lookup falls back to (key, "unknown").
+# Category key -> (name, type); category_lookup falls back to (key, "unknown").
 Categories = Callable[[str | None], tuple[str | None, str | None]]
 # The SQL text of timestamps: always in UTC with microseconds, as iso_utc writes them.
 ISO = 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"'
@@ -249,11 +249,13 @@ FALTE_COLUMNS = (
 
 @dataclass(frozen=True)
 class ExportFilter:
-    """Which annotations an export covers."""
+    """Which rows an export covers: one document's, submitted sessions' only, removed
+    annotations too, and (the study report) the workers its figures leave out too."""
 
     document: str | None = None
     submitted_only: bool = False
     include_removed: bool = False
+    include_flagged: bool = False
 
     @property
     def fields(self) -> tuple[Field, ...]:

@@ -4,4 +4,4 @@ from flask import Blueprint
 
 bp = Blueprint("research", __name__)
 
-from app.research import auth, exports, report_cli, round_pages, routes  # noqa: E402,F401
+from app.research import auth, downloads, round_pages, routes  # noqa: E402,F401

@@ -16,9 +16,10 @@ from flask_wtf import FlaskForm
 from wtforms import BooleanField, IntegerField, StringField
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional, Regexp
 
-from app.exports.writers import ExportFilter, write_export
+from app.exports.record import ExportFilter
 from app.research import bp
 from app.research.charts import precision_chart
+from app.research.downloads import EXPORTS
 from app.rules.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.taxonomy import current_taxonomy
 from app.validation.report import compute_report, format_csv
@@ -103,7 +104,7 @@ def _create_from_export(form: RoundForm) -> RoundSummary:
     with tempfile.TemporaryDirectory(prefix="falte-round-") as folder:
         path = Path(folder) / "annotations.jsonl"
         with path.open("w", encoding="utf-8") as out:
-            write_export(out, "jsonl", "annotations", ExportFilter())
+            EXPORTS["annotations"].write(out, "jsonl", ExportFilter())
         return create_round(
             form.name.data.strip(),
             [path],

@@ -23,11 +23,15 @@ from app.research import bp
 from app.research.agreement_figures import agreement_figures, resolve_gamma
 from app.research.charts import dashboard_charts, document_charts, formatters, pacing_charts
 from app.research.dashboard import load_pacing, load_study
-from app.research.report_cli import include_flagged_arg
 from app.research.viewer import session_annotations, viewer_bootstrap
 from app.rules.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.suggestions.records import counts_table, source_counts
 from app.taxonomy import current_taxonomy
+
+
+def include_flagged_arg() -> bool:
+    """The console's switch: ?include_flagged=1 counts the workers left out."""
+    return request.args.get("include_flagged") == "1"
 
 
 @bp.context_processor

@@ -35,16 +35,20 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.research.agreement_figures import Figure
-from app.research.dashboard import Study
+from app.adjudication.gold import attention_gold, iter_gold_records
+from app.crowd.settings import study_settings
+from app.research.agreement_figures import Figure, agreement_figures
+from app.research.dashboard import Study, load_study
 from app.rules import metrics
 from app.rules.csv_safety import safe_cell
 from app.rules.metrics import GoldRecall
 from app.rules.statuses import SessionStatus
 from app.suggestions.records import suggestion_figures
+from app.taxonomy import current_taxonomy
 
 
 def _percent(value: float | None) -> float | None:
@@ -243,3 +247,37 @@ def format_csv(report: Mapping[str, Any]) -> str:
             ("excluded_annotator", _cell(worker["annotator_id"]), "", "", worker["reason"])
         )
     return buffer.getvalue()
+
+
+def load_report_study(id_prefix: str | None = None, include_flagged: bool = False) -> Study:
+    """The running app's study as the report counts it: documents whose id starts with
+    `id_prefix`; the workers app.crowd.checks.flagged leaves out counted only with
+    `include_flagged`."""
+    return load_study(study_settings(), id_prefix=id_prefix, include_flagged=include_flagged)
+
+
+def gamma_to_compute(study: Study) -> int:
+    """How many regular documents' gamma the report needs (cached or not)."""
+    return sum(not d.is_check and bool(d.figures and d.figures.gamma_key) for d in study.documents)
+
+
+def study_report(study: Study) -> dict[str, Any]:
+    """The study-report JSON of a loaded study whose gamma is resolved (app.research.
+    agreement_figures.resolve_gamma: computed by the command, cached for the downloads)."""
+    return build_report(
+        study,
+        [category.key for category in current_taxonomy().categories],
+        agreement_figures(study),
+        adjudicated_gold(study),
+    )
+
+
+def adjudicated_gold(study: Study) -> dict[int, list[dict]]:
+    """The adjudicated gold set of each regular document that has one, as attention-check
+    answers (app.adjudication.gold), by document database id."""
+    wanted = {d.external_id: d.id for d in study.documents if not d.is_check}
+    by_document: dict[str, list[dict]] = defaultdict(list)
+    for record in iter_gold_records():
+        if record["document_id"] in wanted:
+            by_document[record["document_id"]].append(record)
+    return {wanted[key]: attention_gold(records) for key, records in by_document.items()}

@@ -9,7 +9,7 @@ from playwright.sync_api import Page, expect
 from sqlalchemy import select
 
 from app.core.extensions import db
-from app.exports.writers import ExportFilter, iter_annotation_records
+from app.exports.record import ExportFilter, iter_annotation_records
 from app.models import AnnotationSession
 from app.suggestions.records import iter_suggestion_records
 from tests.support.annotate_page import select_span

@@ -16,7 +16,7 @@ import uuid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.exports.writers import ExportFilter, iter_annotation_records
+from app.exports.record import ExportFilter, iter_annotation_records
 from app.imports.document_formats import parse_documents
 from app.imports.document_store import import_documents
 

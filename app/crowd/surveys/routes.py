@@ -197,6 +197,6 @@ def ended(token: str):
         outcome=session.outcome or "no_consent",
         return_url=return_url,
         # The outcome's platform code, never the session's own: that one is earned by
-        # doing the task (app.exports.writers).
+        # doing the task (app.crowd.sessions.end_code).
         shown_code=domain.end_code(session, earned=False),
     )
