@@ -91,11 +91,9 @@ def register_blueprints(app: Flask) -> None:
 
 def register_cli(app: Flask) -> None:
     """Add the project's flask commands."""
-    from app.adjudication.cli import register as register_adjudication_cli
     from app.cli import register
 
     register(app)
-    register_adjudication_cli(app)
 
 
 def register_errorhandlers(app: Flask) -> None:

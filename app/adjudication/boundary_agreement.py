@@ -1,4 +1,4 @@
-"""`flask agreement --gamma`: boundary-aware agreement, computed outside page requests.
+"""Boundary-aware agreement (`flask agreement --gamma`), computed outside page requests.
 
 Per document with at least two submitted sessions: gamma (app.adjudication.gamma) over
 the live annotations, each document's paragraphs laid end to end (one character between
@@ -16,14 +16,10 @@ report says how many of each (`left_out`).
 
 from __future__ import annotations
 
-import json
-import sys
 from collections import defaultdict
 from statistics import fmean
 from typing import Any
 
-import click
-from flask.cli import with_appcontext
 from sqlalchemy import select
 
 from app.adjudication.gamma import Unit, bootstrap_ci, mean_linked_pair_f1, pooled_mc_se
@@ -53,7 +49,7 @@ GAMMA_UNIT = (
 PAIR_UNIT = "F1 of linked span pairs (both spans overlap, same category), mean over annotator pairs"
 
 
-def _documents(document: str | None) -> tuple[list[tuple[int, str]], list[str]]:
+def documents_to_compare(document: str | None) -> tuple[list[tuple[int, str]], list[str]]:
     """The documents with submitted sessions, (id, external id), and the external ids of
     the attention checks among them (left out)."""
     submitted = select(AnnotationSession.document_id).where(
@@ -132,7 +128,7 @@ def agreement_report(
     samples = samples or gamma_samples()
     rows = []
     directory = cache_dir()
-    documents, checks = _documents(document)
+    documents, checks = documents_to_compare(document)
     workers = [] if include_flagged else list(left_out_workers(study_settings()).values())
     left_out = {worker.label for worker in workers}
     with BoundedGamma(analysis_limits()) as runner:
@@ -191,85 +187,3 @@ def _pooled(values: list[float | None], seed: int, unit: str) -> dict[str, Any]:
         "unit": unit,
         "documents": len(present),
     }
-
-
-def _number(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}"
-
-
-@click.command("agreement")
-@click.option("--gamma", "with_gamma", is_flag=True, required=True, help="Compute gamma.")
-@click.option("--document", help="Only this document (its external id).")
-@click.option(
-    "--samples",
-    type=click.IntRange(1, 10000),
-    default=None,
-    help="Random continua for the expected disorder (default: GAMMA_SAMPLES, 100).",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every sampler.")
-@click.option(
-    "--include-flagged",
-    is_flag=True,
-    help="Count the sessions of workers who failed checks or training or were flagged by "
-    "their attention checks (left out by default, as in study-report).",
-)
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
-)
-@with_appcontext
-def agreement_command(
-    with_gamma: bool,
-    document: str | None,
-    samples: int | None,
-    seed: int,
-    include_flagged: bool,
-    fmt: str,
-) -> None:
-    """Boundary-aware agreement of submitted sessions: gamma (Mathet et al. 2015) per
-    document and pooled, and the F1 of linked span pairs, with bootstrap 95% intervals
-    over documents. Gamma is a Monte-Carlo estimate: fixed --samples and --seed make it
-    reproducible, and its Monte-Carlo standard error is given beside it. Each document's
-    gamma runs under ANALYSIS_TIME_LIMIT and ANALYSIS_MEMORY_LIMIT; documents over them
-    are listed as skipped. Attention-check documents are left out, and so are the sessions
-    of workers who failed checks or training or were flagged (see --include-flagged)."""
-    documents, checks = _documents(document)
-    if document is not None and checks:
-        raise click.BadParameter(
-            f"{document!r} is an attention check: no agreement figure counts it",
-            param_hint="--document",
-        )
-    if document is not None and not documents:
-        raise click.BadParameter(
-            f"no document {document!r} with submitted sessions", param_hint="--document"
-        )
-    with click.progressbar(length=len(documents), label="Computing gamma", file=sys.stderr) as bar:
-        report = agreement_report(document, samples, seed, bar.update, include_flagged)
-    if fmt == "json":
-        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
-        return
-    left_out = report["left_out"]
-    if left_out["documents"]:
-        click.echo(
-            f"Left out: {len(left_out['documents'])} attention-check document(s) "
-            f"({', '.join(left_out['documents'])})"
-        )
-    if left_out["annotators"]:
-        workers = ", ".join(f"{w['annotator_id']} ({w['reason']})" for w in left_out["annotators"])
-        click.echo(
-            f"Left out: the sessions of {len(left_out['annotators'])} worker(s): {workers} "
-            "(--include-flagged counts them)"
-        )
-    for name, figure in report["agreement"].items():
-        ci = figure["ci95"]
-        interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
-        mc_se = f" (Monte-Carlo SE {figure['mc_se']:.4f})" if figure.get("mc_se") else ""
-        click.echo(f"{name}: {_number(figure['value'])}{interval}{mc_se}  ({figure['unit']})")
-        if figure.get("skipped"):
-            skipped = ", ".join(figure["skipped"])
-            click.echo(f"  skipped (over the analysis limits): {skipped}")
-    click.echo(f"{'document':<30} {'annotators':>10} {'gamma':>7} {'pair F1':>7}")
-    for row in report["documents"]:
-        click.echo(
-            f"{row['document_id'][:30]:<30} {row['annotators']:>10} "
-            f"{_number(row['gamma']):>7} {_number(row['linked_pair_f1']):>7}"
-        )

@@ -1,8 +1,8 @@
 """Storing input documents: new, updated or unchanged, all or nothing.
 
 Parsing and normalisation live in app/imports/document_formats.py (pure); this module compares
-the parsed documents with the database and writes them in one transaction, and holds the
-`flask import-documents` command.
+the parsed documents with the database and writes them in one transaction (`flask
+import-documents`: app/imports/cli.py).
 
 A document is matched by its external id. Same paragraphs (same content hash) and same
 title, language, entities, meta and gold: unchanged. Same paragraphs, other metadata: updated in
@@ -12,26 +12,17 @@ removed) or validation items point into the old text; then the whole import is r
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
-import click
-from flask.cli import with_appcontext
 from sqlalchemy import case, delete, func, insert, null, select, update
-from sqlalchemy.exc import IntegrityError
 
-from app.cli import fail
 from app.core.errors import ProblemsError
 from app.core.extensions import db
-from app.imports.document_formats import DocumentFileError, DocumentInput, parse_documents
+from app.imports.document_formats import DocumentInput
 from app.models import Annotation, AnnotationSession, Document, Paragraph, ValidationItem
 
-# Above this many documents the CLI shows a progress bar (on stderr).
-PROGRESS_THRESHOLD = 200
 # Rows per statement: well under SQLite's and PostgreSQL's bound-parameter limits.
 CHUNK = 500
 
@@ -163,7 +154,7 @@ def _stored_work(document_ids: list[int]) -> dict[int, tuple[int, int]]:
 
 def _text_changed(external_id: str, annotations: int, items: int) -> str:
     """The refusal for a document whose paragraphs changed under stored work."""
-    parts = [_plural(annotations, "annotation"), _plural(items, "validation item")]
+    parts = [plural(annotations, "annotation"), plural(items, "validation item")]
     what = " and ".join(part for part in parts if part)
     verb = "points" if annotations + items == 1 else "point"
     return (
@@ -270,56 +261,8 @@ def _chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
         yield items[start : start + size]
 
 
-def _plural(count: int, noun: str) -> str:
+def plural(count: int, noun: str) -> str:
+    """'1 noun', 'N nouns', or '' for none."""
     if not count:
         return ""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-@click.command("import-documents")
-@click.argument("path", type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path))
-@click.option(
-    "--dry-run",
-    is_flag=True,
-    help="Check everything and report what would change, without writing anything.",
-)
-@with_appcontext
-def import_documents_command(path: Path, dry_run: bool) -> None:
-    """Import the documents in PATH (a file, or a folder of .txt, .json and .jsonl files).
-
-    Formats, told apart by content: FALTE JSON {"doc-id": [paragraphs]}, a JSON list or
-    JSON lines of {"id", "paragraphs" | "text", ...} records, or plain text with paragraphs
-    separated by blank lines (the id is the file name without .txt). The import is all or
-    nothing; importing the same file again changes nothing.
-    """
-    try:
-        inputs = parse_documents(path)
-    except DocumentFileError as exc:
-        fail(
-            f"{path}: {_plural(len(exc.problems), 'problem')}; nothing imported:",
-            str(exc).splitlines(),
-        )
-    try:
-        if dry_run:
-            report = preview_import(inputs)
-        else:
-            with _progress_bar(len(inputs)) as progress:
-                report = import_documents(inputs, progress=progress)
-    except DocumentImportRefused as exc:
-        fail(f"{path}: import refused; nothing imported:", str(exc).splitlines())
-    except IntegrityError as exc:  # another import wrote the same ids meanwhile
-        fail(f"{path}: the database refused the import; nothing imported:", [str(exc.orig)])
-    if dry_run:
-        click.echo(f"Dry run: would import {report.summary()} ({path}); nothing written")
-    else:
-        click.echo(f"Imported {report.summary()} ({path})")
-
-
-@contextmanager
-def _progress_bar(total: int) -> Iterator[Progress | None]:
-    if total <= PROGRESS_THRESHOLD:
-        yield None
-        return
-    # sys.stderr is looked up now, not at import, so a test runner's capture sees it.
-    with click.progressbar(length=total, label="Importing documents", file=sys.stderr) as bar:
-        yield bar.update

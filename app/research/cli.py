@@ -13,7 +13,7 @@ from flask.cli import with_appcontext
 from sqlalchemy import select
 from werkzeug.security import generate_password_hash
 
-from app.cli import echo_report, report_format_option
+from app.core.cli_kit import echo_report, report_format_option
 from app.core.extensions import db
 from app.exports.record import ExportFilter
 from app.models import Document, Researcher

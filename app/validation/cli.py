@@ -9,7 +9,7 @@ from urllib.parse import quote
 import click
 from flask.cli import AppGroup
 
-from app.cli import echo_ambiguous, echo_report, fail, flag, report_format_option
+from app.core.cli_kit import echo_ambiguous, echo_report, fail, flag, report_format_option
 from app.crowd.identity import annotator_name_option, signed_link
 from app.imports.item_formats import DECISIONS, FORMATS
 from app.taxonomy import current_taxonomy

@@ -6,7 +6,7 @@ import click
 from flask.cli import with_appcontext
 from sqlalchemy.exc import IntegrityError
 
-from app.cli import fail
+from app.core.cli_kit import fail
 from app.core.extensions import db
 from app.crowd.checks.plant import KINDS, PlantError, parse_kinds, plant
 from app.imports.document_formats import document_from_record
