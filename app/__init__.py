@@ -1,4 +1,10 @@
-"""Application factory: reads like a table of contents."""
+"""Application factory: reads like a table of contents.
+
+Each register_* function imports what it registers when it runs, not when `app` is
+imported: every module of the package (a background gamma worker, the check-taxonomy
+plugin, gunicorn's logger class) imports `app` first, and must not load every blueprint
+with it. These are the only imports inside functions in app/ (docs/architecture.md).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from typing import Any
 from flask import Flask
 
 from app.core.json_provider import SafeJSONProvider
-from config.settings import Config, config_for
+from config.settings import ROOT, Config, config_for
 
 
 def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
@@ -47,7 +53,7 @@ def register_extensions(app: Flask) -> None:
     text_guard.init_app(app)  # first: its check runs before CSRF and every view
     add_autocommit_bind(app)
     db.init_app(app)
-    migrate.init_app(app, db, directory=str(_root() / "migrations"))
+    migrate.init_app(app, db, directory=str(ROOT / "migrations"))
     csrf.init_app(app)
     limiter.init_app(app)
     login_manager.init_app(app)
@@ -63,10 +69,10 @@ def register_blueprints(app: Flask) -> None:
     from app.annotate import api_bp as annotate_api_bp
     from app.annotate import bp as annotate_bp
     from app.core.extensions import csrf
-    from app.crowd.assignment import bp as assignment_bp
+    from app.crowd.assignment.routes import bp as assignment_bp
     from app.crowd.surveys.routes import bp as surveys_bp
-    from app.crowd.training import api_bp as training_api_bp
-    from app.crowd.training import bp as training_bp
+    from app.crowd.training.routes import api_bp as training_api_bp
+    from app.crowd.training.routes import bp as training_bp
     from app.main import bp as main_bp
     from app.research import bp as research_bp
     from app.validation import bp as validation_bp
@@ -101,9 +107,3 @@ def register_errorhandlers(app: Flask) -> None:
     from app.core.errors import register
 
     register(app)
-
-
-def _root():
-    from config.settings import ROOT
-
-    return ROOT

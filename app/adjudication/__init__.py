@@ -9,7 +9,7 @@ from flask import Blueprint
 
 from app.core.errors import ApiError
 from app.core.extensions import db
-from app.research.auth import require_researcher
+from app.core.researcher_guard import require_researcher
 
 bp = Blueprint("adjudication", __name__)
 bp.before_request(require_researcher)

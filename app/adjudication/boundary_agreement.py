@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.adjudication.gamma import Unit, bootstrap_ci, mean_linked_pair_f1, pooled_mc_se
+from app.adjudication.gamma import Unit, mean_linked_pair_f1, pooled_mc_se
 from app.adjudication.gamma_cache import (
     analysis_limits,
     cache_dir,
@@ -37,6 +37,7 @@ from app.core.extensions import db
 from app.crowd.checks.flagged import left_out_workers
 from app.crowd.settings import study_settings
 from app.models import AnnotationSession, Annotator, Document
+from app.rules.intervals import bootstrap_mean_ci
 from app.rules.metrics import unit_rows
 from app.rules.statuses import SessionStatus
 
@@ -180,7 +181,7 @@ def agreement_report(
 
 def _pooled(values: list[float | None], seed: int, unit: str) -> dict[str, Any]:
     present = [v for v in values if v is not None]
-    ci = bootstrap_ci(present, seed=seed)
+    ci = bootstrap_mean_ci(present, seed=seed)
     return {
         "value": fmean(present) if present else None,
         "ci95": list(ci) if ci else None,

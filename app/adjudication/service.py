@@ -24,7 +24,6 @@ from app.adjudication.candidates import (
     group_candidates,
     merged,
 )
-from app.annotate.severity import check_severity
 from app.core.errors import ApiError
 from app.core.extensions import db
 from app.core.persistence import upsert_insert
@@ -37,6 +36,7 @@ from app.models import (
     Paragraph,
     Researcher,
 )
+from app.rules.annotation import check_severity
 from app.rules.spans import Span, SpanError, check_annotation
 from app.rules.statuses import SessionStatus
 from app.taxonomy import Taxonomy

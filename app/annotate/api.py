@@ -11,7 +11,6 @@ from typing import TypeVar
 from flask import jsonify
 
 from app.annotate import api_bp, reads, writes
-from app.annotate.refusals import step_pending_error, study_ended_error
 from app.annotate.schemas import (
     AnnotationIn,
     HeartbeatIn,
@@ -28,7 +27,7 @@ from app.core.rate_limits import limit_blueprint, url_token
 from app.core.request_json import json_object
 from app.core.security import require_capability_csrf
 from app.crowd import journey as steps
-from app.crowd import sessions as domain
+from app.crowd.session_errors import NO_SESSION, step_pending_error, study_ended_error
 from app.rules.statuses import SessionStatus
 from app.suggestions import arms as suggestion_arms
 from app.suggestions import decisions as suggestion_decisions
@@ -79,7 +78,7 @@ def get_session(token: str):
     _require_task_step(token)
     session = reads.read_session(token)
     if session is None:
-        raise ApiError.not_found(domain.NO_SESSION)
+        raise ApiError.not_found(NO_SESSION)
     if session.outcome is not None and session.status != SessionStatus.SUBMITTED:
         raise study_ended_error()  # ended before its task, in a study without steps
     return jsonify(session_state(session, reads.live_annotations(session.id)))

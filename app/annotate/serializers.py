@@ -19,12 +19,7 @@ from sqlalchemy import Row
 
 from app.annotate.reads import DocumentView, SessionView
 from app.core.security import capability_csrf_token
-from app.crowd.sessions import (
-    completion_for,
-    document_texts,
-    is_submitted,
-    max_comment_length,
-)
+from app.crowd.sessions import completion_for, document_texts, is_submitted
 from app.crowd.settings import as_utc
 from app.models import Annotation, Document, Paragraph
 from app.rules.entities import entities_for
@@ -32,7 +27,7 @@ from app.rules.platforms import mturk_target
 from app.rules.statuses import SessionStatus
 from app.suggestions.arms import session_arm
 from app.suggestions.decisions import session_suggestions, stored_suggestion_id
-from app.taxonomy import current_taxonomy
+from app.taxonomy import current_taxonomy, max_comment_length
 
 
 def iso_utc(moment: datetime) -> str:

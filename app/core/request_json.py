@@ -1,4 +1,5 @@
-"""Reading a JSON API request body: one set of answers for every JSON endpoint."""
+"""Reading a JSON API request body: one set of answers for every JSON endpoint, and for a
+body that breaks its pydantic model (validation_error)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 from typing import Any
 
 from flask import request
+from pydantic import ValidationError
 from werkzeug.exceptions import BadRequest
 
 from app.core.errors import ApiError
@@ -31,3 +33,24 @@ def json_object(*, optional: bool = False) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ApiError.bad_request("The body must be a JSON object.")
     return body
+
+
+def _field_name(location: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in location) or "body"
+
+
+def validation_error(exc: ValidationError) -> ApiError:
+    """Turn pydantic's errors into one 422 envelope naming the first field at fault."""
+    errors = [
+        {"field": _field_name(error["loc"]), "type": error["type"], "message": error["msg"]}
+        for error in exc.errors(include_url=False, include_context=False, include_input=False)
+    ]
+    first = errors[0]
+    if first["type"] == "extra_forbidden":
+        code, message = "unknown_field", f"Unknown field {first['field']!r}: remove it."
+    elif first["type"] == "missing":
+        code, message = "missing_field", f"Field {first['field']!r} is required."
+    else:
+        code = "invalid_field"
+        message = f"Field {first['field']!r}: {first['message'].removeprefix('Value error, ')}."
+    return ApiError.unprocessable(message, code=code, field=first["field"], errors=errors)

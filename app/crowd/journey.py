@@ -22,6 +22,7 @@ from flask import url_for
 from sqlalchemy import select
 
 from app.core.extensions import db
+from app.crowd.training.service import training_pending
 from app.models import AnnotationSession, ConsentDecision, SurveyAnswer
 from app.rules.statuses import SessionStatus
 from app.taxonomy import Taxonomy, current_taxonomy
@@ -77,16 +78,6 @@ def has_steps_around_task(taxonomy: Taxonomy) -> bool:
     return taxonomy.has_steps_around_task
 
 
-def _training_pending(session: Any) -> bool:
-    """Whether the session must still pass training before the task (app.crowd.training: its
-    worker has not passed it in this study; one who failed it is pending too, and the
-    practice page ends their session)."""
-    # Imported here: app.crowd.training's routes import the annotate package, which imports this.
-    from app.crowd.training.service import training_pending
-
-    return training_pending(session)
-
-
 def current_step(session: Any) -> str:
     """The step this session (anything with id, status, outcome, annotator_id,
     platform_params, platform and submission) is at."""
@@ -95,7 +86,7 @@ def current_step(session: Any) -> str:
     facts = StepFacts(
         submitted=submitted,
         outcome=session.outcome,
-        training_pending=not submitted and _training_pending(session),
+        training_pending=not submitted and training_pending(session),
     )
     if not has_steps_around_task(taxonomy):
         return step_of(facts)

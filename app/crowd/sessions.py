@@ -17,11 +17,10 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from flask import current_app, url_for
+from flask import url_for
 from sqlalchemy import ColumnElement, ScalarSelect, literal_column, or_, select
 from sqlalchemy.orm import joinedload
 
-from app.core.errors import ApiError
 from app.core.extensions import db
 from app.core.persistence import get_or_create
 from app.crowd.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
@@ -35,7 +34,6 @@ from app.rules.statuses import SessionStatus
 from app.taxonomy import current_taxonomy
 
 TOUCH_INTERVAL = timedelta(minutes=1)
-NO_SESSION = "No annotation session has this link. Check the address."
 
 
 @dataclass(frozen=True)
@@ -112,24 +110,6 @@ def record_work(session: AnnotationSession) -> None:
 def is_submitted(session: AnnotationSession) -> bool:
     """True once the worker has submitted; the session is then read-only."""
     return session.status == SessionStatus.SUBMITTED
-
-
-def submitted_error() -> ApiError:
-    """The 409 for a change to a submitted (read-only) session."""
-    return ApiError(
-        409,
-        "session_submitted",
-        "This task has already been submitted; it can no longer be changed.",
-    )
-
-
-def max_comment_length() -> int:
-    """The comment limit: the smaller of the taxonomy's and the app's MAX_COMMENT_LENGTH."""
-    limits = [current_taxonomy().comment.max_length]
-    configured = current_app.config.get("MAX_COMMENT_LENGTH")
-    if isinstance(configured, int) and configured > 0:
-        limits.append(configured)
-    return min(limits)
 
 
 # --- failing is final ---------------------------------------------------------------------

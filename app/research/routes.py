@@ -1,6 +1,6 @@
 """Researcher pages: dashboard, document detail, session viewer, study links, taxonomy preview.
 
-Login is required for all of them (app.research.auth.require_researcher).
+Login is required for all of them (app.core.researcher_guard.require_researcher).
 """
 
 from __future__ import annotations

@@ -14,9 +14,8 @@ from sqlalchemy import select
 
 from app.annotate.serializers import annotation_dict, document_dict, document_entities
 from app.core.extensions import db
-from app.crowd.sessions import max_comment_length
 from app.models import Annotation, AnnotationSession
-from app.taxonomy import current_taxonomy
+from app.taxonomy import current_taxonomy, max_comment_length
 
 
 def viewer_bootstrap(session: AnnotationSession) -> dict[str, Any]:

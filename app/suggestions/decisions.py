@@ -21,7 +21,7 @@ from sqlalchemy import and_, bindparam, exists, func, select, update
 
 from app.core.errors import ApiError
 from app.core.extensions import db
-from app.crowd.sessions import NO_SESSION, submitted_error
+from app.crowd.session_errors import NO_SESSION, submitted_error
 from app.models import Annotation, AnnotationSession, Suggestion, SuggestionRejection, utcnow
 from app.rules.statuses import SessionStatus
 

@@ -21,7 +21,7 @@ from app.taxonomy.model import (
     TrainingSettings,
     ValidationSettings,
 )
-from app.taxonomy.running import current_taxonomy, init_app
+from app.taxonomy.running import current_taxonomy, init_app, max_comment_length
 from app.taxonomy.summary import summarise, training_summary
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "current_taxonomy",
     "init_app",
     "load_taxonomy",
+    "max_comment_length",
     "summarise",
     "training_summary",
 ]

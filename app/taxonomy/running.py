@@ -1,5 +1,6 @@
 """The running app's taxonomy: loaded once at start (`init_app`), read by every request
-(`current_taxonomy`).
+(`current_taxonomy`), with the limit deployment config may put on it
+(`max_comment_length`).
 """
 
 from __future__ import annotations
@@ -18,3 +19,12 @@ def init_app(app: Flask) -> None:
 def current_taxonomy() -> Taxonomy:
     """The taxonomy of the running app."""
     return current_app.extensions["taxonomy"]
+
+
+def max_comment_length() -> int:
+    """The comment limit: the smaller of the taxonomy's and the app's MAX_COMMENT_LENGTH."""
+    limits = [current_taxonomy().comment.max_length]
+    configured = current_app.config.get("MAX_COMMENT_LENGTH")
+    if isinstance(configured, int) and configured > 0:
+        limits.append(configured)
+    return min(limits)

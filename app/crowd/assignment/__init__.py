@@ -1,7 +1,5 @@
-"""Study assignment: GET /start hands a worker the document that most needs annotators."""
+"""Study assignment: GET /start hands a worker the document that most needs annotators.
 
-from flask import Blueprint
-
-bp = Blueprint("assignment", __name__)
-
-from app.crowd.assignment import routes  # noqa: E402,F401
+service.py decides which document (the quota, attention checks, the claim rule of
+claims.py), routes.py serves /start (and the blueprint `bp`).
+"""

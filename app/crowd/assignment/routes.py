@@ -1,13 +1,12 @@
-"""GET /start: the study's single entry link, pasted into Prolific or MTurk."""
+"""GET /start: the study's single entry link, pasted into Prolific or MTurk (the blueprint `bp`)."""
 
 from __future__ import annotations
 
-from flask import make_response, redirect, render_template, request, url_for
+from flask import Blueprint, make_response, redirect, render_template, request, url_for
 
 from app.core.persistence import retry_on_disconnect
 from app.core.rate_limits import limit_opens
 from app.crowd import submissions
-from app.crowd.assignment import bp
 from app.crowd.assignment.service import Stopped, assign
 from app.crowd.identity import (
     OpenRefused,
@@ -21,6 +20,7 @@ from app.crowd.settings import instructions_markup
 from app.rules.platforms import is_mturk_preview
 from app.taxonomy import current_taxonomy
 
+bp = Blueprint("assignment", __name__)
 bp.register_error_handler(OpenRefused, refusal_page)
 bp.register_error_handler(PlaceRefused, place_refusal)
 

@@ -1,13 +1,15 @@
 """The practice page (GET /s/<token>/training) and "Check my answers"
-(POST /api/sessions/<token>/training): parse, call app.crowd.training.service, respond."""
+(POST /api/sessions/<token>/training): parse, call app.crowd.training.service, respond.
+
+The blueprints are made here, not in the package's __init__.py (as in every crowd
+sub-package): lower code imports the package's other modules (app.crowd.journey asks
+service.training_pending), and importing those must not start the routes."""
 
 from __future__ import annotations
 
-from flask import jsonify, make_response, redirect, render_template, url_for
+from flask import Blueprint, jsonify, make_response, redirect, render_template, url_for
 from flask_babel import gettext
 
-from app.annotate.refusals import step_pending_error
-from app.annotate.serializers import api_urls
 from app.core.errors import ApiError
 from app.core.extensions import db
 from app.core.persistence import retry_on_disconnect
@@ -16,10 +18,13 @@ from app.core.request_json import json_object
 from app.core.security import capability_csrf_token, require_capability_csrf
 from app.crowd import journey as steps
 from app.crowd import sessions as domain
-from app.crowd.sessions import max_comment_length
-from app.crowd.training import api_bp, bp, service
+from app.crowd.session_errors import NO_SESSION, step_pending_error
+from app.crowd.training import service
 from app.models import AnnotationSession, utcnow
-from app.taxonomy import current_taxonomy
+from app.taxonomy import current_taxonomy, max_comment_length
+
+bp = Blueprint("training", __name__)
+api_bp = Blueprint("training_api", __name__)
 
 # The same budget as the worker's other writes, keyed by the capability token.
 limit_blueprint(api_bp, "ANNOTATE_WRITE_LIMIT", "annotate", url_token)
@@ -80,7 +85,7 @@ def practice_bootstrap(
             "annotations": None,
             "position": None,
             "submit": None,
-            "heartbeat": api_urls(session.token)["heartbeat"],
+            "heartbeat": url_for("annotate_api.heartbeat", token=session.token),
         },
         "completion": None,
         "mturk": None,
@@ -135,7 +140,7 @@ def check(token: str):
     """Check my answers: feedback, pass or not, and where to go next."""
     session = domain.find_session(token)
     if session is None:
-        raise ApiError.not_found(domain.NO_SESSION)
+        raise ApiError.not_found(NO_SESSION)
     require_capability_csrf("annotate", token)
     if steps.current_step(session) in (steps.CONSENT, steps.BEFORE_SURVEY):
         db.session.commit()

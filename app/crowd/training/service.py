@@ -21,15 +21,15 @@ from pydantic import ValidationError
 from sqlalchemy import case, func, select
 from sqlalchemy.exc import IntegrityError
 
-from app.annotate.refusals import check_rules
-from app.annotate.schemas import AnnotationIn, validation_error
 from app.core.errors import ApiError
 from app.core.extensions import db
+from app.core.request_json import validation_error
 from app.crowd.training.feedback import Answer, CheckResult, PassRule, check_answers, summarise
 from app.models import AnnotationSession, Document, Paragraph, TrainingAttempt
+from app.rules.annotation import AnnotationIn, check_rules
 from app.rules.spans import SpanError
 from app.rules.statuses import SessionStatus
-from app.taxonomy import Taxonomy, current_taxonomy
+from app.taxonomy import Taxonomy, current_taxonomy, max_comment_length
 
 FAILED_TRAINING = "failed_training"
 MAX_ANSWERS = 500  # practice documents are short: more is a broken or hostile client
@@ -272,6 +272,8 @@ def parse_answers(body: Any, document: PracticeDocument) -> list[AnnotationIn]:
                 answer,
                 texts,
                 len(document.texts) - 1,
+                taxonomy=current_taxonomy(),
+                max_comment_length=max_comment_length(),
                 comment_required=False,
                 severity=False,
             )
