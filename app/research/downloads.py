@@ -40,7 +40,7 @@ from app.exports.annotations import (
     write_by_copy,
 )
 from app.exports.record import ExportFilter, annotation_csv_columns
-from app.exports.sessions import SESSION_COLUMNS, count_sessions, iter_session_records
+from app.exports.session_rows import SESSION_COLUMNS, count_sessions, iter_session_records
 from app.exports.writers import Copy, Export, Report
 from app.models import Document
 from app.research import bp

@@ -26,7 +26,7 @@ from app.exports.record import (
     iter_annotation_lines,
     iter_annotation_records,
 )
-from app.exports.sessions import SESSION_COLUMNS
+from app.exports.session_rows import SESSION_COLUMNS
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.research.downloads import command_exports
 from app.taxonomy import current_taxonomy
