@@ -26,7 +26,7 @@ from app.core.persistence import retry_on_disconnect
 from app.core.rate_limits import limit_blueprint, url_token
 from app.core.request_json import json_object
 from app.core.security import require_capability_csrf
-from app.crowd import journey as steps
+from app.crowd import journey
 from app.crowd.session_errors import NO_SESSION, step_pending_error, study_ended_error
 from app.rules.statuses import SessionStatus
 from app.suggestions import arms as suggestion_arms
@@ -63,10 +63,10 @@ def _require_task_step(token: str) -> None:
     training still to do) or ended before it (no_consent, failed_training): the task's
     text and Submit stay closed to a worker the pages would not show them to. No query
     when the taxonomy has no step besides the task (app.crowd.journey)."""
-    found = steps.step_of_token(token)
-    if found is None or found[1] in (steps.TASK, steps.AFTER_SURVEY, steps.DONE):
+    found = journey.step_of_token(token)
+    if found is None or found[1] in (journey.TASK, journey.AFTER_SURVEY, journey.DONE):
         return
-    if found[1] == steps.ENDED:
+    if found[1] == journey.ENDED:
         raise study_ended_error()
     raise step_pending_error()
 

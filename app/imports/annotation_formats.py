@@ -46,7 +46,7 @@ NO_ERROR = "no-error"
 
 
 @dataclass
-class AnnotationIn:
+class ImportedAnnotation:
     """One annotation as read, before its spans are located."""
 
     where: str
@@ -61,7 +61,7 @@ class AnnotationIn:
 
 
 @dataclass
-class SessionIn:
+class ImportedSession:
     """One (document, annotator) reading with its annotations."""
 
     where: str
@@ -69,7 +69,7 @@ class SessionIn:
     annotator: tuple[str, str]  # (platform, external id)
     platform: str
     taxonomy_version: str | None = None
-    annotations: list[AnnotationIn] = field(default_factory=list)
+    annotations: list[ImportedAnnotation] = field(default_factory=list)
 
 
 @dataclass
@@ -77,17 +77,17 @@ class ParsedFile:
     """What a file holds: texts of documents it carries, sessions, problems and warnings."""
 
     texts: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    sessions: dict[tuple[str, tuple[str, str]], SessionIn] = field(default_factory=dict)
+    sessions: dict[tuple[str, tuple[str, str]], ImportedSession] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def session(
         self, where: str, document_id: str, annotator: tuple[str, str], platform: str
-    ) -> SessionIn:
+    ) -> ImportedSession:
         """The session of this (document, annotator), made on first mention."""
         key = (document_id, annotator)
         if key not in self.sessions:
-            self.sessions[key] = SessionIn(where, document_id, annotator, platform)
+            self.sessions[key] = ImportedSession(where, document_id, annotator, platform)
         return self.sessions[key]
 
 
@@ -183,7 +183,7 @@ def _export_record(where: str, record: dict, prefix: str, parsed: ParsedFile) ->
     session.taxonomy_version = version if isinstance(version, str) else session.taxonomy_version
     removed = record.get("removed_at")
     session.annotations.append(
-        AnnotationIn(
+        ImportedAnnotation(
             where,
             label.strip() if label is not None else None,
             span,
@@ -234,7 +234,7 @@ def _read_human(path: Path, text: str, data: Any, prefix: str, parsed: ParsedFil
                 _book_annotation(f"{where} {kind}[{number}]", anno, session, parsed)
 
 
-def _book_annotation(where: str, anno: Any, session: SessionIn, parsed: ParsedFile) -> None:
+def _book_annotation(where: str, anno: Any, session: ImportedSession, parsed: ParsedFile) -> None:
     problems = parsed.problems
     if not isinstance(anno, dict):
         problems.append(f"{where}: must be an object")
@@ -268,7 +268,7 @@ def _book_annotation(where: str, anno: Any, session: SessionIn, parsed: ParsedFi
     unit = ("book", where)  # the rows of one single or relation are one error unit
     for label in kept:
         session.annotations.append(
-            AnnotationIn(
+            ImportedAnnotation(
                 where,
                 label,
                 SpanInput(normalise_text(first).strip()),
@@ -335,5 +335,5 @@ def _falte_row(where: str, row: dict, prefix: str, parsed: ParsedFile) -> None:
     paired = SpanInput(second) if second else None
     comment = _text(row.get("feedback"))
     session.annotations.append(
-        AnnotationIn(where, label, span, paired, comment, order_pair=paired is not None)
+        ImportedAnnotation(where, label, span, paired, comment, order_pair=paired is not None)
     )

@@ -33,7 +33,12 @@ from sqlalchemy import select
 
 from app.core.errors import ProblemsError
 from app.core.extensions import db
-from app.imports.annotation_formats import AnnotationIn, ParsedFile, SessionIn, read_annotations
+from app.imports.annotation_formats import (
+    ImportedAnnotation,
+    ImportedSession,
+    ParsedFile,
+    read_annotations,
+)
 from app.imports.document_formats import DocumentInput
 from app.imports.locate import Located, ambiguity_notes, locate_pair
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
@@ -48,7 +53,7 @@ class AnnotationImportError(ProblemsError):
 
 
 @dataclass
-class ImportSummary:
+class AnnotationImportSummary:
     """What an import did, and what it reported."""
 
     documents_created: list[str] = field(default_factory=list)
@@ -61,7 +66,7 @@ class ImportSummary:
 
 @dataclass
 class _Placed:
-    source: AnnotationIn
+    source: ImportedAnnotation
     category: str | None
     span: Located
     paired: Located | None
@@ -81,14 +86,14 @@ class ImportPlan:
     texts: dict[str, tuple[str, ...]]
     rows: dict[str, Document | None]
     placed: dict[tuple, list[_Placed]]
-    summary: ImportSummary
+    summary: AnnotationImportSummary
 
     @property
     def sessions(self) -> int:
         """How many sessions `store` writes (for a progress bar)."""
         return len(self.placed)
 
-    def store(self, progress: Progress | None = None) -> ImportSummary:
+    def store(self, progress: Progress | None = None) -> AnnotationImportSummary:
         """Write documents, sessions and annotations in one transaction."""
         advance = progress or (lambda _count: None)
         summary, taxonomy = self.summary, current_taxonomy()
@@ -118,7 +123,7 @@ def prepare_import(
 ) -> ImportPlan:
     """Read and check the file, locate every span; raise AnnotationImportError on problems."""
     parsed = read_annotations(Path(path), fmt, id_prefix)
-    summary = ImportSummary(warnings=list(parsed.warnings))
+    summary = AnnotationImportSummary(warnings=list(parsed.warnings))
     problems = list(parsed.problems)
     texts, rows = _documents(parsed, problems)
     keys = {category.key for category in current_taxonomy().categories}
@@ -148,7 +153,7 @@ def import_annotations(
     taxonomy_map: Mapping[str, str] | None = None,
     skip_rejected: bool = False,
     progress: Progress | None = None,
-) -> ImportSummary:
+) -> AnnotationImportSummary:
     """Import the file's annotations as submitted sessions; raise AnnotationImportError."""
     plan = prepare_import(path, fmt, id_prefix, taxonomy_map, skip_rejected)
     return plan.store(progress)
@@ -214,12 +219,12 @@ def _stored_sessions(
 
 
 def _place(
-    annotation: AnnotationIn,
-    session: SessionIn,
+    annotation: ImportedAnnotation,
+    session: ImportedSession,
     texts: dict[str, tuple[str, ...]],
     mapping: Mapping[str, str],
     keys: set[str],
-    summary: ImportSummary,
+    summary: AnnotationImportSummary,
 ) -> _Placed | str:
     category = None if annotation.label is None else category_key(annotation.label, mapping, keys)
     if category is None and annotation.label is not None:
@@ -280,7 +285,7 @@ def _annotator(key: tuple[str, str], cache: dict[tuple[str, str], Annotator]) ->
 
 
 def _store_session(
-    session: SessionIn,
+    session: ImportedSession,
     document: Document,
     placed: list[_Placed],
     annotators: dict[tuple[str, str], Annotator],

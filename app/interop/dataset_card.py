@@ -98,7 +98,7 @@ ERRORS_PER_SENTENCE_DEFINITION = (
 
 
 @dataclass(frozen=True)
-class Figure:
+class CardFigure:
     """One figure of the study with its published definition and 95% interval."""
 
     name: str
@@ -123,7 +123,7 @@ class StudyFacts:
     languages: Sequence[str | None] = ()
     taxonomy: Mapping[str, Any] = field(default_factory=dict)
     protocol: Sequence[str] = ()
-    figures: Sequence[Figure] = ()
+    figures: Sequence[CardFigure] = ()
     excluded: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -417,7 +417,7 @@ def dataset_files(
 # --- from the study ----------------------------------------------------------------------
 
 
-def figures_from_report(report: Mapping[str, Any]) -> list[Figure]:
+def figures_from_report(report: Mapping[str, Any]) -> list[CardFigure]:
     """The figures of a study-report JSON (docs/contracts.md#study-report-json) with their
     definitions:
     BooookScore, errors per 100 sentences per category, and each agreement figure (its
@@ -425,17 +425,19 @@ def figures_from_report(report: Mapping[str, Any]) -> list[Figure]:
     figures = []
     if report.get("booookscore") is not None:
         figures.append(
-            Figure("BooookScore (study)", report["booookscore"], None, BOOOOKSCORE_DEFINITION)
+            CardFigure("BooookScore (study)", report["booookscore"], None, BOOOOKSCORE_DEFINITION)
         )
     for key, value in (report.get("errors_per_sentence") or {}).items():
         figures.append(
-            Figure(f"Errors per 100 sentences: {key}", value, None, ERRORS_PER_SENTENCE_DEFINITION)
+            CardFigure(
+                f"Errors per 100 sentences: {key}", value, None, ERRORS_PER_SENTENCE_DEFINITION
+            )
         )
     for name, figure in (report.get("agreement") or {}).items():
         if isinstance(figure, Mapping):
             ci95 = figure.get("ci95")
             figures.append(
-                Figure(
+                CardFigure(
                     name,
                     figure.get("value"),
                     tuple(ci95) if ci95 else None,  # type: ignore[arg-type]

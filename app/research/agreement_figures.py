@@ -34,7 +34,7 @@ from pathlib import Path
 from app.adjudication import gamma_cache
 from app.adjudication.gamma import pooled_mc_se
 from app.adjudication.gamma_runner import BoundedGamma
-from app.research.dashboard import DocumentRow, Study
+from app.research.dashboard import DashboardView, DocumentRow
 from app.rules.intervals import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -81,7 +81,7 @@ class Figure:
 
 
 def resolve_gamma(
-    study: Study,
+    study: DashboardView,
     compute: bool = False,
     directory: Path | None = None,
     progress: Callable[[int], None] | None = None,
@@ -116,11 +116,11 @@ def resolve_gamma(
     gamma_cache.in_background(missing, directory, samples, limits)
 
 
-def _agreeing(study: Study) -> list[DocumentRow]:
+def _agreeing(study: DashboardView) -> list[DocumentRow]:
     return [document for document in study.documents if not document.is_check]
 
 
-def agreement_figures(study: Study) -> list[Figure]:
+def agreement_figures(study: DashboardView) -> list[Figure]:
     """The five figures with intervals (call resolve_gamma first for gamma)."""
     documents = _agreeing(study)
     parts = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from app.research.dashboard import DocumentRow, Study
+from app.research.dashboard import DashboardView, DocumentRow
 from app.research.pacing import PacingSummary
 from app.taxonomy import Taxonomy
 
@@ -211,7 +211,7 @@ def category_items(counts: Mapping[str, float], taxonomy: Taxonomy) -> list[tupl
     return items
 
 
-def dashboard_charts(study: Study, taxonomy: Taxonomy) -> dict[str, BarChart]:
+def dashboard_charts(study: DashboardView, taxonomy: Taxonomy) -> dict[str, BarChart]:
     """The dashboard's charts: category distribution and errors per sentence."""
     return {
         "categories": bar_chart(

@@ -197,8 +197,9 @@ class AnnotatorRow:
 
 
 @dataclass
-class Study:
-    """Everything the dashboard shows."""
+class DashboardView:
+    """Everything the dashboard shows: the study's documents, sessions and annotators, and the
+    figures computed from them (app.research.study_report reports the same)."""
 
     documents: list[DocumentRow]
     sessions: list[SessionRow]
@@ -285,7 +286,7 @@ def load_study(
     document_id: int | None = None,
     id_prefix: str | None = None,
     include_flagged: bool = False,
-) -> Study:
+) -> DashboardView:
     """Query the study (one document, or those whose id starts with id_prefix): every figure,
     without the sessions of workers left out unless `include_flagged`."""
     now = now or datetime.now(UTC)
@@ -489,7 +490,7 @@ def _compute(
     sessions: list[SessionRow],
     weights: dict[str, float],
     include_flagged: bool = False,
-) -> Study:
+) -> DashboardView:
     # Attention checks (documents with gold spans) measure the workers, not the texts: every
     # study figure leaves them out; their rows still show their own figures. Sessions of
     # workers left out (app.crowd.checks.flagged) count in no figure, unless include_flagged.
@@ -518,7 +519,7 @@ def _compute(
         all_submitted.extend(submitted)
         submitted_sentences += len(document.sentences) * len(submitted)
     regular = [d for d in documents if not d.is_check]
-    return Study(
+    return DashboardView(
         documents=documents,
         sessions=sessions,
         annotators=_annotators(documents, sessions),
@@ -634,7 +635,7 @@ def _annotators(documents: list[DocumentRow], sessions: list[SessionRow]) -> lis
     return list(rows.values())
 
 
-def load_pacing(study: Study, limit: float | None) -> pacing.PacingSummary:
+def load_pacing(study: DashboardView, limit: float | None) -> pacing.PacingSummary:
     """Reading pace of the submitted sessions (app/research/pacing.py): rushing, fatigue."""
     labels = {str(session.id): session.annotator for session in study.sessions}
     counts = {document.external_id: document.paragraph_count for document in study.documents}

@@ -42,7 +42,7 @@ from typing import Any
 from app.adjudication.gold import attention_gold, iter_gold_records
 from app.crowd.settings import study_settings
 from app.research.agreement_figures import Figure, agreement_figures
-from app.research.dashboard import Study, load_study
+from app.research.dashboard import DashboardView, load_study
 from app.rules import metrics
 from app.rules.csv_safety import safe_cell
 from app.rules.metrics import GoldRecall
@@ -56,7 +56,7 @@ def _percent(value: float | None) -> float | None:
 
 
 def gold_scores(
-    study: Study, gold_sets: Mapping[int, list[dict]] | None = None
+    study: DashboardView, gold_sets: Mapping[int, list[dict]] | None = None
 ) -> dict[str, GoldRecall]:
     """Each annotator's score against gold: attention checks' gold (as the dashboard
     scores it) plus, on other documents, their adjudicated gold set (`gold_sets`, by
@@ -75,7 +75,7 @@ def gold_scores(
 
 
 def build_report(
-    study: Study,
+    study: DashboardView,
     category_keys: list[str],
     figures: Sequence[Figure] = (),
     gold_sets: Mapping[int, list[dict]] | None = None,
@@ -249,19 +249,19 @@ def format_csv(report: Mapping[str, Any]) -> str:
     return buffer.getvalue()
 
 
-def load_report_study(id_prefix: str | None = None, include_flagged: bool = False) -> Study:
+def load_report_study(id_prefix: str | None = None, include_flagged: bool = False) -> DashboardView:
     """The running app's study as the report counts it: documents whose id starts with
     `id_prefix`; the workers app.crowd.checks.flagged leaves out counted only with
     `include_flagged`."""
     return load_study(study_settings(), id_prefix=id_prefix, include_flagged=include_flagged)
 
 
-def gamma_to_compute(study: Study) -> int:
+def gamma_to_compute(study: DashboardView) -> int:
     """How many regular documents' gamma the report needs (cached or not)."""
     return sum(not d.is_check and bool(d.figures and d.figures.gamma_key) for d in study.documents)
 
 
-def study_report(study: Study) -> dict[str, Any]:
+def study_report(study: DashboardView) -> dict[str, Any]:
     """The study-report JSON of a loaded study whose gamma is resolved (app.research.
     agreement_figures.resolve_gamma: computed by the command, cached for the downloads)."""
     return build_report(
@@ -272,7 +272,7 @@ def study_report(study: Study) -> dict[str, Any]:
     )
 
 
-def adjudicated_gold(study: Study) -> dict[int, list[dict]]:
+def adjudicated_gold(study: DashboardView) -> dict[int, list[dict]]:
     """The adjudicated gold set of each regular document that has one, as attention-check
     answers (app.adjudication.gold), by document database id."""
     wanted = {d.external_id: d.id for d in study.documents if not d.is_check}

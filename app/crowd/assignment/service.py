@@ -219,7 +219,7 @@ _NEW_SESSION = (
 
 
 @dataclass(frozen=True)
-class Candidate:
+class DocumentOption:
     """A document the worker could get, with the places it already has occupied."""
 
     document_id: int
@@ -335,7 +335,7 @@ def snapshot(
 
 
 def rank_documents(
-    candidates: list[Candidate],
+    candidates: list[DocumentOption],
     quota: int,
     check_share: float,
     checks_so_far: int,
@@ -357,7 +357,7 @@ def rank_documents(
 
 
 def choose_document(
-    candidates: list[Candidate],
+    candidates: list[DocumentOption],
     quota: int,
     check_share: float,
     checks_so_far: int,
@@ -394,7 +394,11 @@ def plan(
     active = [d.document_id for d in resumable if d.my_status == SessionStatus.ACTIVE]
     checks = [d for d in documents if d.is_check]
     ranked = rank_documents(
-        [Candidate(d.document_id, d.occupied, d.is_check) for d in documents if not d.my_status],
+        [
+            DocumentOption(d.document_id, d.occupied, d.is_check)
+            for d in documents
+            if not d.my_status
+        ],
         quota=quota,
         check_share=settings.attention_check_share,
         checks_so_far=sum(d.occupied for d in checks),

@@ -13,11 +13,11 @@ from flask import Blueprint, abort, redirect, render_template, request, url_for
 from flask_babel import gettext
 from markupsafe import Markup
 
+from app.core.extensions import db
 from app.core.i18n import N_
 from app.core.persistence import retry_on_disconnect
 from app.core.security import CSRF_HEADER, capability_csrf_token, check_capability_csrf
-from app.crowd import journey as steps
-from app.crowd import sessions as domain
+from app.crowd import journey, sessions
 from app.crowd.surveys import store
 from app.crowd.surveys.answers import field_name, parse_survey_form
 from app.models import AnnotationSession, utcnow
@@ -26,7 +26,7 @@ from app.taxonomy import current_taxonomy
 bp = Blueprint("surveys", __name__)
 
 CSRF_SCOPE = "annotate"  # the same token as the annotator page's: one capability
-SURVEY_STEPS = {"before": steps.BEFORE_SURVEY, "after": steps.AFTER_SURVEY}
+SURVEY_STEPS = {"before": journey.BEFORE_SURVEY, "after": journey.AFTER_SURVEY}
 # Worker-visible text, in one place; translated where it is shown (the 404 page translates
 # its description: app/core/errors.py).
 TEXT = {
@@ -52,22 +52,22 @@ def _no_store(response):
 
 def _session_at(token: str, step: str) -> tuple[AnnotationSession | None, str | None]:
     """(session, None) when the session is at `step`; (None, where to go) otherwise."""
-    session = domain.find_session(token)
+    session = sessions.find_session(token)
     if session is None:
         abort(404, description=TEXT["not_found"])
-    current = steps.current_step(session)
+    current = journey.current_step(session)
     if current != step:
-        return None, steps.step_url(token, current)
+        return None, journey.step_url(token, current)
     return session, None
 
 
 def _seen(session: AnnotationSession) -> None:
     """Record activity, and that a browser loaded a page of the session: a worker reading
     the consent or a survey holds the document's place (app.crowd.assignment.claims)."""
-    domain.touch(session)
+    sessions.touch(session)
     if session.page_loaded_at is None:
         session.page_loaded_at = utcnow()
-    domain.db.session.commit()
+    db.session.commit()
 
 
 def _csrf_refused(token: str):
@@ -101,7 +101,7 @@ def consent(token: str):
     refused = _csrf_refused(token)
     if refused is not None:
         return refused
-    session, elsewhere = _session_at(token, steps.CONSENT)
+    session, elsewhere = _session_at(token, journey.CONSENT)
     if session is None:
         return redirect(elsewhere, code=303)
     taxonomy = current_taxonomy()
@@ -119,9 +119,9 @@ def consent(token: str):
             consent_html=consent_html,
             error=_text("bad_decision"),
         )
-    domain.record_work(session)  # a finished step: written with the decision
+    sessions.record_work(session)  # a finished step: written with the decision
     store.record_consent(session.id, decision == "agree", taxonomy.consent or "")
-    return redirect(steps.step_url(token, steps.current_step(session)), code=303)
+    return redirect(journey.step_url(token, journey.current_step(session)), code=303)
 
 
 @bp.route("/s/<token>/survey/before", methods=["GET", "POST"])
@@ -152,13 +152,13 @@ def _survey(token: str, which: str):
     parsed = parse_survey_form(questions, request.form.getlist, gettext)
     if parsed.errors:
         return _render_survey(session, which, parsed.raw, parsed.errors, status=422)
-    domain.record_work(session)  # a finished step: written with the answers
+    sessions.record_work(session)  # a finished step: written with the answers
     store.save_survey(session.id, which, questions, parsed.answers)
-    after = steps.current_step(session)
-    if after == steps.DONE:
+    after = journey.current_step(session)
+    if after == journey.DONE:
         # The last step: the completion page, which sends the worker back to the study.
         return redirect(url_for("annotate.complete", token=token, follow=1), code=303)
-    return redirect(steps.step_url(token, after), code=303)
+    return redirect(journey.step_url(token, after), code=303)
 
 
 def _render_survey(session, which, raw, errors, *, status=200, error=None):
@@ -183,13 +183,13 @@ def ended(token: str):
     """The end of a study that ended before the task (declined consent), with the way
     back to the study; it follows that link by itself. Records no activity: the session
     stays released."""
-    session = domain.find_session(token)
+    session = sessions.find_session(token)
     if session is None:
         abort(404, description=TEXT["not_found"])
-    current = steps.current_step(session)
-    if current != steps.ENDED:
-        return redirect(steps.step_url(token, current), code=303)
-    address = domain.exit_url(session)
+    current = journey.current_step(session)
+    if current != journey.ENDED:
+        return redirect(journey.step_url(token, current), code=303)
+    address = sessions.exit_url(session)
     return_url = None if address == url_for("annotate.complete", token=token) else address
     return _render(
         "surveys/end.html",
@@ -198,5 +198,5 @@ def ended(token: str):
         return_url=return_url,
         # The outcome's platform code, never the session's own: that one is earned by
         # doing the task (app.crowd.sessions.end_code).
-        shown_code=domain.end_code(session, earned=False),
+        shown_code=sessions.end_code(session, earned=False),
     )

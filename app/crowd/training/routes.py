@@ -16,8 +16,7 @@ from app.core.persistence import retry_on_disconnect
 from app.core.rate_limits import limit_blueprint, url_token
 from app.core.request_json import json_object
 from app.core.security import capability_csrf_token, require_capability_csrf
-from app.crowd import journey as steps
-from app.crowd import sessions as domain
+from app.crowd import journey, sessions
 from app.crowd.session_errors import NO_SESSION, step_pending_error
 from app.crowd.training import service
 from app.models import AnnotationSession, utcnow
@@ -47,7 +46,7 @@ def _not_found_page():
 def next_url(session: AnnotationSession) -> str:
     """The page of the step the worker is at now (app.crowd.journey): the next practice text,
     the task, or the end of the study."""
-    return steps.step_url(session.token, steps.current_step(session))
+    return journey.step_url(session.token, journey.current_step(session))
 
 
 def practice_bootstrap(
@@ -105,13 +104,13 @@ def practice_bootstrap(
 @retry_on_disconnect
 def practice_page(token: str):
     """The practice page: the annotator page on the next practice document."""
-    session = domain.find_session(token)
+    session = sessions.find_session(token)
     if session is None:
         return _not_found_page()
-    if steps.current_step(session) != steps.TRAINING:
+    if journey.current_step(session) != journey.TRAINING:
         db.session.commit()
         return redirect(next_url(session), code=303)
-    domain.touch(session)
+    sessions.touch(session)
     state = service.training_state(session)
     if state.failed:  # used up in another session of the same study
         service.end_with_failed_training(session)
@@ -138,16 +137,16 @@ def practice_page(token: str):
 @retry_on_disconnect
 def check(token: str):
     """Check my answers: feedback, pass or not, and where to go next."""
-    session = domain.find_session(token)
+    session = sessions.find_session(token)
     if session is None:
         raise ApiError.not_found(NO_SESSION)
     require_capability_csrf("annotate", token)
-    if steps.current_step(session) in (steps.CONSENT, steps.BEFORE_SURVEY):
+    if journey.current_step(session) in (journey.CONSENT, journey.BEFORE_SURVEY):
         db.session.commit()
         raise step_pending_error()  # no step out of order: practice comes after consent
     if session.outcome is None:
-        domain.touch(session)
-        domain.record_work(session)  # a finished step: written with the attempt
+        sessions.touch(session)
+        sessions.record_work(session)  # a finished step: written with the attempt
     checked = service.check_attempt(session, json_object())
     body = checked.to_dict()
     if checked.failed or checked.finished:
