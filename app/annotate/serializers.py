@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -20,7 +19,6 @@ from sqlalchemy import Row
 from app.annotate.reads import DocumentView, SessionView
 from app.core.security import capability_csrf_token
 from app.crowd.sessions import completion_for, document_texts, is_submitted
-from app.crowd.settings import as_utc
 from app.models import Annotation, Document, Paragraph
 from app.rules.entities import entities_for
 from app.rules.platforms import mturk_target
@@ -28,11 +26,6 @@ from app.rules.statuses import SessionStatus
 from app.suggestions.arms import session_arm
 from app.suggestions.decisions import session_suggestions, stored_suggestion_id
 from app.taxonomy import current_taxonomy, max_comment_length
-
-
-def iso_utc(moment: datetime) -> str:
-    """ISO-8601 in UTC (app.crowd.settings.as_utc: SQLite's naive datetimes are UTC)."""
-    return as_utc(moment).astimezone(UTC).isoformat()
 
 
 def paragraph_dict(paragraph: Paragraph) -> dict[str, Any]:
@@ -62,7 +55,7 @@ def annotation_dict(annotation: Annotation | Row) -> dict[str, Any]:
         "paired_span": paired,
         "comment": annotation.comment,
         "severity": annotation.severity,
-        "created_at": iso_utc(annotation.created_at),
+        "created_at": annotation.created_at.isoformat(),
         **_made_from(annotation),
     }
 

@@ -11,7 +11,7 @@ has null seconds.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, and_, func, select
@@ -32,20 +32,12 @@ PARAGRAPH_COLUMNS = (
 BATCH = 1000
 
 
-def _epoch(value: datetime | None) -> float | None:
-    if value is None:
-        return None
-    if value.tzinfo is None:  # SQLite gives naive datetimes; they are stored as UTC
-        value = value.replace(tzinfo=UTC)
-    return value.timestamp()
-
-
 def seconds_visible(
     stored: float, visit_started: float | None, session_end: datetime | None
 ) -> float:
     """Closed visits plus the open one, counted up to the session's end (submit or last
     activity); an open visit the clock cannot place counts nothing."""
-    end = _epoch(session_end)
+    end = None if session_end is None else session_end.timestamp()
     if visit_started is None or end is None or end <= visit_started:
         return stored
     return stored + (end - visit_started)

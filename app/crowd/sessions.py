@@ -26,7 +26,7 @@ from app.core.persistence import get_or_create
 from app.crowd.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
 from app.crowd.journey import after_task_url
 from app.crowd.networks import PlaceRefused, take_network_room
-from app.crowd.settings import EffectiveStudySettings, as_utc, study_settings
+from app.crowd.settings import EffectiveStudySettings, study_settings
 from app.models import Annotation, AnnotationSession, Document, Paragraph, utcnow
 from app.rules.metrics import attention_flagged, gold_recall
 from app.rules.outcomes import FINAL_FAILURES, session_outcome, shown_code
@@ -77,7 +77,7 @@ def seen_seconds_ago(last_seen_at: datetime | None) -> float:
     """Seconds since last_seen_at was written (infinite when never)."""
     if last_seen_at is None:
         return math.inf
-    return (utcnow() - as_utc(last_seen_at)).total_seconds()
+    return (utcnow() - last_seen_at).total_seconds()
 
 
 def touch_due(last_seen_at: datetime | None, status: str, outcome: str | None = None) -> bool:

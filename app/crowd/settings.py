@@ -80,13 +80,6 @@ def study_settings() -> EffectiveStudySettings:
     )
 
 
-def as_utc(moment: datetime | None) -> datetime | None:
-    """SQLite returns naive datetimes for timezone-aware columns: they are UTC."""
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    return moment.replace(tzinfo=UTC)
-
-
 def instructions_markup(taxonomy: Taxonomy) -> Markup:
     """The taxonomy's Markdown instructions as HTML that Jinja will not escape again.
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import partial
 from json.encoder import encode_basestring as _quote  # C-accelerated
 from operator import itemgetter
@@ -42,7 +42,7 @@ from app.taxonomy import Taxonomy, current_taxonomy
 BATCH = 1000
 # Category key -> (name, type); category_lookup falls back to (key, "unknown").
 Categories = Callable[[str | None], tuple[str | None, str | None]]
-# The SQL text of timestamps: always in UTC with microseconds, as iso_utc writes them.
+# The SQL text of timestamps: always in UTC with microseconds, as iso_text writes them.
 ISO = 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"'
 
 
@@ -69,13 +69,10 @@ class Format:
         )
 
 
-def iso_utc(value: datetime | None) -> str | None:
-    """A timestamp as ISO-8601 text in UTC with microseconds (None stays None)."""
-    if value is None:
-        return None
-    if value.tzinfo is None:  # SQLite hands back naive datetimes; they were stored as UTC
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
+def iso_text(value: datetime | None) -> str | None:
+    """A moment as every export writes it: ISO-8601 with microseconds, in UTC (the columns'
+    type, app.models.UTCDateTime, reads them so); None stays None."""
+    return None if value is None else value.isoformat(timespec="microseconds")
 
 
 def _text_json(value: str | None) -> str:
@@ -128,8 +125,8 @@ BOOL = Format(
     lambda value: "true" if value else "false",
 )
 TIMESTAMP = Format(
-    iso_utc,
-    lambda value: _text_json(iso_utc(value)),
+    iso_text,
+    lambda value: _text_json(iso_text(value)),
     lambda column, taxonomy: func.to_char(func.timezone("UTC", column), ISO),
 )
 SPAN = Format(_span_python, _span_json, _span_sql)  # null when its paragraph is

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from app.core.extensions import db
 from app.crowd.checks.flagged import left_out_workers
 from app.crowd.settings import study_settings
-from app.exports.record import BATCH, ExportFilter, iso_utc
+from app.exports.record import BATCH, ExportFilter, iso_text
 from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.taxonomy import Taxonomy, current_taxonomy
 
@@ -73,8 +73,6 @@ def iter_session_records(
     for session, document_id, annotator, count in result:
         status = session.status
         last_seen = session.last_seen_at
-        if last_seen is not None and last_seen.tzinfo is None:
-            last_seen = last_seen.replace(tzinfo=UTC)
         if status == "active" and last_seen is not None and last_seen < idle_since:
             status = "abandoned"
         params = session.platform_params or {}
@@ -86,9 +84,9 @@ def iter_session_records(
             **{column: params.get(key) for key, column in PLATFORM_COLUMNS},
             "status": status,
             "outcome": session.outcome,
-            "started_at": iso_utc(session.started_at),
-            "last_seen_at": iso_utc(session.last_seen_at),
-            "submitted_at": iso_utc(session.submitted_at),
+            "started_at": iso_text(session.started_at),
+            "last_seen_at": iso_text(session.last_seen_at),
+            "submitted_at": iso_text(session.submitted_at),
             # A code is earned at Submit: one listed earlier could pay unfinished work.
             "completion_code": session.completion_code if session.status == "submitted" else None,
             "furthest_paragraph": session.furthest,

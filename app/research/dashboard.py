@@ -33,7 +33,7 @@ from app.core.extensions import db
 from app.crowd.assignment.claims import ClaimRule
 from app.crowd.checks.flagged import LeftOut, left_out_workers
 from app.crowd.paragraph_times import iter_paragraph_records
-from app.crowd.settings import EffectiveStudySettings, as_utc
+from app.crowd.settings import EffectiveStudySettings
 from app.models import UNIT_ID, Annotation, AnnotationSession, Annotator, Document, Paragraph
 from app.research import mqm, pacing
 from app.rules import metrics
@@ -418,7 +418,6 @@ def _sessions(
         worked,
         verification,
     ) in db.session.execute(query):
-        started, seen, submitted = as_utc(started), as_utc(seen), as_utc(submitted)
         if status == SessionStatus.ACTIVE and seen < cutoff:
             status = SessionStatus.ABANDONED
         ended = submitted or seen

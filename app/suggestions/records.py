@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from app.core.extensions import db
-from app.exports.record import iso_utc as _iso  # the exports' one ISO-8601 form
+from app.exports.record import iso_text  # the exports' one ISO-8601 form
 from app.models import (
     Annotation,
     AnnotationSession,
@@ -71,8 +71,8 @@ def _decisions(document: str | None) -> dict[int, list[dict[str, Any]]]:
                 "session_id": str(session_id),
                 "decision": DECISION_OF_ORIGIN[origin],
                 "annotation_id": client_id,
-                "at": _iso(at),
-                "withdrawn_at": _iso(removed),
+                "at": iso_text(at),
+                "withdrawn_at": iso_text(removed),
             }
         )
     for pk, session_id, at, withdrawn in db.session.execute(rejected):
@@ -81,8 +81,8 @@ def _decisions(document: str | None) -> dict[int, list[dict[str, Any]]]:
                 "session_id": str(session_id),
                 "decision": "rejected",
                 "annotation_id": None,
-                "at": _iso(at),
-                "withdrawn_at": _iso(withdrawn),
+                "at": iso_text(at),
+                "withdrawn_at": iso_text(withdrawn),
             }
         )
     for items in decisions.values():

@@ -67,14 +67,6 @@ def test_an_active_session_never_seen_holds_nothing():
     assert not occupies("active", LOADED, None)
 
 
-def test_naive_datetimes_from_sqlite_are_utc():
-    naive = (NOW - timedelta(minutes=5)).replace(tzinfo=None)
-    assert occupies("active", LOADED.replace(tzinfo=None), naive, STARTED.replace(tzinfo=None))
-    assert not occupies("active", LOADED, naive, rule=ClaimRule.at(NOW, 3))
-    fresh = ago(minutes=4).replace(tzinfo=None)
-    assert occupies("active", fresh, naive, started=fresh, worked=None)
-
-
 @pytest.mark.parametrize(
     ("started", "holds"),
     [

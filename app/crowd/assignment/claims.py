@@ -43,16 +43,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, DateTime, and_, bindparam, or_
+from sqlalchemy import ColumnElement, and_, bindparam, or_
 
-from app.crowd.settings import as_utc
+from app.models import UTCDateTime
 from app.rules.statuses import SessionStatus
 
 LOAD_GRACE = timedelta(minutes=1)
 WORK_GRACE = timedelta(minutes=5)
-_ACTIVE_SINCE = bindparam("claim_active_since", type_=DateTime(timezone=True))
-_UNLOADED_SINCE = bindparam("claim_unloaded_since", type_=DateTime(timezone=True))
-_IDLE_STARTED_SINCE = bindparam("claim_idle_started_since", type_=DateTime(timezone=True))
+_ACTIVE_SINCE = bindparam("claim_active_since", type_=UTCDateTime())
+_UNLOADED_SINCE = bindparam("claim_unloaded_since", type_=UTCDateTime())
+_IDLE_STARTED_SINCE = bindparam("claim_idle_started_since", type_=UTCDateTime())
 
 
 @dataclass(frozen=True)
@@ -81,11 +81,11 @@ class ClaimRule:
             return True
         if status != SessionStatus.ACTIVE or last_seen_at is None:
             return False
-        idle_since_start = started_at is None or as_utc(started_at) < self.idle_started_since
+        idle_since_start = started_at is None or started_at < self.idle_started_since
         if worked_at is None and idle_since_start:
             return False
         since = self.active_since if page_loaded_at is not None else self.unloaded_since
-        return as_utc(last_seen_at) >= since
+        return last_seen_at >= since
 
     def params(self) -> dict[str, datetime]:
         """The parameters of the `holds_place` condition at this instant."""

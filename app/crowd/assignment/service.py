@@ -113,7 +113,7 @@ from app.crowd.sessions import (
     start_or_resume_session,
     worker_failure,
 )
-from app.crowd.settings import EffectiveStudySettings, as_utc, study_settings
+from app.crowd.settings import EffectiveStudySettings, study_settings
 from app.crowd.submissions import submission_session
 from app.models import AnnotationSession, Annotator, Document, new_completion_code, new_token
 from app.rules.outcomes import CODE_PLACEHOLDER, completion_address
@@ -328,7 +328,7 @@ def snapshot(
         .all()
     )
     documents = [
-        DocumentState(doc_id, bool(gold), occupied, status, as_utc(seen))
+        DocumentState(doc_id, bool(gold), occupied, status, seen)
         for doc_id, gold, occupied, status, seen, _worker in rows
     ]
     return documents, rows[0][5] if rows else None

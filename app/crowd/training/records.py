@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import func, select
@@ -38,14 +37,6 @@ TRAINING_COLUMNS = (
     "feedback",
 )
 BATCH = 1000
-
-
-def _iso(value: datetime | None) -> str | None:
-    if value is None:
-        return None
-    if value.tzinfo is None:  # SQLite gives naive datetimes; they are stored as UTC
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).isoformat()
 
 
 _ATTEMPTS = (
@@ -77,7 +68,7 @@ def iter_training_records(as_text: bool = False) -> Iterator[dict[str, Any]]:
             "missed": kinds["missed"],
             "extra": kinds["extra"],
             "annotations": len(spans),
-            "created_at": _iso(attempt.created_at),
+            "created_at": attempt.created_at.isoformat() if attempt.created_at else None,
             "spans": json.dumps(spans, ensure_ascii=False) if as_text else spans,
             "feedback": json.dumps(feedback, ensure_ascii=False) if as_text else feedback,
         }
