@@ -80,8 +80,9 @@ def build_report(
     figures: Sequence[Figure] = (),
     gold_sets: Mapping[int, list[dict]] | None = None,
 ) -> dict[str, Any]:
-    """The study-report JSON of a loaded study (see the module docstring); `figures`
-    from app.research.agreement_figures, `gold_sets` the adjudicated gold of regular documents."""
+    """The study-report JSON of a loaded study (see the module docstring); `figures` are
+    app.research.agreement_figures', `gold_sets` the adjudicated gold of regular
+    documents."""
     regular = [document for document in study.documents if not document.is_check]
     rates = study.errors_per_sentence
     keys = [*category_keys, *sorted(set(rates) - set(category_keys))]
