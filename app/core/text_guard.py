@@ -83,7 +83,7 @@ def check_request() -> None:
         body = req.get_json(silent=True)
         found = next(bad_strings(body), None) if body is not None else None
         if found is not None:
-            # 422 like any other field that breaks a rule (app.annotate.schemas' envelope).
+            # 422 like any other field that breaks a rule (app.core.request_json.validation_error).
             field, problem = found
             raise ApiError.unprocessable(
                 f"Field '{field or 'body'}': {problem}.", code="invalid_field", field=field
