@@ -29,7 +29,8 @@ run: $(VENV)/.installed ## Set up and serve the demo on http://127.0.0.1:5000 (S
 	@$(FLASK) list-documents --base-url http://$(HOST):$(PORT)
 	$(FLASK) run --host $(HOST) --port $(PORT)
 
-test: $(VENV)/.installed-dev ## Set up and run every test: unit, integration (SQLite + PostgreSQL), browser
+test: $(VENV)/.installed-dev ## Set up and run every test: import contracts, unit, integration (SQLite + PostgreSQL), browser
+	$(VENV)/bin/lint-imports --no-logo  # who may import whom: pyproject.toml, docs/architecture.md
 	PYTHON=$(PY) ./scripts/ensure-browser.sh
 	./scripts/ensure-services.sh
 	./scripts/with-postgres.sh $(PY) -m pytest
@@ -37,9 +38,10 @@ test: $(VENV)/.installed-dev ## Set up and run every test: unit, integration (SQ
 test-unit: $(VENV)/.installed-dev ## Only the unit tests (no database, no browser)
 	$(PY) -m pytest tests/unit
 
-lint: $(VENV)/.installed-dev ## ruff check and format check
+lint: $(VENV)/.installed-dev ## ruff check and format check, and the import contracts
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-logo
 
 format: $(VENV)/.installed-dev ## ruff format and autofix
 	$(VENV)/bin/ruff format .
@@ -58,7 +60,7 @@ bench: $(VENV)/.installed-dev ## Run the benchmarks (prints ratios to in-run bas
 
 # Interface translations (docs/i18n.md): two domains, `messages` (templates, Python; compiled
 # to the committed .mo files Flask-Babel reads) and `js` (the ES modules' t() calls; its .po
-# is read as it is by app/i18n.py, so it needs no compiling).
+# is read as it is by app/core/i18n.py, so it needs no compiling).
 PYBABEL := $(VENV)/bin/pybabel
 I18N_COPYRIGHT := --project=falte-annotation --copyright-holder="the project's authors" --no-location --sort-output
 

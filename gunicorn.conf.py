@@ -30,7 +30,7 @@ keepalive = 5
 accesslog = "-"
 errorlog = "-"
 # Worker and validator tokens never reach the access log (/s/<redacted>).
-logger_class = "app.gunicorn_logging.RedactingLogger"
+logger_class = "app.core.gunicorn_logging.RedactingLogger"
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 
 

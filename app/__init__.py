@@ -1,4 +1,10 @@
-"""Application factory: reads like a table of contents."""
+"""Application factory: reads like a table of contents.
+
+Each register_* function imports what it registers when it runs, not when `app` is
+imported: every module of the package (a background gamma worker, the check-taxonomy
+plugin, gunicorn's logger class) imports `app` first, and must not load every blueprint
+with it. These are the only imports inside functions in app/ (docs/architecture.md).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,8 @@ from typing import Any
 
 from flask import Flask
 
-from app.json_provider import SafeJSONProvider
-from config.settings import Config, config_for
+from app.core.json_provider import SafeJSONProvider
+from config.settings import ROOT, Config, config_for
 
 
 def create_app(config: Config | Mapping[str, Any] | None = None) -> Flask:
@@ -39,14 +45,15 @@ def configure(app: Flask, config: Config | Mapping[str, Any] | None) -> None:
 
 def register_extensions(app: Flask) -> None:
     """Bind the unbound extensions and the taxonomy to this app."""
-    from app import i18n, security, static_urls, taxonomy, text_guard
-    from app.extensions import csrf, db, limiter, login_manager, migrate
-    from app.persistence import add_autocommit_bind
+    from app import taxonomy
+    from app.core import i18n, security, static_urls, text_guard
+    from app.core.extensions import csrf, db, limiter, login_manager, migrate
+    from app.core.persistence import add_autocommit_bind
 
     text_guard.init_app(app)  # first: its check runs before CSRF and every view
     add_autocommit_bind(app)
     db.init_app(app)
-    migrate.init_app(app, db, directory=str(_root() / "migrations"))
+    migrate.init_app(app, db, directory=str(ROOT / "migrations"))
     csrf.init_app(app)
     limiter.init_app(app)
     login_manager.init_app(app)
@@ -61,13 +68,13 @@ def register_blueprints(app: Flask) -> None:
     from app.adjudication import bp as adjudication_bp
     from app.annotate import api_bp as annotate_api_bp
     from app.annotate import bp as annotate_bp
-    from app.assignment import bp as assignment_bp
-    from app.extensions import csrf
+    from app.core.extensions import csrf
+    from app.crowd.assignment.routes import bp as assignment_bp
+    from app.crowd.surveys.routes import bp as surveys_bp
+    from app.crowd.training.routes import api_bp as training_api_bp
+    from app.crowd.training.routes import bp as training_bp
     from app.main import bp as main_bp
     from app.research import bp as research_bp
-    from app.surveys.routes import bp as surveys_bp
-    from app.training import api_bp as training_api_bp
-    from app.training import bp as training_bp
     from app.validation import bp as validation_bp
 
     app.register_blueprint(main_bp)
@@ -81,30 +88,22 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(research_bp, url_prefix="/research")
     app.register_blueprint(adjudication_bp, url_prefix="/research")
     # Worker and validator APIs check a CSRF token derived from their capability token
-    # (app.security), because a crowd platform's iframe may block the session cookie.
+    # (app.core.security), because a crowd platform's iframe may block the session cookie.
     csrf.exempt(annotate_api_bp)
     csrf.exempt(training_api_bp)
     csrf.exempt(validation_bp)
-    csrf.exempt(surveys_bp)  # its forms carry the capability-derived token (app.surveys)
+    csrf.exempt(surveys_bp)  # its forms carry the capability-derived token (app.crowd.surveys)
 
 
 def register_cli(app: Flask) -> None:
     """Add the project's flask commands."""
-    from app.adjudication.cli import register as register_adjudication_cli
     from app.cli import register
 
     register(app)
-    register_adjudication_cli(app)
 
 
 def register_errorhandlers(app: Flask) -> None:
     """JSON envelope for API clients, HTML pages for browsers."""
-    from app.errors import register
+    from app.core.errors import register
 
     register(app)
-
-
-def _root():
-    from config.settings import ROOT
-
-    return ROOT

@@ -25,10 +25,11 @@ from sqlalchemy import (
     func,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
 
-from app.extensions import db
-from app.languages import direction_of
-from app.statuses import SessionStatus
+from app.core.extensions import db
+from app.rules.languages import direction_of
+from app.rules.statuses import SessionStatus
 
 # SQLite only auto-increments INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
@@ -45,6 +46,35 @@ def known_values(column: str, values: tuple[str, ...]) -> CheckConstraint:
 def utcnow() -> datetime:
     """Timezone-aware now, used as a callable column default."""
     return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator):
+    """A moment, read back as an aware datetime in UTC on both databases; stored as before.
+
+    PostgreSQL stores `timestamp with time zone` and hands values back in the connection's
+    time zone; SQLite stores the naive text SQLAlchemy writes (UTC: the app writes nothing
+    else) and hands back naive datetimes. Every moment column takes this type, so code
+    compares, subtracts and formats moments without converting them first. Written: an
+    aware value is converted to UTC (the stored text on SQLite is the one it always was), a
+    naive one is taken as UTC. No migration: the column type in the database is unchanged.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        """A moment to store: in UTC."""
+        return None if value is None else _in_utc(value)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        """A stored moment: aware, in UTC."""
+        return None if value is None else _in_utc(value)
+
+
+def _in_utc(value: datetime) -> datetime:
+    if value.tzinfo is None:  # SQLite: written in UTC, read back without a zone
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
 
 
 def new_token() -> str:
@@ -71,7 +101,7 @@ class Document(db.Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     external_id: Mapped[str] = mapped_column(String(200), unique=True)
     title: Mapped[str | None] = mapped_column(String(500))
-    # BCP 47 tag (app.languages): sets the pages' lang/dir and the sentence splitter.
+    # BCP 47 tag (app.rules.languages): sets the pages' lang/dir and the sentence splitter.
     language: Mapped[str | None] = mapped_column(String(35))
     meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     entities: Mapped[list[str]] = mapped_column(JSON, default=list)
@@ -79,10 +109,8 @@ class Document(db.Model):
     gold: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON(none_as_null=True))
     content_hash: Mapped[str] = mapped_column(String(64))
     paragraph_count: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), default=utcnow, onupdate=utcnow
-    )
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
     paragraphs: Mapped[list[Paragraph]] = relationship(
         back_populates="document",
@@ -129,7 +157,7 @@ class Annotator(db.Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     platform: Mapped[str] = mapped_column(String(20))  # prolific | mturk | direct | anonymous
     external_id: Mapped[str] = mapped_column(String(200))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     @property
     def label(self) -> str:
@@ -139,7 +167,7 @@ class Annotator(db.Model):
 
 class WorkerSession:
     """The columns an annotation and a validation session share: the capability token, the
-    status (app.statuses), the platform that sent the worker, the completion code, times."""
+    status (app.rules.statuses), the platform that sent the worker, the completion code, times."""
 
     token: Mapped[str] = mapped_column(String(64), unique=True, default=new_token)
     status: Mapped[str] = mapped_column(String(16), default=SessionStatus.ACTIVE)
@@ -147,8 +175,8 @@ class WorkerSession:
     # Platform parameters: study_id, session_id, assignment_id, hit_id, turk_submit_to...
     platform_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     completion_code: Mapped[str] = mapped_column(String(40), default=new_completion_code)
-    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class AnnotationSession(WorkerSession, db.Model):
@@ -169,7 +197,7 @@ class AnnotationSession(WorkerSession, db.Model):
         ),
         Index("ix_annotation_sessions_document_status", "document_id", "status"),
         Index("ix_annotation_sessions_network_status", "network", "status"),
-        # One platform submission, one session (app.submissions); NULLs (no submission) never
+        # One platform submission, one session (app.crowd.submissions); NULLs (no submission) never
         # collide.
         UniqueConstraint("annotator_id", "submission"),
         CheckConstraint(
@@ -184,31 +212,31 @@ class AnnotationSession(WorkerSession, db.Model):
     position: Mapped[int] = mapped_column(Integer, default=0)
     furthest: Mapped[int] = mapped_column(Integer, default=0)
     taxonomy_version: Mapped[str] = mapped_column(String(64))
-    # How the worker's part ended (app.outcomes): set when the session ends, None while open.
+    # How the worker's part ended (app.rules.outcomes): set when the session ends, None while open.
     outcome: Mapped[str | None] = mapped_column(String(20))
     is_attention_check: Mapped[bool] = mapped_column(Boolean, default=False)
     # When the worker's browser first loaded the page (None: never, e.g. a link opened by a
-    # script): whether the session holds its place (app.assignment.claims).
-    page_loaded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # script): whether the session holds its place (app.crowd.assignment.claims).
+    page_loaded_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # The first real work (a finished step: consent, a survey, a training check; a save or a
     # move); until then the session holds its place for 5 minutes only (claims).
-    worked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    # The keyed hash of the client network that opened it (app.networks); None for signed
+    worked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # The keyed hash of the client network that opened it (app.crowd.networks); None for signed
     # annotator links and sessions from before the caps.
     network: Mapped[str | None] = mapped_column(String(32))
-    submitted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # The suggestions arm the worker is in ("show" | "none"; app.suggestions.arms), set when
     # the page is first loaded in a study that uses suggestions; None otherwise.
     arm: Mapped[str | None] = mapped_column(String(20))
     # The platform submission the session belongs to: Prolific's SESSION_ID, MTurk's
-    # assignmentId; None for other workers (app.submissions: one submission, one session).
+    # assignmentId; None for other workers (app.crowd.submissions: one submission, one session).
     submission: Mapped[str | None] = mapped_column(String(200))
     # Prolific's API on this arrival (app.prolific): verified, or unverified when it did not
     # answer in time; None when it was not asked (no PROLIFIC_API_TOKEN, other platforms).
     verification: Mapped[str | None] = mapped_column(String(12))
-    # When the task was first served (every step before it done, app.steps): the task's
+    # When the task was first served (every step before it done, app.crowd.journey): the task's
     # moves are refused until then, so no paragraph text leaves before consent.
-    task_opened_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    task_opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
     document: Mapped[Document] = relationship()
     annotator: Mapped[Annotator] = relationship()
@@ -252,15 +280,15 @@ class Annotation(db.Model):
     span_text: Mapped[str] = mapped_column(Text)
     # A taxonomy key; None only for an imported error that came without a label (a
     # BooookScore relation with empty shared_labels): it counts in the BooookScore score
-    # and in no category (app.metrics). The worker API always requires one.
+    # and in no category (app.rules.metrics). The worker API always requires one.
     category: Mapped[str | None] = mapped_column(String(64))
     paired_paragraph_id: Mapped[int | None] = mapped_column(Integer)
     paired_start: Mapped[int | None] = mapped_column(Integer)
     paired_end: Mapped[int | None] = mapped_column(Integer)
     paired_text: Mapped[str | None] = mapped_column(Text)
     comment: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # The error unit the row belongs to: the id of the unit's first row, shared by the rows
     # one imported span with several labels became (one row per label); None: the row is a
     # unit of its own (every worker's Add). UNIT_ID reads it with that default.
@@ -275,7 +303,7 @@ class Annotation(db.Model):
     session: Mapped[AnnotationSession] = relationship(back_populates="annotations")
 
 
-# An annotation's error unit in SQL: its unit_id, else its own id (app.metrics: the
+# An annotation's error unit in SQL: its unit_id, else its own id (app.rules.metrics: the
 # BooookScore score counts units; exports give it as `unit_id`).
 UNIT_ID = func.coalesce(Annotation.unit_id, Annotation.id)
 
@@ -291,7 +319,7 @@ class ValidationRound(db.Model):
     # Copied from the taxonomy's validation section: reasons, partial_counts_as_valid.
     settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     seed: Mapped[int | None] = mapped_column(Integer)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     items: Mapped[list[ValidationItem]] = relationship(
         back_populates="round", order_by="ValidationItem.order_key"
@@ -355,8 +383,8 @@ class ValidationSession(WorkerSession, db.Model):
     current_item_id: Mapped[int | None] = mapped_column(
         ForeignKey("validation_items.id", ondelete="SET NULL")
     )
-    assigned_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    # The keyed hash of the client network that made the reservation (app.networks).
+    assigned_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # The keyed hash of the client network that made the reservation (app.crowd.networks).
     network: Mapped[str | None] = mapped_column(String(32))
 
     round: Mapped[ValidationRound] = relationship()
@@ -384,7 +412,7 @@ class ValidationJudgment(db.Model):
     verdict: Mapped[str] = mapped_column(String(10))
     reasons: Mapped[list[str]] = mapped_column(JSON, default=list)
     explanation: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     item: Mapped[ValidationItem] = relationship()
 
@@ -397,8 +425,8 @@ class Researcher(UserMixin, db.Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     email: Mapped[str] = mapped_column(String(320), unique=True)
     password_hash: Mapped[str] = mapped_column(String(256))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    last_login_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # Logout and `create-researcher --reset` increment it: it is part of the id kept in
     # the session and remember-me cookies, so every cookie issued before stops working.
     session_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
@@ -429,8 +457,8 @@ class ParagraphTiming(db.Model):
 
     session_id: Mapped[int] = mapped_column(ForeignKey("annotation_sessions.id"), primary_key=True)
     paragraph_id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    first_shown_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    left_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    first_shown_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    left_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     visit_started: Mapped[float | None] = mapped_column(Float)
     seconds_visible: Mapped[float] = mapped_column(Float, default=0.0)
     active_seconds: Mapped[float] = mapped_column(Float, default=0.0)
@@ -469,19 +497,19 @@ class AdjudicationDecision(db.Model):
     annotation_ids: Mapped[list[int]] = mapped_column(JSON, default=list)
     note: Mapped[str | None] = mapped_column(Text)
     decided_by_id: Mapped[int] = mapped_column(ForeignKey("researchers.id"))
-    decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    decided_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     decided_by: Mapped[Researcher] = relationship()
 
 
 class TrainingAttempt(db.Model):
-    """One "Check my answers" on a practice document (app.training, docs/training.md).
+    """One "Check my answers" on a practice document (app.crowd.training, docs/training.md).
 
     Practice annotations never become `annotations` rows: the spans a worker had marked
     and the feedback they got are kept here, one row per attempt. `study_key` names the
     study (a hash of the taxonomy title and the platform study id), so a worker who passed
     is not trained again in the same study, whichever document they are given. A Prolific
-    worker's attempts also name their submission (`submission`, app.submissions): what is
+    worker's attempts also name their submission (`submission`, app.crowd.submissions): what is
     done under one SESSION_ID never counts for another. The unique constraint numbers the
     attempts per worker and study, so checks sent at once cannot both be attempt 1."""
 
@@ -515,13 +543,13 @@ class TrainingAttempt(db.Model):
     recall: Mapped[float | None] = mapped_column(Float)
     precision: Mapped[float | None] = mapped_column(Float)
     passed: Mapped[bool] = mapped_column(Boolean, default=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     document: Mapped[Document] = relationship()
 
 
 class ConsentDecision(db.Model):
-    """A worker's answer on the consent page (app.steps): one per session, never changed.
+    """A worker's answer on the consent page (app.crowd.journey): one per session, never changed.
 
     `consent_version` identifies the consent text the worker was shown (a hash of it), so
     a decision stays tied to the exact wording after the taxonomy is edited."""
@@ -531,7 +559,7 @@ class ConsentDecision(db.Model):
     session_id: Mapped[int] = mapped_column(ForeignKey("annotation_sessions.id"), primary_key=True)
     agreed: Mapped[bool] = mapped_column(Boolean)
     consent_version: Mapped[str] = mapped_column(String(16))
-    decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    decided_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 SURVEYS = ("before", "after")
@@ -542,7 +570,7 @@ class SurveyAnswer(db.Model):
 
     A survey's answers are stored together in one transaction, one row per question
     (`answer` null for an optional question left blank), so any row means the survey is
-    done: a second Finish of the same survey finds them and stores nothing (app.surveys).
+    done: a second Finish of the same survey finds them and stores nothing (app.crowd.surveys).
     `answer` is the option text (choice), a list of option texts (multi), an integer
     (likert) or the text written (text)."""
 
@@ -559,7 +587,7 @@ class SurveyAnswer(db.Model):
     question_key: Mapped[str] = mapped_column(String(64), primary_key=True)
     question_type: Mapped[str] = mapped_column(String(8))
     answer: Mapped[Any] = mapped_column(JSON(none_as_null=True), nullable=True)
-    answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    answered_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class Suggestion(db.Model):
@@ -599,7 +627,7 @@ class Suggestion(db.Model):
     question: Mapped[str | None] = mapped_column(Text)
     comment: Mapped[str | None] = mapped_column(Text)
     ambiguous: Mapped[bool] = mapped_column(Boolean, default=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class SuggestionRejection(db.Model):
@@ -617,12 +645,12 @@ class SuggestionRejection(db.Model):
     session_id: Mapped[int] = mapped_column(ForeignKey("annotation_sessions.id"))
     suggestion_id: Mapped[int] = mapped_column(BigId, ForeignKey("suggestions.id"))
     client_id: Mapped[str] = mapped_column(String(36))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    withdrawn_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    withdrawn_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class SubmissionBinding(db.Model):
-    """The first submission a Prolific participant arrived with in a study (app.submissions).
+    """The first submission a Prolific participant arrived with in a study (app.crowd.submissions).
 
     First binding wins: the primary key lets one arrival bind the participant; another
     SESSION_ID of the same PROLIFIC_PID in the study is a conflict (IdentityConflict) and
@@ -636,7 +664,7 @@ class SubmissionBinding(db.Model):
     participant: Mapped[str] = mapped_column(String(200), primary_key=True)
     study_id: Mapped[str] = mapped_column(String(200), primary_key=True)
     submission: Mapped[str] = mapped_column(String(200))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 IDENTITY_DECISIONS = ("allowed", "refused")
@@ -644,7 +672,7 @@ IDENTITY_DECISIONS = ("allowed", "refused")
 
 class IdentityConflict(db.Model):
     """A participant who arrived with another submission than the one they are bound to:
-    what the dashboard lists with **Allow** / **Keep refused** (app.submissions). Allowed,
+    what the dashboard lists with **Allow** / **Keep refused** (app.crowd.submissions). Allowed,
     the submission opens a session of its own; refused (or undecided), it opens nothing."""
 
     __tablename__ = "identity_conflicts"
@@ -668,10 +696,10 @@ class IdentityConflict(db.Model):
     bound_submission: Mapped[str] = mapped_column(String(200))  # the binding's SESSION_ID
     submission: Mapped[str] = mapped_column(String(200))  # the one that was refused
     arrivals: Mapped[int] = mapped_column(Integer, default=1)
-    first_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    first_seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     decision: Mapped[str | None] = mapped_column(String(10))
-    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     decided_by_id: Mapped[int | None] = mapped_column(ForeignKey("researchers.id"))
 
     decided_by: Mapped[Researcher | None] = relationship()

@@ -31,7 +31,7 @@ def create_database(prefix: str = "falte_bench") -> str:
     from flask_migrate import upgrade
 
     from app import create_app
-    from app.extensions import db
+    from app.core.extensions import db
 
     name = f"{prefix}_{uuid.uuid4().hex[:8]}"
     base, admin = _admin_engine()

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from sqlalchemy import event, insert, select
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import (
     Annotation,
     AnnotationSession,

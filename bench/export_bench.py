@@ -3,7 +3,8 @@
     python -m bench.export_bench [--annotations 1000000] [--small 100000] [--rounds 3]
 
 Seeds a scratch database with N annotations (COPY), then times, in the same run:
-  - the CLI export (app.export.write_export, the code behind `flask export-annotations`),
+  - the CLI export (app/research/downloads.py's EXPORTS["annotations"].write, the code behind
+    `flask export-annotations`),
     in a child process that also reports its peak memory (VmHWM);
   - the download: GET /research/export/annotations.jsonl from gunicorn (gunicorn.conf.py,
     one worker) by a logged-in researcher, read to a file; the worker's peak memory;
@@ -53,14 +54,15 @@ def peak_rss_kb() -> int:
 def child_export(output: str) -> None:
     """Run in a child process: export to `output`, print seconds and peak memory as JSON."""
     from app import create_app
-    from app.export import ExportFilter, write_export
+    from app.exports.record import ExportFilter
+    from app.research.downloads import EXPORTS
 
     app = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": os.environ["BENCH_DB"]})
     with app.app_context():
         before_kb = peak_rss_kb()
         started = time.perf_counter()
         with open(output, "w", encoding="utf-8", newline="") as out:
-            write_export(out, "jsonl", "annotations", ExportFilter())
+            EXPORTS["annotations"].write(out, "jsonl", ExportFilter())
         seconds = time.perf_counter() - started
     peak_kb = peak_rss_kb()
     print(json.dumps({"seconds": seconds, "peak_kb": peak_kb, "before_kb": before_kb}))
@@ -99,7 +101,7 @@ def add_researcher(url: str) -> None:
     from werkzeug.security import generate_password_hash
 
     from app import create_app
-    from app.extensions import db
+    from app.core.extensions import db
     from app.models import Researcher
 
     app = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": url})

@@ -101,9 +101,9 @@ def _random_span(rng: random.Random, paragraph_id: int, text: str) -> dict:
 
 def seed(app, paragraphs: int, annotations: int, rng: random.Random) -> tuple[str, str, list[str]]:
     """Store the document and two sessions at its last paragraph; (full, empty) tokens, texts."""
-    from app.document_formats import DocumentInput
-    from app.documents import import_documents
-    from app.extensions import db
+    from app.core.extensions import db
+    from app.imports.document_formats import DocumentInput
+    from app.imports.document_store import import_documents
     from app.models import Annotation, AnnotationSession, Annotator, Document
     from app.taxonomy import current_taxonomy
 
@@ -242,7 +242,7 @@ def measure(url: str, args: argparse.Namespace) -> dict[str, float]:
     finally:
         server.shutdown()
         with app.app_context():
-            from app.extensions import db
+            from app.core.extensions import db
 
             db.engine.dispose()
     return figures

@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
     from sqlalchemy import text
 
     from app import create_app
-    from app.extensions import db
+    from app.core.extensions import db
     from app.validation.report import compute_report
     from app.validation.rounds import find_round
 

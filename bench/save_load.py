@@ -238,9 +238,9 @@ def run_threads(target, count: int, *args) -> tuple[list, float]:
 def seed_document(database_url: str) -> None:
     """One document of PARAGRAPHS paragraphs, imported through the real importer."""
     from app import create_app
-    from app.document_formats import DocumentInput
-    from app.documents import import_documents
-    from app.extensions import db
+    from app.core.extensions import db
+    from app.imports.document_formats import DocumentInput
+    from app.imports.document_store import import_documents
 
     rng = random.Random(7)
     words = "the keeper Zoë saw a ship 🚢 near harbour lights storm letter".split()

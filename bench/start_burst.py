@@ -157,9 +157,9 @@ def run_burst(port: int, times: list[float], in_flight: int, tag: str) -> Burst:
 def seed_documents(database_url: str, count: int) -> None:
     """`count` documents of 6 paragraphs, imported through the real importer."""
     from app import create_app
-    from app.document_formats import DocumentInput
-    from app.documents import import_documents
-    from app.extensions import db
+    from app.core.extensions import db
+    from app.imports.document_formats import DocumentInput
+    from app.imports.document_store import import_documents
 
     rng = random.Random(11)
     words = "the keeper saw a ship near the harbour lights in the storm with a letter".split()

@@ -57,7 +57,7 @@ class Config:
                 max_overflow=int(env.get("DB_MAX_OVERFLOW", "5")),
             )
         # PostgreSQL: the worker's hot statements are prepared once per connection
-        # (app.prepared); 0 behind a pooler in transaction mode (PgBouncer).
+        # (app.core.prepared); 0 behind a pooler in transaction mode (PgBouncer).
         self.DB_PREPARED_STATEMENTS = env.get("DB_PREPARED_STATEMENTS", "1") not in (
             "0",
             "false",
@@ -74,7 +74,7 @@ class Config:
         self.ANALYSIS_MEMORY_LIMIT = int(env.get("ANALYSIS_MEMORY_LIMIT", "1024"))
         self.MAX_CONTENT_LENGTH = int(env.get("MAX_CONTENT_LENGTH", str(64 * 1024)))
         self.MAX_COMMENT_LENGTH = 2000
-        # Rate limits (app.rate_limits): on, counted in memory per process unless
+        # Rate limits (app.core.rate_limits): on, counted in memory per process unless
         # RATELIMIT_STORAGE_URI names a shared store (redis://...).
         self.RATELIMIT_ENABLED = True
         self.RATELIMIT_STORAGE_URI = env.get("RATELIMIT_STORAGE_URI", "memory://")
@@ -113,16 +113,16 @@ class Config:
         # Opens of a start link (/start, /annotate/..., /id=..., /validate/...) per client
         # address: room for a lab's workers behind one NAT, not for draining a study.
         self.OPEN_RATE_LIMIT = env.get("OPEN_RATE_LIMIT", "60 per minute")
-        # Who may open without a platform id (app.identity): an unsigned `annotator=NAME`,
+        # Who may open without a platform id (app.crowd.identity): an unsigned `annotator=NAME`,
         # and a link naming nobody (a new anonymous worker; the taxonomy's
         # `study: anonymous: true` allows that in production too).
         self.UNSIGNED_ANNOTATOR_LINKS = True
         self.ANONYMOUS_WORKERS = True
-        # Prolific arrivals (app.submissions): production refuses them unless the taxonomy
+        # Prolific arrivals (app.crowd.submissions): production refuses them unless the taxonomy
         # names its `study.prolific_study_id`, and without a SESSION_ID.
         self.REQUIRE_PROLIFIC_STUDY_ID = False
         # Prolific's API checks each new Prolific arrival when a token is set
-        # (app.prolific_api); PROLIFIC_API_URL lets tests point at a stand-in.
+        # (app.crowd.prolific_api); PROLIFIC_API_URL lets tests point at a stand-in.
         self.PROLIFIC_API_TOKEN = env.get("PROLIFIC_API_TOKEN") or None
         self.PROLIFIC_API_URL = env.get("PROLIFIC_API_URL") or "https://api.prolific.com"
         self.PROLIFIC_API_TIMEOUT = float(env.get("PROLIFIC_API_TIMEOUT") or "3")

@@ -19,7 +19,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from app import create_app
-from app.extensions import db
+from app.core.extensions import db
 from tests.support.apps import (
     BOOOOKSCORE_SAMPLE,
     dispose_engines,

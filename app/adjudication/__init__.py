@@ -7,9 +7,9 @@ browsers are redirected to the login page, JSON clients get 401). Errors of its 
 
 from flask import Blueprint
 
-from app.errors import ApiError
-from app.extensions import db
-from app.research.auth import require_researcher
+from app.core.errors import ApiError
+from app.core.extensions import db
+from app.core.researcher_guard import require_researcher
 
 bp = Blueprint("adjudication", __name__)
 bp.before_request(require_researcher)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.spans import Span, SpanError
+from app.rules.spans import Span, SpanError
 
 DECISIONS = ("accept", "reject", "merge", "own")
 
@@ -33,7 +33,7 @@ class Mark:
     span: Span
     paired_span: Span | None = None
     comment: str | None = None
-    unit_id: int | None = None  # the error unit (app.metrics); None: the mark's own
+    unit_id: int | None = None  # the error unit (app.rules.metrics); None: the mark's own
     severity: str | None = None
 
     def to_dict(self) -> dict[str, Any]:

@@ -437,13 +437,3 @@ def mean_linked_pair_f1(
     ]
     kept = [score for score in scores if score is not None]
     return fmean(kept) if kept else None
-
-
-def bootstrap_ci(
-    values: Sequence[float], resamples: int = 1000, seed: int = 0
-) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of the mean, resampling whole documents (one value
-    per document), seeded (app.research.intervals). None with fewer than two documents."""
-    from app.research.intervals import bootstrap_mean_ci
-
-    return bootstrap_mean_ci(values, resamples, seed)

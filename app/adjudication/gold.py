@@ -1,8 +1,9 @@
 """The gold set: export records of the adjudicated spans, with provenance; and
 promotion of a document's gold set to a new attention check (a copy: the document and
-its readings stay as they were).
+its readings stay as they were). The commands, `flask export-gold` and `flask
+promote-gold`, are in app/adjudication/cli.py.
 
-A gold record is an annotation export record (app.export.annotation_record, the one
+A gold record is an annotation export record (app.exports.record.annotation_record, the one
 place the record's fields are declared) whose annotator is `adjudication:gold` on platform
 `adjudication`, plus `"provenance": {"annotators", "merged", "decided_by"}`
 (docs/contracts.md#other-exports): who marked the candidate, whether the span was
@@ -11,29 +12,21 @@ merged, and who decided.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import astuple
-from pathlib import Path
 from typing import Any
 
-import click
-from flask.cli import with_appcontext
 from sqlalchemy import func, select
 
 from app.adjudication.service import GoldSpan, iter_gold
-from app.cli import document_option, fail, file_output_option, records_format_option
-from app.document_formats import document_from_record
-from app.documents import DocumentImportRefused, import_documents
-from app.export import (
+from app.core.extensions import db
+from app.exports.record import (
     ANNOTATION_CSV_COLUMNS,
     annotation_record,
     category_lookup,
     flatten_annotation,
-    iter_csv,
-    iter_jsonl,
 )
-from app.extensions import db
+from app.exports.writers import iter_csv, iter_jsonl
 from app.models import AnnotationSession, Document, Paragraph
 from app.taxonomy import Taxonomy, current_taxonomy
 
@@ -126,13 +119,6 @@ def attention_gold(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return answers
 
 
-def _document_or_fail(external_id: str) -> Document:
-    document = db.session.scalar(select(Document).filter_by(external_id=external_id))
-    if document is None:
-        raise click.BadParameter(f"no document with id {external_id!r}", param_hint="DOC_ID")
-    return document
-
-
 def promoted_copy(source: Document, answers: list[dict[str, Any]]) -> dict[str, Any]:
     """The attention check promote-gold imports: the source's text and descriptions, the
     gold set as its answers, and where it came from under meta."""
@@ -151,7 +137,7 @@ def promoted_copy(source: Document, answers: list[dict[str, Any]]) -> dict[str, 
     }
 
 
-def _copy_refusal(copy_id: str, source_id: str, record: dict[str, Any]) -> str | None:
+def copy_refusal(copy_id: str, source_id: str, record: dict[str, Any]) -> str | None:
     """Why the copy may not be (re)written: another document holds the id, or workers
     already took the copy with other answers (they would be rescored)."""
     existing = db.session.scalar(select(Document).filter_by(external_id=copy_id))
@@ -170,68 +156,3 @@ def _copy_refusal(copy_id: str, source_id: str, record: dict[str, Any]) -> str |
             "promote to a new --id"
         )
     return None
-
-
-@click.command("export-gold")
-@records_format_option
-@file_output_option()
-@document_option
-@with_appcontext
-def export_gold_command(fmt: str, output: Path | None, document: str | None) -> None:
-    """Export the adjudicated gold set: export records plus provenance.
-
-    Each record is an annotation export record (annotator `adjudication:gold`, platform
-    `adjudication`) with "provenance": {"annotators", "merged", "decided_by"}. CSV adds
-    the columns provenance_annotators (;-separated), provenance_merged and
-    provenance_decided_by.
-    """
-    if document is not None:
-        _document_or_fail(document)
-    if output is None:
-        for chunk in gold_chunks(fmt, document):
-            sys.stdout.write(chunk)
-        return
-    with output.open("w", encoding="utf-8", newline="") as out:
-        for chunk in gold_chunks(fmt, document):
-            out.write(chunk)
-    click.echo(f"Wrote the gold set to {output}", err=True)
-
-
-@click.command("promote-gold")
-@click.argument("doc_id")
-@click.option(
-    "--id", "new_id", default=None, help="Id of the new attention check [default: DOC_ID-gold]."
-)
-@with_appcontext
-def promote_gold_command(doc_id: str, new_id: str | None) -> None:
-    """Copy DOC_ID as a new attention check whose answers are DOC_ID's adjudicated gold set.
-
-    The copy (DOC_ID-gold, or --id) has DOC_ID's paragraphs, title, entities and language,
-    and the gold set as its `gold` (each decision's note as the span's explanation), as
-    plant-checks makes a check: new workers get it at the study's attention_check_share
-    and the dashboard scores them on it. DOC_ID, its sessions and every figure made from
-    them stay exactly as they were. Promoting again after more adjudication updates the
-    copy while no worker has taken it; after that, promote to a new --id.
-    """
-    source = _document_or_fail(doc_id)
-    answers = attention_gold(iter_gold_records(doc_id))
-    if not answers:
-        raise click.ClickException(
-            f"Document {doc_id!r} has no adjudicated spans yet: accept, merge or add spans "
-            f"at /research/documents/{doc_id}/adjudicate first."
-        )
-    copy_id = new_id if new_id is not None else f"{doc_id}-gold"
-    record = promoted_copy(source, answers)
-    refusal = _copy_refusal(copy_id, doc_id, record)
-    if refusal:
-        fail(f"{refusal}; nothing changed.")
-    try:
-        report = import_documents([document_from_record(copy_id, record)])
-    except ValueError as exc:
-        fail(f"--id {copy_id!r}: {exc}")
-    except DocumentImportRefused as exc:
-        fail(f"{copy_id}: import refused; nothing changed: {exc}")
-    click.echo(
-        f"{copy_id}: {report.summary()}; an attention check with {len(answers)} gold span(s) "
-        f"from {doc_id}'s adjudication. {doc_id} itself is unchanged."
-    )

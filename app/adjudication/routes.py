@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from flask import Response, jsonify, render_template, request, stream_with_context, url_for
+from flask import jsonify, render_template, url_for
 from flask_login import current_user
 
 from app.adjudication import bp
-from app.adjudication.gold import gold_chunks
 from app.adjudication.service import (
     adjudication_state,
     decision_json,
     document_or_404,
     save_decision,
 )
-from app.errors import ApiError
-from app.request_json import json_object
+from app.core.errors import ApiError
+from app.core.request_json import json_object
 from app.taxonomy import current_taxonomy
 
 
@@ -46,18 +45,3 @@ def decide(document_id: str):
     document = document_or_404(document_id)
     row, created = save_decision(document, current_user, json_object(), current_taxonomy())
     return jsonify(decision_json(row)), 201 if created else 200
-
-
-@bp.get("/export/gold.jsonl")
-def export_gold_jsonl() -> Response:
-    """The gold set: export records plus provenance, one a line (`document=ID`: one)."""
-    document = request.args.get("document") or None
-    if document is not None:
-        document_or_404(document)
-    chunks = gold_chunks("jsonl", document)
-    response = Response(
-        stream_with_context(chunks), content_type="application/x-ndjson; charset=utf-8"
-    )
-    response.headers["Content-Disposition"] = 'attachment; filename="gold.jsonl"'
-    response.headers["Cache-Control"] = "no-store"
-    return response

@@ -24,9 +24,9 @@ from app.adjudication.candidates import (
     group_candidates,
     merged,
 )
-from app.annotate.severity import check_severity
-from app.errors import ApiError
-from app.extensions import db
+from app.core.errors import ApiError
+from app.core.extensions import db
+from app.core.persistence import upsert_insert
 from app.models import (
     AdjudicationDecision,
     Annotation,
@@ -36,9 +36,9 @@ from app.models import (
     Paragraph,
     Researcher,
 )
-from app.persistence import upsert_insert
-from app.spans import Span, SpanError, check_annotation
-from app.statuses import SessionStatus
+from app.rules.annotation import check_severity
+from app.rules.spans import Span, SpanError, check_annotation
+from app.rules.statuses import SessionStatus
 from app.taxonomy import Taxonomy
 
 MAX_NOTE = 2000

@@ -1,6 +1,6 @@
 """Pure statistics of the third-wave analyses (docs/analyses.md): which spans are the same
 error (`matching`), how many errors nobody found (`recall`), whether a model can replace
-an annotator (`judge`, `alttest`), what model suggestions change (`arms`) and how large a
+an annotator (`judge`, `alttest`), what model suggestions change (`arm_effects`) and how large a
 study must be (`planner`).
 
 Nothing here touches Flask or the database: each module takes plain tuples and

@@ -18,7 +18,7 @@ paragraph, same category, character IoU >= 0.5):
   (one unit per sentence and category), and a match is the same sentence and category.
   A judge that marks whole sentences, as GPT-4 does in BooookScore (Chang et al., ICLR
   2024), would otherwise rarely reach the span rule against humans' short spans.
-- Intervals: percentile bootstrap over documents (app.research.intervals: 1000 seeded
+- Intervals: percentile bootstrap over documents (app.rules.intervals: 1000 seeded
   resamples of whole documents; the figure recomputed from the summed counts).
 
 Scores are on the 0-100 scale. `judge_report` assembles the judge-report JSON, with the
@@ -35,7 +35,7 @@ import numpy as np
 
 from app.analysis import alttest
 from app.analysis.matching import Mark, MatchRule, SpanLike, iou_match, pair_counts
-from app.research.intervals import (
+from app.rules.intervals import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
     percentile_interval,

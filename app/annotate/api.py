@@ -10,10 +10,7 @@ from typing import TypeVar
 
 from flask import jsonify
 
-from app import steps
 from app.annotate import api_bp, reads, writes
-from app.annotate import sessions as domain
-from app.annotate.refusals import step_pending_error, study_ended_error
 from app.annotate.schemas import (
     AnnotationIn,
     HeartbeatIn,
@@ -24,12 +21,14 @@ from app.annotate.schemas import (
 )
 from app.annotate.serializers import annotation_dict, paragraph_dict, session_state
 from app.api_spec import build_spec
-from app.errors import ApiError
-from app.persistence import retry_on_disconnect
-from app.rate_limits import limit_blueprint, url_token
-from app.request_json import json_object
-from app.security import require_capability_csrf
-from app.statuses import SessionStatus
+from app.core.errors import ApiError
+from app.core.persistence import retry_on_disconnect
+from app.core.rate_limits import limit_blueprint, url_token
+from app.core.request_json import json_object
+from app.core.security import require_capability_csrf
+from app.crowd import journey
+from app.crowd.session_errors import NO_SESSION, step_pending_error, study_ended_error
+from app.rules.statuses import SessionStatus
 from app.suggestions import arms as suggestion_arms
 from app.suggestions import decisions as suggestion_decisions
 
@@ -63,11 +62,11 @@ def _require_task_step(token: str) -> None:
     """409 while the study has not reached this session's task (consent, a survey or
     training still to do) or ended before it (no_consent, failed_training): the task's
     text and Submit stay closed to a worker the pages would not show them to. No query
-    when the taxonomy has no step besides the task (app.steps)."""
-    found = steps.step_of_token(token)
-    if found is None or found[1] in (steps.TASK, steps.AFTER_SURVEY, steps.DONE):
+    when the taxonomy has no step besides the task (app.crowd.journey)."""
+    found = journey.step_of_token(token)
+    if found is None or found[1] in (journey.TASK, journey.AFTER_SURVEY, journey.DONE):
         return
-    if found[1] == steps.ENDED:
+    if found[1] == journey.ENDED:
         raise study_ended_error()
     raise step_pending_error()
 
@@ -79,7 +78,7 @@ def get_session(token: str):
     _require_task_step(token)
     session = reads.read_session(token)
     if session is None:
-        raise ApiError.not_found(domain.NO_SESSION)
+        raise ApiError.not_found(NO_SESSION)
     if session.outcome is not None and session.status != SessionStatus.SUBMITTED:
         raise study_ended_error()  # ended before its task, in a study without steps
     return jsonify(session_state(session, reads.live_annotations(session.id)))
@@ -181,7 +180,7 @@ def withdraw_rejection(token: str, suggestion_id: str):
 @retry_on_disconnect
 def heartbeat(token: str):
     """The page is open and in use: the session keeps its place, or takes it back
-    (app.assignment.claims). Answers 204; a submitted session has nothing to keep."""
+    (app.crowd.assignment.claims). Answers 204; a submitted session has nothing to keep."""
     _checked(token, HeartbeatIn, optional=True)
     writes.heartbeat(token)
     return "", 204

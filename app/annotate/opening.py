@@ -6,10 +6,10 @@ the request's autocommit connection, and on PostgreSQL the annotator row and the
 are created by one `WITH ... INSERT` (writes' autocommit connection: no BEGIN/COMMIT).
 When it inserts nothing (a returning worker: the session exists; a race between two first
 opens; the worker's client network at its cap of open sessions, or another first open
-from it in progress: app.networks) and on SQLite, open_session goes on with
-sessions.start_or_resume_session, which is where a resume is checked (app.identity: only
+from it in progress: app.crowd.networks) and on SQLite, open_session goes on with
+sessions.start_or_resume_session, which is where a resume is checked (app.crowd.identity: only
 the worker may resume their session) and the network's cap counted under its lock.
-A Prolific arrival is admitted first (app.submissions: its study, Prolific's API when
+A Prolific arrival is admitted first (app.crowd.submissions: its study, Prolific's API when
 there is a token, its binding: one INSERT), and a platform submission that has a session
 on another document meets the unique constraint on (annotator, submission) here, so the
 ORM path resumes that session: one submission, one session.
@@ -22,19 +22,19 @@ from dataclasses import dataclass
 from sqlalchemy import Boolean, and_, bindparam, case, literal_column, null, select, union_all
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 
-from app.annotate.sessions import (
+from app.annotate.writes import DOCUMENTS, SESSIONS
+from app.core.extensions import db
+from app.core.persistence import autocommit_connection, orm_transaction_open
+from app.crowd.identity import WorkerIdentity
+from app.crowd.networks import NETWORK, capped_network, has_room, room_params, try_network_lock
+from app.crowd.sessions import (
     inherits_failures,
     new_session_values,
     start_or_resume_session,
     worker_failure,
 )
-from app.annotate.writes import DOCUMENTS, SESSIONS
-from app.extensions import db
-from app.identity import WorkerIdentity
 from app.models import Annotator, Document, new_completion_code, new_token, utcnow
-from app.networks import NETWORK, capped_network, has_room, room_params, try_network_lock
-from app.persistence import autocommit_connection, orm_transaction_open
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 
 ANNOTATORS = Annotator.__table__
 
@@ -90,7 +90,7 @@ _SESSION_VALUES = {
     "last_seen_at": bindparam("now", type_=SESSIONS.c.last_seen_at.type),
     "network": NETWORK,
 }
-# Unless the worker's client network holds its cap of open sessions (app.networks), or
+# Unless the worker's client network holds its cap of open sessions (app.crowd.networks), or
 # another decision on that network is in progress (its advisory lock is taken): then
 # nothing is inserted and open_session decides on the exact path, which waits for that
 # lock and counts again. (The statement counts in its own snapshot, taken a moment before
@@ -106,7 +106,7 @@ _NEW_SESSION = (
     # submission, one session): either way start_or_resume_session takes over.
     .on_conflict_do_nothing()
     .returning(SESSIONS.c.id)
-    .execution_options(prepare=True)  # app.prepared: every worker's first open
+    .execution_options(prepare=True)  # app.core.prepared: every worker's first open
 )
 
 
@@ -155,7 +155,7 @@ def open_session(
     """Open the worker's session on the document: a new one in one statement (the
     worker's annotator row too, when new) on PostgreSQL; otherwise, or when that inserts
     nothing, through sessions.start_or_resume_session (the resume checks, the cap of the
-    worker's client network: app.networks). Without `may_create` only an existing session
+    worker's client network: app.crowd.networks). Without `may_create` only an existing session
     opens (PlaceRefused otherwise). None when the document was deleted a moment ago."""
     network = capped_network(identity.platform)
     if may_create:

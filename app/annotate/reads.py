@@ -16,13 +16,13 @@ from typing import Any
 
 from sqlalchemy import Row, bindparam, func, or_, select, update
 
-from app.annotate.sessions import TOUCH_INTERVAL, touch_due
 from app.annotate.timings import record_visit, visit_params, visit_statement
 from app.annotate.writes import ACTIVITY, ANNOTATIONS, DOCUMENTS, SESSIONS, TOUCH, TOUCH_IS_DUE
-from app.languages import direction_of
+from app.core.persistence import autocommit_connection, end_orm_transaction
+from app.crowd.sessions import TOUCH_INTERVAL, touch_due
 from app.models import utcnow
-from app.persistence import autocommit_connection, end_orm_transaction
-from app.statuses import SessionStatus
+from app.rules.languages import direction_of
+from app.rules.statuses import SessionStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +35,7 @@ class DocumentView:
     entities: list[str] | None
     content_hash: str
     paragraph_count: int
-    language: str | None = None  # BCP 47: the page's lang and dir (app.languages)
+    language: str | None = None  # BCP 47: the page's lang and dir (app.rules.languages)
 
     @property
     def direction(self) -> str | None:
@@ -85,11 +85,11 @@ _SESSION = (
     # Not "token": in the page's UPDATE (a CTE) a parameter named like a column would be
     # taken as a value to SET.
     .where(SESSIONS.c.token == bindparam("session_token"))
-    .execution_options(prepare=True)  # app.prepared: the page and GET of every session
+    .execution_options(prepare=True)  # app.core.prepared: the page and GET of every session
 )
 
 # The page and GET /api/sessions serve the task only once the steps before it are done
-# (their callers ask app.steps first): the first read marks the task open, which the
+# (their callers ask app.crowd.journey first): the first read marks the task open, which the
 # moves' guard asks for (app.annotate.writes).
 _TASK_OPENED = {"task_opened_at": func.coalesce(SESSIONS.c.task_opened_at, bindparam("now"))}
 _TOUCH_AND_OPEN = TOUCH.values(_TASK_OPENED)
@@ -165,7 +165,7 @@ def read_session(token: str) -> SessionView | None:
     """The session this capability token opens, activity recorded (a session marked
     abandoned comes back to life) and the visit of its current paragraph started; None
     when there is none. The first load is written at once: until then the session holds
-    its place only for a minute (app.assignment.claims)."""
+    its place only for a minute (app.crowd.assignment.claims)."""
     if not token or len(token) > 64:
         return None
     connection = autocommit_connection()

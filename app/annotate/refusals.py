@@ -17,16 +17,21 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import Row, bindparam, select
 
-from app.annotate.schemas import AnnotationIn, SpanIn, canonical_uuid
-from app.annotate.sessions import NO_SESSION, document_texts, max_comment_length, submitted_error
-from app.annotate.severity import check_severity
-from app.errors import ApiError
+from app.core.errors import ApiError
+from app.core.persistence import autocommit_connection, end_orm_transaction
+from app.crowd.session_errors import (
+    NO_SESSION,
+    step_pending_error,
+    study_ended_error,
+    submitted_error,
+)
+from app.crowd.sessions import document_texts
 from app.models import Annotation, AnnotationSession, Document
-from app.persistence import autocommit_connection, end_orm_transaction
-from app.spans import SpanError, check_annotation
-from app.statuses import SessionStatus
+from app.rules.annotation import AnnotationIn, SpanIn, canonical_uuid, check_rules
+from app.rules.spans import SpanError
+from app.rules.statuses import SessionStatus
 from app.suggestions.decisions import stored_suggestion_id
-from app.taxonomy import current_taxonomy
+from app.taxonomy import current_taxonomy, max_comment_length
 
 SESSIONS = AnnotationSession.__table__
 DOCUMENTS = Document.__table__
@@ -111,20 +116,6 @@ _DUPLICATE = (
 
 # A second Submit answers the first's completion; a heartbeat has nothing to refuse.
 _ALLOWED_AFTER_SUBMIT = (Action.SUBMIT, Action.HEARTBEAT)
-
-
-def study_ended_error() -> ApiError:
-    """409: the study ended for this session before its task (declined, failed)."""
-    return ApiError(409, "study_ended", "The study has ended for this task; reload the page.")
-
-
-def step_pending_error() -> ApiError:
-    """409: the task opens after the study's earlier steps (consent, surveys, training)."""
-    return ApiError(
-        409,
-        "step_pending",
-        "This task opens after the earlier steps of the study; reload the page.",
-    )
 
 
 def explain_refusal(token: str, action: Action, sent: Any = None) -> Explained:
@@ -281,39 +272,18 @@ def _reached_texts(session: Row, data: AnnotationIn) -> dict[int, str]:
 
 
 def _check(data: AnnotationIn, texts: Mapping[int, Any], furthest: int) -> None:
-    """The annotation rules (app.spans) against these paragraph texts."""
+    """The annotation rules (app.rules.annotation) against these paragraph texts."""
     try:
-        check_rules(data, texts, furthest, comment_required=current_taxonomy().comment.required)
+        check_rules(
+            data,
+            texts,
+            furthest,
+            taxonomy=current_taxonomy(),
+            max_comment_length=max_comment_length(),
+            comment_required=current_taxonomy().comment.required,
+        )
     except SpanError as error:
         raise ApiError.unprocessable(error.message, code=error.code, field=error.field) from None
-
-
-def check_rules(
-    data: AnnotationIn,
-    texts: Mapping[int, Any],
-    furthest: int,
-    *,
-    comment_required: bool,
-    severity: bool = True,
-) -> None:
-    """The taxonomy's annotation rules (app.spans, and the severity unless `severity` is
-    False) for an annotation the API received; raises SpanError."""
-    taxonomy = current_taxonomy()
-    check_annotation(
-        category=taxonomy.category(data.category),
-        known_categories=list(taxonomy.keys),
-        category_key=data.category,
-        span=data.span.to_span(),
-        paired_span=data.paired_span.to_span() if data.paired_span else None,
-        comment=data.comment,
-        comment_required=comment_required,
-        comment_label=taxonomy.comment.label,
-        max_comment_length=max_comment_length(),
-        texts=texts,
-        furthest=furthest,
-    )
-    if severity:
-        check_severity(taxonomy, data.category, data.severity)
 
 
 class _Quoted:

@@ -5,28 +5,28 @@ from __future__ import annotations
 from flask import make_response, redirect, render_template, request, url_for
 from flask_babel import gettext
 
-from app import steps, submissions
 from app.annotate import bp, opening, reads
-from app.annotate import sessions as domain
 from app.annotate.serializers import (
     page_bootstrap,
     preview_bootstrap,
     preview_document,
     worker_document,
 )
-from app.identity import (
+from app.core.extensions import db
+from app.core.persistence import retry_on_disconnect
+from app.core.rate_limits import limit_opens
+from app.core.security import capability_csrf_token
+from app.crowd import journey, sessions, submissions
+from app.crowd.identity import (
     OpenRefused,
     opened_response,
     refusal_page,
     request_identity,
 )
+from app.crowd.networks import PlaceRefused, place_refusal
 from app.models import AnnotationSession, Document
-from app.networks import PlaceRefused, place_refusal
-from app.persistence import retry_on_disconnect
-from app.platforms import is_mturk_preview, mturk_target
-from app.rate_limits import limit_opens
-from app.security import capability_csrf_token
-from app.statuses import SessionStatus
+from app.rules.platforms import is_mturk_preview, mturk_target
+from app.rules.statuses import SessionStatus
 from app.taxonomy import current_taxonomy
 
 
@@ -53,14 +53,14 @@ def start(document_id: str):
     """Start or resume this worker's session on the document, then go to its page.
 
     A worker's first session on a document is one statement on PostgreSQL
-    (opening.open_session); resuming needs proof of being that worker (app.identity). In a
+    (opening.open_session); resuming needs proof of being that worker (app.crowd.identity). In a
     study entered through /start (`completion:` codes or `prolific_study_id`), only a
     signed annotator link creates a session here (PlaceRefused otherwise). A platform
     submission that has a session already goes to it, whatever the document
-    (app.submissions: one submission, one session)."""
+    (app.crowd.submissions: one submission, one session)."""
     key = opening.find_document_key(document_id)
     if key is None or document_id in current_taxonomy().training.documents:
-        return _no_document(document_id)  # a practice text is no task (app.training)
+        return _no_document(document_id)  # a practice text is no task (app.crowd.training)
     if is_mturk_preview(request.args):
         return _preview(key.id, document_id)
     identity, anonymous = request_identity(target=document_id)
@@ -83,7 +83,7 @@ def falte_start(document_id: str):
 
 def _preview(document_pk: int, document_id: str):
     """An MTurk HIT preview: the task read-only, and no session is created."""
-    document = domain.db.session.get(Document, document_pk)
+    document = db.session.get(Document, document_pk)
     if document is None:
         return _no_document(document_id)
     return render_template(
@@ -98,9 +98,9 @@ def _preview(document_pk: int, document_id: str):
 
 
 def _session_or_404_page(token: str) -> AnnotationSession | None:
-    session = domain.find_session(token)
+    session = sessions.find_session(token)
     if session is not None:
-        domain.touch(session)
+        sessions.touch(session)
     return session
 
 
@@ -108,7 +108,7 @@ def _session_or_404_page(token: str) -> AnnotationSession | None:
 @retry_on_disconnect
 def session_page(token: str):
     """The annotator page of one session (or the study step the worker is at)."""
-    elsewhere = _step_elsewhere(token, steps.TASK)
+    elsewhere = _step_elsewhere(token, journey.TASK)
     if elsewhere is not None:
         return redirect(elsewhere, code=303)
     session = reads.read_session(token)
@@ -116,8 +116,8 @@ def session_page(token: str):
         return _not_found_page()
     if session.outcome is not None and session.status != SessionStatus.SUBMITTED:
         # Ended before its task (the worker had failed in the study), in a study without
-        # steps, where app.steps asked nothing.
-        return redirect(steps.step_url(token, steps.ENDED), code=303)
+        # steps, where app.crowd.journey asked nothing.
+        return redirect(journey.step_url(token, journey.ENDED), code=303)
     bootstrap = page_bootstrap(session, reads.live_annotations(session.id))
     return render_template(
         "annotate/session.html",
@@ -135,25 +135,25 @@ def session_page(token: str):
 def complete(token: str):
     """The completion page: the code to copy (the outcome's platform code, or the session's
     own where the study has none), and for MTurk the form posting the HIT."""
-    elsewhere = _step_elsewhere(token, steps.DONE)
+    elsewhere = _step_elsewhere(token, journey.DONE)
     if elsewhere is not None:  # not done yet (the after-survey), or ended before the task
         return redirect(elsewhere, code=303)
     session = _session_or_404_page(token)
     if session is None:
         return _not_found_page()
-    if not domain.is_submitted(session):
+    if not sessions.is_submitted(session):
         return redirect(url_for("annotate.session_page", token=token))
-    exit_url = domain.exit_url(session)
+    exit_url = sessions.exit_url(session)
     prolific_url = None
     if exit_url != url_for("annotate.complete", token=token):
         prolific_url = exit_url
-    domain.db.session.commit()
+    db.session.commit()
     return render_template(
         "annotate/complete.html",
         session=session,
         document=worker_document(session.document, token),
         completion_code=session.completion_code,
-        shown_code=domain.end_code(session),
+        shown_code=sessions.end_code(session),
         prolific_url=prolific_url,
         # Straight after the last step (the after-survey's Finish): go back to the study.
         follow=request.args.get("follow") == "1",
@@ -163,16 +163,16 @@ def complete(token: str):
 
 
 def _step_elsewhere(token: str, here: str) -> str | None:
-    """The page of the step the session is at when it is not `here` (app.steps); None
+    """The page of the step the session is at when it is not `here` (app.crowd.journey); None
     when it is, or when there is no such session (the page answers that itself). The
     task page also shows a submitted session (read-only) once every step is done."""
-    found = steps.step_of_token(token)
+    found = journey.step_of_token(token)
     if found is None:
         return None
     step = found[1]
-    if step == here or (here == steps.TASK and step == steps.DONE):
+    if step == here or (here == journey.TASK and step == journey.DONE):
         return None
-    return steps.step_url(token, step)
+    return journey.step_url(token, step)
 
 
 def _not_found_page():

@@ -10,34 +10,22 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
 from flask import current_app, url_for
 from sqlalchemy import Row
 
-from app.annotate.entities import entities_for
 from app.annotate.reads import DocumentView, SessionView
-from app.annotate.sessions import (
-    completion_for,
-    document_texts,
-    is_submitted,
-    max_comment_length,
-)
+from app.core.security import capability_csrf_token
+from app.crowd.sessions import completion_for, document_texts, is_submitted
 from app.models import Annotation, Document, Paragraph
-from app.platforms import mturk_target
-from app.security import capability_csrf_token
-from app.statuses import SessionStatus
-from app.study import as_utc
+from app.rules.entities import entities_for
+from app.rules.platforms import mturk_target
+from app.rules.statuses import SessionStatus
 from app.suggestions.arms import session_arm
 from app.suggestions.decisions import session_suggestions, stored_suggestion_id
-from app.taxonomy import current_taxonomy
-
-
-def iso_utc(moment: datetime) -> str:
-    """ISO-8601 in UTC (app.study.as_utc: SQLite's naive datetimes are UTC)."""
-    return as_utc(moment).astimezone(UTC).isoformat()
+from app.taxonomy import current_taxonomy, max_comment_length
 
 
 def paragraph_dict(paragraph: Paragraph) -> dict[str, Any]:
@@ -67,7 +55,7 @@ def annotation_dict(annotation: Annotation | Row) -> dict[str, Any]:
         "paired_span": paired,
         "comment": annotation.comment,
         "severity": annotation.severity,
-        "created_at": iso_utc(annotation.created_at),
+        "created_at": annotation.created_at.isoformat(),
         **_made_from(annotation),
     }
 

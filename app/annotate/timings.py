@@ -16,7 +16,7 @@ way: in one statement on PostgreSQL, right after it on SQLite.
 Definitions used in exports and on the dashboard: *seconds visible* is the sum of the
 paragraph's visits; a visit still open (the last paragraph, left by submitting) counts up
 to the session's submit time, or its last activity while unsubmitted
-(app/paragraph_times.py).
+(app/crowd/paragraph_times.py).
 *Active seconds* is the part the page saw the tab visible (static/js/annotator/activity.mjs),
 reported with the move that leaves the paragraph.
 """
@@ -40,8 +40,8 @@ from sqlalchemy import (
     union_all,
 )
 
+from app.core.persistence import autocommit_connection, upsert_insert
 from app.models import ParagraphTiming
-from app.persistence import autocommit_connection, upsert_insert
 
 TIMINGS = ParagraphTiming.__table__
 # A page cannot report more than a day of activity in one visit (a clock jump, a bad body).

@@ -9,7 +9,7 @@ names, or finds that nothing refuses the action (a replay, a second Submit, a st
 changed in between, settled by running the statement once more). Nothing about a session
 is kept in process memory: every answer comes from the database.
 
-The statements run in autocommit (app.persistence.autocommit_connection): one statement
+The statements run in autocommit (app.core.persistence.autocommit_connection): one statement
 needs no transaction of its own. Races are settled by the statements: the unique
 constraint on (session, client id) for saves (and the save's NOT EXISTS for an exact
 duplicate under a new id: two such saves at the same instant may both pass it, which
@@ -20,7 +20,7 @@ Activity (last_seen_at; a session marked abandoned comes back to life, one that 
 before the task does not) is written with a save or remove when due, at most once a
 minute (sessions.TOUCH_INTERVAL): on PostgreSQL by the same statement (a data-modifying
 CTE), on SQLite by one right before it. A move and a Submit write it themselves. A save
-and a move also record the session's first real work (`worked_at`, app.assignment.claims)
+and a move also record the session's first real work (`worked_at`, app.crowd.assignment.claims)
 in the same way.
 """
 
@@ -48,7 +48,9 @@ from app.annotate.refusals import (
     spans_of,
 )
 from app.annotate.schemas import AnnotationIn, canonical_uuid
-from app.annotate.sessions import (
+from app.annotate.timings import move_and_record
+from app.core.persistence import autocommit_connection, end_orm_transaction, upsert_insert
+from app.crowd.sessions import (
     TOUCH_INTERVAL,
     Completion,
     completion_for,
@@ -56,12 +58,10 @@ from app.annotate.sessions import (
     submit_outcome,
     worker_failure,
 )
-from app.annotate.timings import move_and_record
+from app.crowd.settings import study_settings
 from app.models import Paragraph, utcnow
-from app.outcomes import session_outcome
-from app.persistence import autocommit_connection, end_orm_transaction, upsert_insert
-from app.statuses import SessionStatus
-from app.study import study_settings
+from app.rules.outcomes import session_outcome
+from app.rules.statuses import SessionStatus
 from app.suggestions import decisions as suggestion_decisions
 from app.taxonomy import current_taxonomy
 
@@ -92,7 +92,7 @@ class Move:
 
 # A session marked abandoned for want of activity comes back to life when used again; one
 # that ended before the task (no_consent, failed_training: abandoned with an outcome) stays
-# ended, and so holds no place (app.assignment.claims).
+# ended, and so holds no place (app.crowd.assignment.claims).
 REVIVED_STATUS = case(
     (
         and_(SESSIONS.c.status == SessionStatus.ABANDONED, SESSIONS.c.outcome.is_(None)),
@@ -102,13 +102,13 @@ REVIVED_STATUS = case(
 )
 
 # Every caller is a request of the page (its load, its reads and writes, its heartbeat),
-# so the page was loaded: the session claims its place (app.assignment.claims).
+# so the page was loaded: the session claims its place (app.crowd.assignment.claims).
 ACTIVITY = {
     "last_seen_at": bindparam("now"),
     "status": REVIVED_STATUS,
     "page_loaded_at": func.coalesce(SESSIONS.c.page_loaded_at, bindparam("now")),
 }
-# A save: activity, and the session's first real work (app.assignment.claims).
+# A save: activity, and the session's first real work (app.crowd.assignment.claims).
 WORK = {**ACTIVITY, "worked_at": func.coalesce(SESSIONS.c.worked_at, bindparam("now"))}
 
 # Record activity on the session with this id (app.annotate.reads, when due).
@@ -143,7 +143,7 @@ _WORK_DUE = (
 @lru_cache(maxsize=16)
 def _with_activity(statement, touch):
     """The statement with the activity write `touch` as a data-modifying CTE
-    (PostgreSQL), prepared once per connection (app.prepared)."""
+    (PostgreSQL), prepared once per connection (app.core.prepared)."""
     return statement.add_cte(touch.cte("touched")).execution_options(prepare=True)
 
 

@@ -1,31 +1,28 @@
-"""`flask import-annotations PATH`: annotations made elsewhere as submitted sessions."""
+"""The import commands: `flask import-documents PATH` (documents, all or nothing) and
+`flask import-annotations PATH` (annotations made elsewhere as submitted sessions)."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
-import yaml
 from flask.cli import with_appcontext
+from sqlalchemy.exc import IntegrityError
 
-from app.cli import echo_import_notes, fail, flag
-from app.imports.readers import FORMATS
-from app.imports.store import AnnotationImportError, prepare_import
-
-
-def read_taxonomy_map(path: Path | None) -> dict[str, str]:
-    """The --taxonomy-map YAML file, {label: key}; ClickException when it is not one."""
-    if path is None:
-        return {}
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise click.ClickException(f"{path}: cannot read the taxonomy map ({exc})") from exc
-    if not isinstance(data, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in data.items()
-    ):
-        raise click.ClickException(f"{path}: must be a YAML map of label: category-key")
-    return {k.strip(): v.strip() for k, v in data.items()}
+from app.core.cli_kit import echo_import_notes, fail, flag, read_taxonomy_map
+from app.imports.annotation_formats import FORMATS
+from app.imports.annotation_store import AnnotationImportError, prepare_import
+from app.imports.document_formats import DocumentFileError, parse_documents
+from app.imports.document_store import (
+    DocumentImportRefused,
+    Progress,
+    import_documents,
+    plural,
+    preview_import,
+)
 
 
 @click.command("import-annotations")
@@ -64,3 +61,56 @@ def import_annotations_command(
         f"session(s); {len(summary.documents_created)} new document(s)."
     )
     echo_import_notes(summary.warnings, summary.ambiguous, summary.rejected)
+
+
+# Above this many documents the command shows a progress bar (on stderr).
+PROGRESS_THRESHOLD = 200
+
+
+@click.command("import-documents")
+@click.argument("path", type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path))
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Check everything and report what would change, without writing anything.",
+)
+@with_appcontext
+def import_documents_command(path: Path, dry_run: bool) -> None:
+    """Import the documents in PATH (a file, or a folder of .txt, .json and .jsonl files).
+
+    Formats, told apart by content: FALTE JSON {"doc-id": [paragraphs]}, a JSON list or
+    JSON lines of {"id", "paragraphs" | "text", ...} records, or plain text with paragraphs
+    separated by blank lines (the id is the file name without .txt). The import is all or
+    nothing; importing the same file again changes nothing.
+    """
+    try:
+        inputs = parse_documents(path)
+    except DocumentFileError as exc:
+        fail(
+            f"{path}: {plural(len(exc.problems), 'problem')}; nothing imported:",
+            str(exc).splitlines(),
+        )
+    try:
+        if dry_run:
+            report = preview_import(inputs)
+        else:
+            with _progress_bar(len(inputs)) as progress:
+                report = import_documents(inputs, progress=progress)
+    except DocumentImportRefused as exc:
+        fail(f"{path}: import refused; nothing imported:", str(exc).splitlines())
+    except IntegrityError as exc:  # another import wrote the same ids meanwhile
+        fail(f"{path}: the database refused the import; nothing imported:", [str(exc.orig)])
+    if dry_run:
+        click.echo(f"Dry run: would import {report.summary()} ({path}); nothing written")
+    else:
+        click.echo(f"Imported {report.summary()} ({path})")
+
+
+@contextmanager
+def _progress_bar(total: int) -> Iterator[Progress | None]:
+    if total <= PROGRESS_THRESHOLD:
+        yield None
+        return
+    # sys.stderr is looked up now, not at import, so a test runner's capture sees it.
+    with click.progressbar(length=total, label="Importing documents", file=sys.stderr) as bar:
+        yield bar.update

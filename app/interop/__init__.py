@@ -1,7 +1,7 @@
 """Exchange formats with the research ecosystem, as pure functions on plain data (issue 33).
 
 No app, no database, no files opened by the rules: each module turns export records
-(plain dicts in the annotation export record's shape, app.export_record.FIELDS) and a
+(plain dicts in the annotation export record's shape, app.exports.record.FIELDS) and a
 document's paragraphs (a list of str) into another format's text, or such text back
 into records; the commands and downloads that read the database and write the files
 live elsewhere and call these. docs/interop.md shows one example of each format.

@@ -1,7 +1,7 @@
 """A document's text as exchange formats see it, and the offsets between it and a paragraph.
 
 The app stores a document as paragraphs (normalised at import: NFC, LF line ends,
-trimmed; app.document_formats) and a span as (paragraph, start, end) in code points of
+trimmed; app.imports.document_formats) and a span as (paragraph, start, end) in code points of
 that paragraph. W3C selectors and brat offsets address one text per document instead:
 the paragraphs joined by a blank line (PARAGRAPH_SEPARATOR, "\\n\\n"), counted in
 Unicode code points, end exclusive (W3C Web Annotation Data Model 4.2.4 and 4.2.5 count

@@ -8,7 +8,7 @@ brat, or by INCEpTION's brat export.
   text: code points; a file whose spans only quote their text when counted in UTF-16
   code units, as Java tools count, is read that way and a warning says so). They are
   mapped to the stored text's code points through what the import of documents does to a
-  text (app.document_formats): a byte order mark dropped, CRLF and CR as LF, NFC (a
+  text (app.imports.document_formats): a byte order mark dropped, CRLF and CR as LF, NFC (a
   decomposed ``é`` is one character once stored). When the ``.txt`` is not the stored
   text joined by blank lines (other line endings between paragraphs, a final newline,
   indentation), its paragraphs are matched to the stored ones and offsets moved with
@@ -54,7 +54,7 @@ from app.interop.brat import (
 )
 from app.interop.records import InteropError, Problem, read_record, same_unit_key, span_dict
 
-_BLANK_LINE = re.compile(r"\n\s*\n")  # app.document_formats cuts paragraphs here
+_BLANK_LINE = re.compile(r"\n\s*\n")  # app.imports.document_formats cuts paragraphs here
 _REFUSED_KINDS = {
     "E": "events are not read",
     "N": "normalizations are not read",
@@ -97,7 +97,7 @@ def _stored_form(text: str) -> str:
 
 
 def paragraph_pieces(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each paragraph in `text` as app.document_formats.split_paragraphs
+    """(start, end) of each paragraph in `text` as app.imports.document_formats.split_paragraphs
     cuts it: at blank lines, each piece stripped, empty ones dropped."""
     pieces, at = [], 0
     for separator in [*_blank_lines(text), (len(text), len(text))]:

@@ -10,7 +10,7 @@ and their metadata (the Hub's ``datasetcard.md`` spec in huggingface/hub-docs); 
 
 ``flask export-dataset DIR`` writes (`dataset_files`): ``README.md`` and one JSON Lines
 file per configuration under ``data/``: ``annotations`` (the default: one annotation
-export record a line, app.export_record), ``documents``, ``sessions`` and ``judgments``.
+export record a line, app.exports.record), ``documents``, ``sessions`` and ``judgments``.
 A configuration without rows is left out (the Hub cannot load an empty file) and the
 card says so. The card's YAML gives ``configs`` (each with ``data_files``, ``default:
 true`` on annotations), ``license``, ``language`` (ISO 639 codes of the documents' BCP 47
@@ -37,7 +37,7 @@ import langcodes
 import yaml
 
 from app.interop.pseudonyms import Pseudonyms
-from app.jsonl import json_line
+from app.rules.jsonl import json_line
 
 CONFIGS = ("annotations", "documents", "sessions", "judgments")
 DEFAULT_CONFIG = "annotations"
@@ -98,7 +98,7 @@ ERRORS_PER_SENTENCE_DEFINITION = (
 
 
 @dataclass(frozen=True)
-class Figure:
+class CardFigure:
     """One figure of the study with its published definition and 95% interval."""
 
     name: str
@@ -123,7 +123,7 @@ class StudyFacts:
     languages: Sequence[str | None] = ()
     taxonomy: Mapping[str, Any] = field(default_factory=dict)
     protocol: Sequence[str] = ()
-    figures: Sequence[Figure] = ()
+    figures: Sequence[CardFigure] = ()
     excluded: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -374,7 +374,7 @@ def pseudonymised(
 
 
 def jsonl_text(rows: Iterable[Mapping[str, Any]]) -> str:
-    """Rows as JSON Lines (UTF-8 text, one object a line, each line ended; app.jsonl's
+    """Rows as JSON Lines (UTF-8 text, one object a line, each line ended; app.rules.jsonl's
     json_line)."""
     return "".join(json_line(row) + "\n" for row in rows)
 
@@ -417,7 +417,7 @@ def dataset_files(
 # --- from the study ----------------------------------------------------------------------
 
 
-def figures_from_report(report: Mapping[str, Any]) -> list[Figure]:
+def figures_from_report(report: Mapping[str, Any]) -> list[CardFigure]:
     """The figures of a study-report JSON (docs/contracts.md#study-report-json) with their
     definitions:
     BooookScore, errors per 100 sentences per category, and each agreement figure (its
@@ -425,17 +425,19 @@ def figures_from_report(report: Mapping[str, Any]) -> list[Figure]:
     figures = []
     if report.get("booookscore") is not None:
         figures.append(
-            Figure("BooookScore (study)", report["booookscore"], None, BOOOOKSCORE_DEFINITION)
+            CardFigure("BooookScore (study)", report["booookscore"], None, BOOOOKSCORE_DEFINITION)
         )
     for key, value in (report.get("errors_per_sentence") or {}).items():
         figures.append(
-            Figure(f"Errors per 100 sentences: {key}", value, None, ERRORS_PER_SENTENCE_DEFINITION)
+            CardFigure(
+                f"Errors per 100 sentences: {key}", value, None, ERRORS_PER_SENTENCE_DEFINITION
+            )
         )
     for name, figure in (report.get("agreement") or {}).items():
         if isinstance(figure, Mapping):
             ci95 = figure.get("ci95")
             figures.append(
-                Figure(
+                CardFigure(
                     name,
                     figure.get("value"),
                     tuple(ci95) if ci95 else None,  # type: ignore[arg-type]

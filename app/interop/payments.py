@@ -18,7 +18,7 @@ int, "planted_found": int, "assignment_id"?, "hit_id"?, "role"?: "annotator" |
 "validator"}``. ``validated`` counts the worker's annotations that a validator judged
 agree or partially agree; ``planted_found`` the planted errors they found.
 
-The decision follows the outcome (app.outcomes): completed -> approve, failed_checks ->
+The decision follows the outcome (app.rules.outcomes): completed -> approve, failed_checks ->
 review, failed_training -> screen out, no_consent -> return; a completed worker whom the
 attention checks flagged (left out of the figures) -> review; no outcome yet -> open (in
 no sheet). A bonus (BonusRule, the study settings' ``bonus:``) is per validated
@@ -38,7 +38,7 @@ worker with the decision and why.
 Worker ids come from URL parameters: never trusted. An id that is not a plain platform id
 (letters, digits, ``_`` and ``-``, starting with a letter or digit: no formula, comma,
 quote or line break can pass) goes to review and into no platform sheet; in
-decisions.csv every text cell is neutralised (app.csv_safety).
+decisions.csv every text cell is neutralised (app.rules.csv_safety).
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-from app.csv_safety import safe_cell
 from app.interop.records import InteropError, Problem
+from app.rules.csv_safety import safe_cell
 
 PLATFORMS = ("prolific", "mturk")
 DECISIONS = ("approve", "review", "screen_out", "return", "open")

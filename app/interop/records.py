@@ -1,7 +1,7 @@
 """What the readers of app.interop give back, and how they refuse a file.
 
 A reader (W3C Web Annotation, brat) returns plain records whose keys are a subset of the
-annotation export record's (app.export_record.FIELDS, in that order), so the import that
+annotation export record's (app.exports.record.FIELDS, in that order), so the import that
 stores them can treat them as it treats our own JSONL export:
 
     {"document_id": str, "paragraph_id": int, "category": key | None,
@@ -20,7 +20,7 @@ A file is refused whole: the reader collects every problem, each naming where it
 (``FILE:LINE``, ``FILE: items[3]``), the field and what is wrong, and raises
 InteropError with all of them; nothing is half-read.
 
-Every writer of the package writes JSON Lines with app.jsonl.json_line (U+2028, U+2029
+Every writer of the package writes JSON Lines with app.rules.jsonl.json_line (U+2028, U+2029
 and NEL escaped), as the app's other writers do.
 """
 
@@ -100,7 +100,7 @@ def read_record(
 def same_unit_key(record: dict[str, Any]) -> tuple:
     """What rows of one error unit share: document, annotator, spans, comment, severity.
 
-    Rows of one unit differ only by category (one row per label, app.export_record);
+    Rows of one unit differ only by category (one row per label, app.exports.record);
     the formats write each label on its own, and readers group labels back by this key.
     """
     span, paired = record["span"], record.get("paired_span")

@@ -43,7 +43,7 @@ from urllib.parse import quote, unquote
 
 from app.interop.anchoring import DocumentText
 from app.interop.records import InteropError, Problem, same_unit_key
-from app.jsonl import json_line
+from app.rules.jsonl import json_line
 
 CONTEXT = "http://www.w3.org/ns/anno.jsonld"
 URN_PREFIX = "urn:falte:"

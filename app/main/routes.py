@@ -4,7 +4,7 @@ from flask import current_app, jsonify, render_template
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.extensions import db
+from app.core.extensions import db
 from app.main import bp
 from app.models import Document
 

@@ -1,7 +1,10 @@
-"""Researcher console: login, dashboard, exports, study links."""
+"""Researcher console: login (auth.py), dashboard and document pages (routes.py over
+dashboard.py, charts.py, agreement_figures.py, pacing.py, mqm.py), the session viewer, the
+validation rounds' pages (round_pages.py), the table of exports and its one download route
+(downloads.py), the study report (study_report.py) and the research commands (cli.py)."""
 
 from flask import Blueprint
 
 bp = Blueprint("research", __name__)
 
-from app.research import auth, exports, report_cli, rounds, routes  # noqa: E402,F401
+from app.research import auth, downloads, round_pages, routes  # noqa: E402,F401

@@ -2,14 +2,15 @@
 
 Logins are limited per client address (LOGIN_RATE_LIMIT) and per account: failed logins
 of one e-mail, from any address, lock it for a while (LOGIN_ACCOUNT_LIMIT,
-LOGIN_ACCOUNT_LOCK_MINUTES; app.rate_limits' lockout, in the limits' shared storage); a
+LOGIN_ACCOUNT_LOCK_MINUTES; app.core.rate_limits' lockout, in the limits' shared storage); a
 locked account answers 429 whatever the password. Unknown e-mails are counted the same,
 so a lock says nothing about which accounts exist.
 
 Every endpoint of the research blueprint needs a logged-in researcher except the login
-page itself: `require_researcher` runs before each of them (so pages added later by other
-modules of the blueprint are covered without a decorator to forget). Anonymous browsers
-are redirected to the login page; JSON clients get 401 in the error envelope.
+page itself: `require_researcher` (app.core.researcher_guard) runs before each of them
+(so pages added later by other modules of the blueprint are covered without a decorator
+to forget). Anonymous browsers are redirected to the login page; JSON clients get 401 in
+the error envelope.
 """
 
 from __future__ import annotations
@@ -24,19 +25,18 @@ from werkzeug.security import check_password_hash, generate_password_hash
 from wtforms import BooleanField, EmailField, PasswordField
 from wtforms.validators import DataRequired, Length
 
-from app.errors import envelope, wants_json
-from app.extensions import db, login_manager
-from app.models import Researcher, utcnow
-from app.rate_limits import (
+from app.core.extensions import db, login_manager
+from app.core.rate_limits import (
     check_lock,
     client_address,
     forget_failures,
     rate_limited,
     record_failure,
 )
+from app.core.researcher_guard import require_researcher, unauthorized
+from app.models import Researcher, utcnow
 from app.research import bp
 
-PUBLIC_ENDPOINTS = frozenset({"research.login"})
 # Compared against when the e-mail is unknown, so a wrong e-mail takes as long as a
 # wrong password and response times do not reveal which accounts exist.
 _DUMMY_HASH = generate_password_hash("not-a-real-password-0000")
@@ -62,20 +62,8 @@ def load_researcher(user_id: str) -> Researcher | None:
     return researcher
 
 
-@login_manager.unauthorized_handler
-def unauthorized():
-    """JSON clients get 401 in the error envelope; browsers go to the login page."""
-    if wants_json():
-        return envelope(401, "unauthorized", "Log in as a researcher first.")
-    return redirect(url_for("research.login", next=request.full_path.rstrip("?")))
-
-
-@bp.before_request
-def require_researcher():
-    """Every research page but the login page needs a logged-in researcher."""
-    if request.endpoint in PUBLIC_ENDPOINTS or current_user.is_authenticated:
-        return None
-    return unauthorized()
+login_manager.unauthorized_handler(unauthorized)
+bp.before_request(require_researcher)
 
 
 class LoginForm(FlaskForm):

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from app.research.dashboard import DocumentRow, Study
-    from app.research.pacing import PacingSummary
-    from app.taxonomy import Taxonomy
+from app.research.dashboard import DashboardView, DocumentRow
+from app.research.pacing import PacingSummary
+from app.taxonomy import Taxonomy
 
 CHART_WIDTH = 640
 VALUE_GUTTER = 90  # room right of the longest bar for its value
@@ -213,7 +211,7 @@ def category_items(counts: Mapping[str, float], taxonomy: Taxonomy) -> list[tupl
     return items
 
 
-def dashboard_charts(study: Study, taxonomy: Taxonomy) -> dict[str, BarChart]:
+def dashboard_charts(study: DashboardView, taxonomy: Taxonomy) -> dict[str, BarChart]:
     """The dashboard's charts: category distribution and errors per sentence."""
     return {
         "categories": bar_chart(

@@ -1,16 +1,31 @@
-"""`flask create-researcher EMAIL`: accounts for the researcher console."""
+"""The research commands: `flask create-researcher EMAIL` (accounts for the researcher
+console), `flask export-annotations` (the exports of app/research/downloads.py to a
+file or standard output) and `flask study-report` (the study's figures for papers)."""
 
 from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 import click
 from flask.cli import with_appcontext
+from sqlalchemy import select
 from werkzeug.security import generate_password_hash
 
-from app.extensions import db
-from app.models import Researcher
+from app.core.cli_kit import echo_report, report_format_option
+from app.core.extensions import db
+from app.exports.record import ExportFilter
+from app.models import Document, Researcher
+from app.research.agreement_figures import resolve_gamma
+from app.research.downloads import command_exports
+from app.research.study_report import (
+    format_csv,
+    format_table,
+    gamma_to_compute,
+    load_report_study,
+    study_report,
+)
 
 MIN_PASSWORD_LENGTH = 10
 MAX_PASSWORD_LENGTH = 1000
@@ -87,3 +102,95 @@ def create_researcher_command(email: str, password_stdin: bool, reset: bool) -> 
         )
     db.session.commit()
     click.echo(message)
+
+
+_EXPORTS = command_exports("export-annotations")
+_FORMATS = sorted({fmt for export in _EXPORTS.values() for fmt in export.formats}, reverse=True)
+
+
+@click.command("export-annotations")
+@click.option("--format", "fmt", type=click.Choice(_FORMATS), default="jsonl", show_default=True)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="File to write (default: standard output). A progress bar shows on stderr.",
+)
+@click.option("--document", help="Only this document (its external id).")
+@click.option("--submitted-only", is_flag=True, help="Only sessions the worker submitted.")
+@click.option(
+    "--include-removed",
+    is_flag=True,
+    help="Also annotations the worker removed, with their removed_at time.",
+)
+@click.option(
+    "--what",
+    type=click.Choice(list(_EXPORTS)),
+    default="annotations",
+    show_default=True,
+    help="One row per annotation, per session (status and counts), per session and "
+    "paragraph reached (seconds visible, active seconds, annotations, words), per "
+    "session and survey question answered (surveys), per training attempt "
+    "(docs/training.md), or per model suggestion with the workers' decisions on it "
+    "(suggestions, JSONL only).",
+)
+@with_appcontext
+def export_annotations_command(
+    fmt: str,
+    output: Path | None,
+    document: str | None,
+    submitted_only: bool,
+    include_removed: bool,
+    what: str,
+) -> None:
+    """Export annotations (or sessions) as JSON lines or CSV (UTF-8 with BOM).
+
+    Ordered by document, session, paragraph and start. CSV starts with FALTE's columns
+    (document_id, paragraph_id, span_text, span_start, span_end, error_category,
+    paired_text, comment), then the rest.
+    """
+    export = _EXPORTS[what]
+    flt = ExportFilter(document, submitted_only, include_removed)
+    if fmt not in export.formats:
+        formats = " or ".join(export.formats)
+        raise click.BadParameter(f"{what} export as {formats} only", param_hint="--format")
+    if (
+        document is not None
+        and db.session.scalar(select(Document.id).where(Document.external_id == document)) is None
+    ):
+        raise click.BadParameter(f"no document with id {document!r}", param_hint="--document")
+    if output is None:
+        export.write(sys.stdout, fmt, flt)
+        return
+    total = export.count(flt)
+    with (
+        output.open("w", encoding="utf-8", newline="") as out,
+        click.progressbar(length=total, label=f"Exporting {what}", file=sys.stderr) as bar,
+    ):
+        export.write(out, fmt, flt, bar.update)
+    click.echo(f"Wrote {total} {what} to {output}", err=True)
+
+
+@click.command("study-report")
+@report_format_option
+@click.option("--id-prefix", default=None, help="Only documents whose id starts with this.")
+@click.option(
+    "--include-flagged",
+    is_flag=True,
+    help="Count the sessions of workers who failed checks or training or were flagged by "
+    "their attention checks (left out by default; listed under excluded.annotators).",
+)
+@with_appcontext
+def study_report_command(fmt: str, id_prefix: str | None, include_flagged: bool) -> None:
+    """Print the study's figures: BooookScore per document and overall (0-100), errors per
+    sentence by category (BooookScore Table 1), agreement (alpha, span F1, gamma,
+    linked-pair F1, each with a bootstrap 95% interval over documents), precision and
+    recall against gold (attention checks and adjudicated gold sets); attention-check
+    documents and the workers left out (failed checks, failed training, flagged by their
+    attention checks) are listed as excluded and counted in no figure. Computes the gamma
+    of documents not yet in the gamma cache (progress on standard error)."""
+    study = load_report_study(id_prefix, include_flagged)
+    with click.progressbar(
+        length=gamma_to_compute(study), label="Computing gamma", file=sys.stderr
+    ) as bar:
+        resolve_gamma(study, compute=True, progress=bar.update)
+    echo_report(study_report(study), fmt, format_csv, format_table)

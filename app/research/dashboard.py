@@ -1,4 +1,4 @@
-"""The dashboard's data: a fixed handful of queries, then arithmetic in app.metrics.
+"""The dashboard's data: a fixed handful of queries, then arithmetic in app.rules.metrics.
 
 Whatever the amount of data, `load_study` runs the same four SELECTs (documents,
 paragraphs, sessions with their annotators, live annotations packed per session);
@@ -9,9 +9,9 @@ sentence splitting (by document content hash) and each document's agreement figu
 content hash and the exact live spans of its submitted, read-only sessions). Nothing here
 writes: a stale active session is *shown* as abandoned (the assignment code
 marks it in the database when it next hands out work). Whether a session holds a place of
-its document's quota follows app.assignment.claims, the rule the assignment uses.
+its document's quota follows app.crowd.assignment.claims, the rule the assignment uses.
 
-Workers left out (app.checks.flagged: flagged by attention checks, failed checks or
+Workers left out (app.crowd.checks.flagged: flagged by attention checks, failed checks or
 failed training) keep their rows, sessions and counts, but no figure counts their
 sessions (BooookScore, Table 1, alpha, F1, gamma, linked-pair F1, MQM, gold scores)
 unless `include_flagged`; `left_out_workers` adds its one query to the four.
@@ -27,20 +27,20 @@ from functools import cached_property
 
 from sqlalchemy import String, cast, func
 
-from app import metrics
 from app.adjudication.gamma import Unit, mean_linked_pair_f1
 from app.adjudication.gamma_cache import content_key, continuum, defined
-from app.assignment.claims import ClaimRule
-from app.checks.flagged import LeftOut, left_out_workers
-from app.extensions import db
-from app.metrics import GoldRecall, Sentence
+from app.core.extensions import db
+from app.crowd.assignment.claims import ClaimRule
+from app.crowd.checks.flagged import LeftOut, left_out_workers
+from app.crowd.paragraph_times import iter_paragraph_records
+from app.crowd.settings import EffectiveStudySettings
 from app.models import UNIT_ID, Annotation, AnnotationSession, Annotator, Document, Paragraph
-from app.outcomes import OUTCOMES
-from app.paragraph_times import iter_paragraph_records
 from app.research import mqm, pacing
-from app.research.intervals import AlphaParts, alpha_parts
-from app.statuses import SessionStatus
-from app.study import EffectiveStudySettings, as_utc
+from app.rules import metrics
+from app.rules.intervals import AlphaParts, alpha_parts
+from app.rules.metrics import GoldRecall, Sentence
+from app.rules.outcomes import OUTCOMES
+from app.rules.statuses import SessionStatus
 from app.taxonomy import current_taxonomy
 
 SENTENCE_CACHE_SIZE = 50_000
@@ -62,10 +62,11 @@ class SessionRow:
     started_at: datetime
     seconds: float
     is_check: bool
-    holds_place: bool = False  # occupies a place of the quota (app.assignment.claims)
-    flagged: bool = False  # its worker is left out of the figures (app.checks.flagged)
+    holds_place: bool = False  # occupies a place of the quota (app.crowd.assignment.claims)
+    flagged: bool = False  # its worker is left out of the figures (app.crowd.checks.flagged)
     outcome: str | None = None  # completed | failed_training | failed_checks | no_consent
-    # Prolific's API on the arrival (app.submissions): verified | unverified | None (not asked)
+    # Prolific's API on the arrival (app.crowd.submissions): verified | unverified | None
+    # (not asked)
     verification: str | None = None
     annotations: int = 0
     categories: Counter[str] = field(default_factory=Counter)
@@ -96,7 +97,7 @@ class SessionRow:
 
     @property
     def error_units(self) -> int:
-        """The error units of the session: what its BooookScore counts (app.metrics)."""
+        """The error units of the session: what its BooookScore counts (app.rules.metrics)."""
         return metrics.error_units(self.unit_ids)
 
     @cached_property
@@ -134,7 +135,7 @@ class DocumentRow:
     f1: float | None = None
     f1_same_category: float | None = None
     paragraph_lengths: list[int] = field(default_factory=list)
-    figures: DocumentFigures | None = None  # agreement inputs (app.research.agreement)
+    figures: DocumentFigures | None = None  # agreement inputs (app.research.agreement_figures)
     gamma: float | None = None  # from the gamma cache; None while pending or undefined
     gamma_pending: bool = False
     gamma_mc_se: float | None = None  # gamma's Monte-Carlo standard error
@@ -191,13 +192,14 @@ class AnnotatorRow:
     seconds: float = 0.0
     categories: Counter[str] = field(default_factory=Counter)
     gold: GoldRecall = metrics.NO_GOLD
-    flagged: bool = False  # left out of the figures (app.checks.flagged)
+    flagged: bool = False  # left out of the figures (app.crowd.checks.flagged)
     reason: str | None = None  # why: failed_checks | failed_training | flagged
 
 
 @dataclass
-class Study:
-    """Everything the dashboard shows."""
+class DashboardView:
+    """Everything the dashboard shows: the study's documents, sessions and annotators, and the
+    figures computed from them (app.research.study_report reports the same)."""
 
     documents: list[DocumentRow]
     sessions: list[SessionRow]
@@ -245,7 +247,7 @@ class Study:
 
     @property
     def unverified(self) -> int:
-        """Sessions let in while Prolific's API did not answer (app.submissions)."""
+        """Sessions let in while Prolific's API did not answer (app.crowd.submissions)."""
         return sum(1 for session in self.sessions if session.verification == "unverified")
 
     @property
@@ -264,7 +266,7 @@ class Study:
         return [] if self.include_flagged else self.left_out
 
     def counted(self, session: SessionRow) -> bool:
-        """Whether the study's figures count this session's worker (app.checks.flagged)."""
+        """Whether the study's figures count this session's worker (app.crowd.checks.flagged)."""
         return _counted(session, self.include_flagged)
 
     @cached_property
@@ -284,7 +286,7 @@ def load_study(
     document_id: int | None = None,
     id_prefix: str | None = None,
     include_flagged: bool = False,
-) -> Study:
+) -> DashboardView:
     """Query the study (one document, or those whose id starts with id_prefix): every figure,
     without the sessions of workers left out unless `include_flagged`."""
     now = now or datetime.now(UTC)
@@ -294,7 +296,7 @@ def load_study(
     flagged = {worker.label for worker in left_out}
     for session in sessions:
         session.flagged = session.annotator in flagged
-    # Practice documents (app.training) are no part of the study: no figure, no row.
+    # Practice documents (app.crowd.training) are no part of the study: no figure, no row.
     practice = set(current_taxonomy().training.documents)
     if id_prefix or practice:
         documents = {
@@ -416,7 +418,6 @@ def _sessions(
         worked,
         verification,
     ) in db.session.execute(query):
-        started, seen, submitted = as_utc(started), as_utc(seen), as_utc(submitted)
         if status == SessionStatus.ACTIVE and seen < cutoff:
             status = SessionStatus.ABANDONED
         ended = submitted or seen
@@ -488,10 +489,10 @@ def _compute(
     sessions: list[SessionRow],
     weights: dict[str, float],
     include_flagged: bool = False,
-) -> Study:
+) -> DashboardView:
     # Attention checks (documents with gold spans) measure the workers, not the texts: every
     # study figure leaves them out; their rows still show their own figures. Sessions of
-    # workers left out (app.checks.flagged) count in no figure, unless include_flagged.
+    # workers left out (app.crowd.checks.flagged) count in no figure, unless include_flagged.
     value_counts: list[tuple[int, int]] = []
     all_submitted: list[SessionRow] = []
     submitted_sentences = 0
@@ -517,7 +518,7 @@ def _compute(
         all_submitted.extend(submitted)
         submitted_sentences += len(document.sentences) * len(submitted)
     regular = [d for d in documents if not d.is_check]
-    return Study(
+    return DashboardView(
         documents=documents,
         sessions=sessions,
         annotators=_annotators(documents, sessions),
@@ -618,7 +619,7 @@ def _total(counters: Iterable[Counter[str]]) -> Counter[str]:
 
 def _annotators(documents: list[DocumentRow], sessions: list[SessionRow]) -> list[AnnotatorRow]:
     """Each worker's counts and gold score on attention checks (load_study marks the ones
-    left out, by app.checks.flagged's rule)."""
+    left out, by app.crowd.checks.flagged's rule)."""
     gold = {d.id: d.gold for d in documents if d.gold}
     rows: dict[str, AnnotatorRow] = {}
     for session in sessions:
@@ -633,7 +634,7 @@ def _annotators(documents: list[DocumentRow], sessions: list[SessionRow]) -> lis
     return list(rows.values())
 
 
-def load_pacing(study: Study, limit: float | None) -> pacing.PacingSummary:
+def load_pacing(study: DashboardView, limit: float | None) -> pacing.PacingSummary:
     """Reading pace of the submitted sessions (app/research/pacing.py): rushing, fatigue."""
     labels = {str(session.id): session.annotator for session in study.sessions}
     counts = {document.external_id: document.paragraph_count for document in study.documents}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from app.metrics import mean
+from app.rules.metrics import mean
 
 
 def word_count(paragraphs: Iterable[str]) -> int:

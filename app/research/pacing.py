@@ -25,7 +25,7 @@ MAX_GROUPS = 10
 
 @dataclass(frozen=True)
 class ParagraphTime:
-    """One export row (app/paragraph_times.py), as the figures need it."""
+    """One export row (app/crowd/paragraph_times.py), as the figures need it."""
 
     session_id: str
     document_id: str

@@ -1,6 +1,6 @@
 """Researcher pages: dashboard, document detail, session viewer, study links, taxonomy preview.
 
-Login is required for all of them (app.research.auth.require_researcher).
+Login is required for all of them (app.core.researcher_guard.require_researcher).
 """
 
 from __future__ import annotations
@@ -9,25 +9,29 @@ from flask import abort, current_app, flash, redirect, render_template, request,
 from flask_login import current_user
 from markupsafe import Markup
 
-from app import submissions
-from app.errors import ApiError
-from app.extensions import db
-from app.identity import clean_annotator_name, signed_link
+from app.core.errors import ApiError
+from app.core.extensions import db
+from app.crowd import submissions
+from app.crowd.identity import clean_annotator_name, signed_link
+from app.crowd.settings import check_taxonomy_file, instructions_markup, study_settings
+from app.crowd.surveys import store as survey_store
+from app.crowd.surveys.summary import summarise_answers
+from app.crowd.training.service import document_problems as training_document_problems
+from app.crowd.training.summary import load_practice_figures
 from app.models import AnnotationSession, Document, ValidationRound
-from app.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.research import bp
-from app.research.agreement import agreement_figures, resolve_gamma
+from app.research.agreement_figures import agreement_figures, resolve_gamma
 from app.research.charts import dashboard_charts, document_charts, formatters, pacing_charts
 from app.research.dashboard import load_pacing, load_study
-from app.research.report_cli import include_flagged_arg
 from app.research.viewer import session_annotations, viewer_bootstrap
-from app.study import check_taxonomy_file, instructions_markup, study_settings
+from app.rules.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.suggestions.records import counts_table, source_counts
-from app.surveys import store as survey_store
-from app.surveys.summary import summarise_answers
 from app.taxonomy import current_taxonomy
-from app.training.service import document_problems as training_document_problems
-from app.training.summary import load_practice_figures
+
+
+def include_flagged_arg() -> bool:
+    """The console's switch: ?include_flagged=1 counts the workers left out."""
+    return request.args.get("include_flagged") == "1"
 
 
 @bp.context_processor
@@ -38,7 +42,7 @@ def _research_helpers() -> dict:
 @bp.get("/")
 def dashboard():
     """Study progress, category distribution, error rates, agreement, attention checks
-    (?include_flagged=1: the figures count the workers left out by app.checks.flagged)."""
+    (?include_flagged=1: the figures count the workers left out by app.crowd.checks.flagged)."""
     settings = study_settings()
     taxonomy = current_taxonomy()
     study = load_study(settings, include_flagged=include_flagged_arg())
@@ -67,7 +71,7 @@ def dashboard():
 @bp.post("/identity-conflicts/<int:conflict_id>")
 def decide_identity_conflict(conflict_id: int):
     """**Allow** a refused Prolific submission (it opens a session of its own on its next
-    arrival) or **Keep refused** it (app.submissions)."""
+    arrival) or **Keep refused** it (app.crowd.submissions)."""
     decision = request.form.get("decision")
     if decision not in (submissions.ALLOWED, submissions.KEPT_REFUSED):
         abort(400, description="decision must be allowed or refused")
@@ -86,14 +90,14 @@ def decide_identity_conflict(conflict_id: int):
 
 
 def _practice_figures(taxonomy) -> list | None:
-    """The training figures (app.training.summary); None when the taxonomy has no training."""
+    """The training figures (app.crowd.training.summary); None when the taxonomy has no training."""
     if not taxonomy.training.enabled:
         return None
     return load_practice_figures(taxonomy.training.attempts)
 
 
 def _survey_summary(taxonomy) -> list | None:
-    """The surveys' figures (app.surveys.summary); None when the taxonomy has no survey."""
+    """The surveys' figures (app.crowd.surveys.summary); None when the taxonomy has no survey."""
     if not taxonomy.survey:
         return None
     return summarise_answers(taxonomy.survey, survey_store.all_answers())
@@ -196,7 +200,7 @@ def taxonomy_preview():
         "research/taxonomy.html",
         taxonomy=taxonomy,
         instructions=instructions_markup(taxonomy),
-        # Safe to mark: rendered like the instructions, raw HTML escaped (app.surveys.config).
+        # Safe to mark: rendered like the instructions, raw HTML escaped (app.taxonomy.surveys).
         consent=Markup(taxonomy.consent_html) if taxonomy.consent else None,  # noqa: S704
         file_check=check_taxonomy_file(current_app.config["TAXONOMY_PATH"]),
         training_problems=training_document_problems(taxonomy),

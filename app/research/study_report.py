@@ -1,15 +1,15 @@
 """The study's figures for papers (`flask study-report`, /research/export/study-report.*).
 
 The same figures as the dashboard (app.research.dashboard computes them; the rules are in
-app.metrics), in the JSON shape of docs/contracts.md#study-report-json. A document's
+app.rules.metrics), in the JSON shape of docs/contracts.md#study-report-json. A document's
 ``booookscore`` is BooookScore as the release's scorer computes it (Chang et al. 2024,
-eq. 1 and footnote 12; `Scorer.get_score`, app.metrics): 100 * (1 - error units /
+eq. 1 and footnote 12; `Scorer.get_score`, app.rules.metrics): 100 * (1 - error units /
 sentences) per submitted session, the mean over its sessions; the study's ``booookscore``
 is the mean over documents with a submitted session. It is the one score not bounded to
 0-100: a reading with more error units than sentences scores below 0, reported as it
 comes. Every other score is on a 0-100 scale: ``errors_per_sentence`` (Table 1:
 occurrences / sentences x 100), the span F1 figures and linked-pair F1 under
-``agreement`` (app.research.agreement: each with its unit, rule and bootstrap 95%
+``agreement`` (app.research.agreement_figures: each with its unit, rule and bootstrap 95%
 interval over documents), and each annotator's precision and recall under ``gold``
 (attention checks, and the adjudicated gold set of other documents, at the
 attention-check matching rule).
@@ -20,7 +20,7 @@ whatever it spans and however many labels it has), the mean over the document's 
 sessions (a whole number with one annotator), so that with one annotator booookscore =
 100 * (1 - error_sentences / sentences).
 Attention-check documents are listed under ``excluded.documents`` and counted in no
-figure; the workers left out (app.checks.flagged: failed checks, failed training, or
+figure; the workers left out (app.crowd.checks.flagged: failed checks, failed training, or
 flagged by their attention checks) under ``excluded.annotators`` with their reason, and
 no figure counts their sessions (``--include-flagged`` counts them again).
 ``suggestions`` gives, per source of model suggestions, the shares accepted, edited and
@@ -35,16 +35,20 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app import metrics
-from app.csv_safety import safe_cell
-from app.metrics import GoldRecall
-from app.research.agreement import Figure
-from app.research.dashboard import Study
-from app.statuses import SessionStatus
+from app.adjudication.gold import attention_gold, iter_gold_records
+from app.crowd.settings import study_settings
+from app.research.agreement_figures import Figure, agreement_figures
+from app.research.dashboard import DashboardView, load_study
+from app.rules import metrics
+from app.rules.csv_safety import safe_cell
+from app.rules.metrics import GoldRecall
+from app.rules.statuses import SessionStatus
 from app.suggestions.records import suggestion_figures
+from app.taxonomy import current_taxonomy
 
 
 def _percent(value: float | None) -> float | None:
@@ -52,7 +56,7 @@ def _percent(value: float | None) -> float | None:
 
 
 def gold_scores(
-    study: Study, gold_sets: Mapping[int, list[dict]] | None = None
+    study: DashboardView, gold_sets: Mapping[int, list[dict]] | None = None
 ) -> dict[str, GoldRecall]:
     """Each annotator's score against gold: attention checks' gold (as the dashboard
     scores it) plus, on other documents, their adjudicated gold set (`gold_sets`, by
@@ -71,13 +75,14 @@ def gold_scores(
 
 
 def build_report(
-    study: Study,
+    study: DashboardView,
     category_keys: list[str],
     figures: Sequence[Figure] = (),
     gold_sets: Mapping[int, list[dict]] | None = None,
 ) -> dict[str, Any]:
-    """The study-report JSON of a loaded study (see the module docstring); `figures`
-    from app.research.agreement, `gold_sets` the adjudicated gold of regular documents."""
+    """The study-report JSON of a loaded study (see the module docstring); `figures` are
+    app.research.agreement_figures', `gold_sets` the adjudicated gold of regular
+    documents."""
     regular = [document for document in study.documents if not document.is_check]
     rates = study.errors_per_sentence
     keys = [*category_keys, *sorted(set(rates) - set(category_keys))]
@@ -95,7 +100,7 @@ def build_report(
                 "error_sentences": document.error_sentences,  # error units (module docstring)
                 "booookscore": _percent(document.coherence),
                 "mqm_per_100_words": document.mqm,
-                # Per-document agreement (app.research.agreement's rules; null: fewer than
+                # Per-document agreement (app.research.agreement_figures's rules; null: fewer than
                 # two annotators, no linked pairs, or gamma not computed yet).
                 "gamma": document.gamma,
                 "linked_pair_f1": _percent(document.pair_f1),
@@ -243,3 +248,37 @@ def format_csv(report: Mapping[str, Any]) -> str:
             ("excluded_annotator", _cell(worker["annotator_id"]), "", "", worker["reason"])
         )
     return buffer.getvalue()
+
+
+def load_report_study(id_prefix: str | None = None, include_flagged: bool = False) -> DashboardView:
+    """The running app's study as the report counts it: documents whose id starts with
+    `id_prefix`; the workers app.crowd.checks.flagged leaves out counted only with
+    `include_flagged`."""
+    return load_study(study_settings(), id_prefix=id_prefix, include_flagged=include_flagged)
+
+
+def gamma_to_compute(study: DashboardView) -> int:
+    """How many regular documents' gamma the report needs (cached or not)."""
+    return sum(not d.is_check and bool(d.figures and d.figures.gamma_key) for d in study.documents)
+
+
+def study_report(study: DashboardView) -> dict[str, Any]:
+    """The study-report JSON of a loaded study whose gamma is resolved (app.research.
+    agreement_figures.resolve_gamma: computed by the command, cached for the downloads)."""
+    return build_report(
+        study,
+        [category.key for category in current_taxonomy().categories],
+        agreement_figures(study),
+        adjudicated_gold(study),
+    )
+
+
+def adjudicated_gold(study: DashboardView) -> dict[int, list[dict]]:
+    """The adjudicated gold set of each regular document that has one, as attention-check
+    answers (app.adjudication.gold), by document database id."""
+    wanted = {d.external_id: d.id for d in study.documents if not d.is_check}
+    by_document: dict[str, list[dict]] = defaultdict(list)
+    for record in iter_gold_records():
+        if record["document_id"] in wanted:
+            by_document[record["document_id"]].append(record)
+    return {wanted[key]: attention_gold(records) for key, records in by_document.items()}

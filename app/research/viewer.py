@@ -13,10 +13,9 @@ from typing import Any
 from sqlalchemy import select
 
 from app.annotate.serializers import annotation_dict, document_dict, document_entities
-from app.annotate.sessions import max_comment_length
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Annotation, AnnotationSession
-from app.taxonomy import current_taxonomy
+from app.taxonomy import current_taxonomy, max_comment_length
 
 
 def viewer_bootstrap(session: AnnotationSession) -> dict[str, Any]:

@@ -4,7 +4,7 @@ The taxonomy's study says `suggestions: none | show` (every worker in one arm), 
 experiments on anchoring, `suggestion_arms: {show: 0.5, none: 0.5}`. An arm belongs to
 the worker: their first session gets one when its page is first loaded, and every later
 session of theirs takes the same. New workers are spread over the arms as documents are
-spread over workers (app.assignment.service, rule 4): deterministically, to the arm
+spread over workers (app.crowd.assignment.service, rule 4): deterministically, to the arm
 furthest below its share of the workers so far counting this one (largest
 `weight / total weight * (workers + 1) - workers in the arm`, ties in file order show,
 none), so that any run of arrivals is within one worker of the shares. Decisions are
@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 
 from sqlalchemy import bindparam, func, select, text, update
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import AnnotationSession
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 from app.taxonomy import current_taxonomy
 
 SESSIONS = AnnotationSession.__table__

@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from app.cli import echo_import_notes, fail
-from app.imports.cli import read_taxonomy_map
+from app.core.cli_kit import echo_import_notes, fail, read_taxonomy_map
 from app.suggestions.importer import FORMATS, SuggestionImportError, prepare_suggestions
 
 

@@ -19,11 +19,11 @@ from typing import Any
 
 from sqlalchemy import and_, bindparam, exists, func, select, update
 
-from app.annotate.sessions import NO_SESSION, submitted_error
-from app.errors import ApiError
-from app.extensions import db
+from app.core.errors import ApiError
+from app.core.extensions import db
+from app.crowd.session_errors import NO_SESSION, submitted_error
 from app.models import Annotation, AnnotationSession, Suggestion, SuggestionRejection, utcnow
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 
 SUGGESTIONS = Suggestion.__table__
 SESSIONS = AnnotationSession.__table__

@@ -2,13 +2,14 @@
 
 Formats: BooookScore's GPT-4 model files (``{book: {sentence: {"questions", "types"}}}``:
 the span is the whole sentence) and our generic items JSONL
-(docs/contracts.md#validation-items), read by app.validation.importers as `create-round`
+(docs/contracts.md#validation-items), read by app.imports.item_formats as `create-round`
 reads them. Every label is mapped to a category key as `import-annotations` maps them
-(app.imports.store.category_key: `--taxonomy-map`, else the lower-cased, hyphenated label);
+(app.imports.annotation_store.category_key: `--taxonomy-map`, else the lower-cased,
+hyphenated label);
 the first is the suggestion's category, all are kept as its labels. Spans are located as
-`create-round` locates them (app.validation.locate): given offsets when the stored text
+`create-round` locates them (app.imports.locate): given offsets when the stored text
 there is the span's, else the text, exactly first; several matches use the first and are
-reported as ambiguous. Each suggestion must pass the rules an annotation passes (app.spans),
+reported as ambiguous. Each suggestion must pass the rules an annotation passes (app.rules.spans),
 so that Accept can store it as it is. `id_prefix` is put before every document id of the
 file, as `import-annotations --id-prefix` does (so that GPT-4's file attaches to summaries
 imported under `inc-`/`hier-`). Atomic: any problem refuses the file (unless
@@ -26,13 +27,13 @@ from typing import Any
 
 from sqlalchemy import insert, select
 
-from app.extensions import db
-from app.imports.store import category_key
+from app.core.extensions import db
+from app.imports.annotation_store import category_key
+from app.imports.item_formats import ItemInput, detect_format, read_items
+from app.imports.locate import Located, ambiguity_notes, locate_pair
 from app.models import Document, Paragraph, Suggestion, utcnow
-from app.spans import Span, SpanError, check_annotation
+from app.rules.spans import Span, SpanError, check_annotation
 from app.taxonomy import Taxonomy, current_taxonomy
-from app.validation.importers import ItemInput, detect_format, read_items
-from app.validation.locate import Located, ambiguity_notes, locate_pair
 
 FORMATS = ("auto", "jsonl", "booookscore-model")
 SUGGESTIONS = Suggestion.__table__
@@ -236,7 +237,7 @@ def _rule_problem(
     comment: str | None,
     paragraphs: tuple[str, ...],
 ) -> str | None:
-    """What the annotation rules (app.spans) say against accepting it as it is."""
+    """What the annotation rules (app.rules.spans) say against accepting it as it is."""
     as_span = Span(span.paragraph_id, span.start, span.end, span.text)
     as_paired = (
         None if paired is None else Span(paired.paragraph_id, paired.start, paired.end, paired.text)

@@ -23,8 +23,8 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from app.export_record import iso_utc as _iso  # the exports' one ISO-8601 form
-from app.extensions import db
+from app.core.extensions import db
+from app.exports.record import iso_text  # the exports' one ISO-8601 form
 from app.models import (
     Annotation,
     AnnotationSession,
@@ -32,7 +32,7 @@ from app.models import (
     Suggestion,
     SuggestionRejection,
 )
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 
 BATCH = 1000
 DECISION_OF_ORIGIN = {"suggestion-accepted": "accepted", "suggestion-edited": "edited"}
@@ -71,8 +71,8 @@ def _decisions(document: str | None) -> dict[int, list[dict[str, Any]]]:
                 "session_id": str(session_id),
                 "decision": DECISION_OF_ORIGIN[origin],
                 "annotation_id": client_id,
-                "at": _iso(at),
-                "withdrawn_at": _iso(removed),
+                "at": iso_text(at),
+                "withdrawn_at": iso_text(removed),
             }
         )
     for pk, session_id, at, withdrawn in db.session.execute(rejected):
@@ -81,8 +81,8 @@ def _decisions(document: str | None) -> dict[int, list[dict[str, Any]]]:
                 "session_id": str(session_id),
                 "decision": "rejected",
                 "annotation_id": None,
-                "at": _iso(at),
-                "withdrawn_at": _iso(withdrawn),
+                "at": iso_text(at),
+                "withdrawn_at": iso_text(withdrawn),
             }
         )
     for items in decisions.values():
@@ -174,7 +174,7 @@ def source_counts(
     """Per source: standing decisions and workers' own annotations, in submitted sessions
     of the show arm on documents with that source's suggestions (attention checks out);
     `document_ids` keeps only those documents, `left_out` drops the sessions of these
-    annotators (database ids: the workers app.checks.flagged leaves out)."""
+    annotators (database ids: the workers app.crowd.checks.flagged leaves out)."""
     sessions = select(AnnotationSession.id, AnnotationSession.document_id).where(
         AnnotationSession.status == SessionStatus.SUBMITTED,
         AnnotationSession.arm == "show",

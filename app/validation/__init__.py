@@ -1,4 +1,5 @@
-"""Precision-validation rounds: importers, validator pages and API, report."""
+"""Precision-validation rounds: creating them (rounds.py, reading items through
+app.imports), validator pages and API, judgments, the report."""
 
 from flask import Blueprint
 

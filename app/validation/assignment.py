@@ -9,7 +9,7 @@ validator is reserved for them for RESERVATION_MINUTES from when it was first se
 validators working at the same time are spread over different items; once served it
 stays judgeable by them even if others have meanwhile completed its K judgments (their
 work is never refused). One client network holds at most MAX_RESERVATIONS_PER_NETWORK
-live reservations in a round (app.networks): beyond, a new item is refused with 429
+live reservations in a round (app.crowd.networks): beyond, a new item is refused with 429
 `reservation_limit` until one is judged or lapses.
 
 A verdict, once given, is final: posting the same judgment again is answered 200 with
@@ -23,9 +23,11 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import exists, func, or_, select
 from sqlalchemy.exc import IntegrityError
 
-from app.errors import ApiError
-from app.extensions import db
-from app.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
+from app.core.errors import ApiError
+from app.core.extensions import db
+from app.core.persistence import get_or_create
+from app.crowd.identity import OpenRefused, WorkerIdentity, get_or_create_annotator
+from app.crowd.networks import MAX_RESERVATIONS_PER_NETWORK, PlaceRefused, network_key
 from app.models import (
     Annotation,
     AnnotationSession,
@@ -34,9 +36,7 @@ from app.models import (
     ValidationRound,
     ValidationSession,
 )
-from app.networks import MAX_RESERVATIONS_PER_NETWORK, PlaceRefused, network_key
-from app.persistence import get_or_create
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 from app.validation.schemas import JudgmentInput
 from app.validation.serializers import judgment_json
 
@@ -45,7 +45,7 @@ RESERVATION_MINUTES = 5
 
 def start_session(round_: ValidationRound, identity: WorkerIdentity) -> ValidationSession:
     """The validator's session in this round, created on first arrival (race-safe).
-    Resuming it needs the request's proof of being that validator (app.identity), else
+    Resuming it needs the request's proof of being that validator (app.crowd.identity), else
     OpenRefused; its stored parameters (the MTurk assignment it submits) never change."""
     session, created = get_or_create(
         ValidationSession,

@@ -9,10 +9,10 @@ from urllib.parse import quote
 import click
 from flask.cli import AppGroup
 
-from app.cli import echo_ambiguous, echo_report, fail, flag, report_format_option
-from app.identity import annotator_name_option, signed_link
+from app.core.cli_kit import echo_ambiguous, echo_report, fail, flag, report_format_option
+from app.crowd.identity import annotator_name_option, signed_link
+from app.imports.item_formats import DECISIONS, FORMATS
 from app.taxonomy import current_taxonomy
-from app.validation.importers import DECISIONS, FORMATS
 from app.validation.judgments import JudgmentImportError, import_judgments
 from app.validation.report import compute_report, format_csv, format_table
 from app.validation.rounds import (

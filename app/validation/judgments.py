@@ -28,14 +28,14 @@ from typing import Any
 
 from sqlalchemy import insert, select
 
-from app.errors import ProblemsError
-from app.extensions import db
-from app.jsonl import json_object_lines
+from app.core.errors import ProblemsError
+from app.core.extensions import db
+from app.imports.item_formats import detect_format, validation_item_id
+from app.imports.locate import normalise
 from app.models import ValidationItem, ValidationJudgment, ValidationRound
-from app.safe_text import json_text_problems
+from app.rules.jsonl import json_object_lines
+from app.rules.safe_text import json_text_problems
 from app.taxonomy import current_taxonomy
-from app.validation.importers import detect_format, validation_item_id
-from app.validation.locate import normalise
 from app.validation.reasons import item_protocol, round_reasons
 
 VERDICT_WORDS = {
@@ -56,7 +56,7 @@ class JudgmentImportError(ProblemsError):
 
 
 @dataclass
-class ImportSummary:
+class JudgmentImportSummary:
     """Counts of an import: new judgments, identical ones already stored, by validator."""
 
     added: int = 0
@@ -206,7 +206,7 @@ class _Items:
         return f"{len(matches)} items of this round have this span and question"
 
 
-def import_judgments(round_name: str, path: Path) -> ImportSummary:
+def import_judgments(round_name: str, path: Path) -> JudgmentImportSummary:
     """Store every judgment of the file in one transaction, or raise JudgmentImportError."""
     round_ = db.session.scalars(select(ValidationRound).filter_by(name=round_name)).first()
     if round_ is None:
@@ -231,7 +231,7 @@ def import_judgments(round_name: str, path: Path) -> ImportSummary:
     problems: list[str] = []
     new: list[dict[str, Any]] = []
     seen: dict[tuple[int, str], str] = {}
-    summary = ImportSummary()
+    summary = JudgmentImportSummary()
     for row in _rows(path):
         if isinstance(row, str):
             problems.append(row)

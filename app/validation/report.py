@@ -30,9 +30,9 @@ import krippendorff
 import numpy as np
 from sqlalchemy import Select, case, distinct, func, select, true
 
-from app.csv_safety import safe_cell
-from app.extensions import db
+from app.core.extensions import db
 from app.models import VERDICTS, Document, ValidationItem, ValidationJudgment, ValidationRound
+from app.rules.csv_safety import safe_cell
 
 Z95 = 1.96
 GROUPS = ("by_source", "by_category", "by_annotator", "by_document")

@@ -7,7 +7,7 @@ the first occurrence is used).
 
 As every study figure, a round leaves out (and counts in its summary) the items on
 attention-check documents (documents of this database with gold spans) and the
-annotations of workers the study leaves out (app.checks.flagged): those marked
+annotations of workers the study leaves out (app.crowd.checks.flagged): those marked
 `flagged` in our export, and those of this database's sessions whose worker is left out
 now.
 """
@@ -24,11 +24,14 @@ from pathlib import Path
 
 from sqlalchemy import func, insert, select
 
-from app.checks.flagged import left_out_workers
-from app.document_formats import DocumentInput, content_hash
-from app.errors import ProblemsError
-from app.export_record import ANNOTATOR_ID, annotation_select
-from app.extensions import db
+from app.core.errors import ProblemsError
+from app.core.extensions import db
+from app.crowd.checks.flagged import left_out_workers
+from app.crowd.settings import study_settings
+from app.exports.record import ANNOTATOR_ID, annotation_select
+from app.imports.document_formats import DocumentInput, content_hash
+from app.imports.item_formats import ItemInput, SpanInput, generated_id, read_items
+from app.imports.locate import Located, locate, overlap, place_pair
 from app.models import (
     Annotation,
     AnnotationSession,
@@ -38,10 +41,7 @@ from app.models import (
     ValidationJudgment,
     ValidationRound,
 )
-from app.study import study_settings
 from app.taxonomy import Taxonomy
-from app.validation.importers import ItemInput, SpanInput, generated_id, read_items
-from app.validation.locate import Located, locate, overlap, place_pair
 
 ROUND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 
@@ -64,7 +64,7 @@ class RoundSummary:
     # Annotations of sessions not submitted (our export's `"submitted": false`), left out.
     unsubmitted_left_out: int = 0
     # Items on attention-check documents, and annotations of workers left out
-    # (app.checks.flagged), left out.
+    # (app.crowd.checks.flagged), left out.
     checks_left_out: int = 0
     flagged_left_out: int = 0
 

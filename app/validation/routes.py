@@ -3,7 +3,8 @@ respond.
 
 Blind by construction: `item_json` (app.validation.serializers) builds the only item
 representation a validator receives, with no source, origin annotator or annotation link.
-The API's CSRF token is derived from the session token (app.security), so it works without cookies.
+The API's CSRF token is derived from the session token (app.core.security), so it works
+without cookies.
 """
 
 from __future__ import annotations
@@ -13,21 +14,21 @@ from typing import Any
 from flask import jsonify, redirect, render_template, request, url_for
 from sqlalchemy import select
 
-from app.errors import ApiError
-from app.extensions import db
-from app.identity import (
+from app.core.errors import ApiError
+from app.core.extensions import db
+from app.core.persistence import retry_on_disconnect
+from app.core.rate_limits import limit_opens, rate_limited, url_token
+from app.core.request_json import json_object
+from app.core.security import capability_csrf_token, require_capability_csrf
+from app.crowd.identity import (
     OpenRefused,
     opened_response,
     refusal_page,
     request_identity,
 )
+from app.crowd.networks import PlaceRefused, place_refusal
 from app.models import ValidationItem, ValidationRound, ValidationSession
-from app.networks import PlaceRefused, place_refusal
-from app.persistence import retry_on_disconnect
-from app.platforms import is_mturk_preview
-from app.rate_limits import limit_opens, rate_limited, url_token
-from app.request_json import json_object
-from app.security import capability_csrf_token, require_capability_csrf
+from app.rules.platforms import is_mturk_preview
 from app.taxonomy import current_taxonomy
 from app.validation import bp
 from app.validation.assignment import next_item, progress, record_judgment, start_session

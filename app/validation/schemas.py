@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from app.errors import ApiError
+from app.core.errors import ApiError
 from app.models import VERDICTS
 
 MAX_EXPLANATION = 5000

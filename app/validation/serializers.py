@@ -12,11 +12,11 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.extensions import db
+from app.core.extensions import db
+from app.crowd.settings import study_settings
 from app.models import Paragraph, ValidationItem, ValidationJudgment, ValidationSession
-from app.outcomes import shown_code
-from app.platforms import mturk_target
-from app.study import study_settings
+from app.rules.outcomes import shown_code
+from app.rules.platforms import mturk_target
 from app.taxonomy import current_taxonomy
 from app.validation.reasons import item_protocol
 
@@ -81,7 +81,7 @@ def completion_json(session: ValidationSession, done: int) -> dict[str, Any]:
     # (ExternalQuestion), as the annotator's completion page does: `mturk` says where.
     # A validator who finishes a round completed it: the outcome `completed`, with its
     # completion URL, as for annotators.
-    # `shown_code` is the code the validator sees (app.outcomes.shown_code): the study's
+    # `shown_code` is the code the validator sees (app.rules.outcomes.shown_code): the study's
     # platform code for `completed`, the session's own where it has none; None where the
     # Return link alone completes. `completion_code` stays the session's own (MTurk's form).
     if not done:

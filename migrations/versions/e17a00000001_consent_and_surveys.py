@@ -6,7 +6,7 @@ Create Date: 2026-11-24 03:40:00
 
 consent_decisions (one per session: agreed or not, and which consent text) and
 survey_answers (one row per session, survey and question): the study steps around the
-task (app/steps.py, app/surveys/).
+task (app/crowd/journey.py, app/crowd/surveys/).
 """
 from alembic import op
 import sqlalchemy as sa

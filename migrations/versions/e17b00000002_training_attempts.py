@@ -4,7 +4,7 @@ Revision ID: e17b00000002
 Revises: e17a00000001
 Create Date: 2026-11-24 03:30:00.000000
 
-training_attempts: one row per "Check my answers" on a practice document (app/training,
+training_attempts: one row per "Check my answers" on a practice document (app/crowd/training,
 docs/training.md, issue 17 point 1).
 """
 from alembic import op

@@ -4,7 +4,7 @@ Revision ID: e26a00000006
 Revises: e26b00000007
 Create Date: 2026-11-26 09:00:00.000000
 
-Issue 26 points 1 and 2, issue 27 point 2 (app/submissions.py, docs/identity.md):
+Issue 26 points 1 and 2, issue 27 point 2 (app/crowd/submissions.py, docs/identity.md):
 - annotation_sessions.submission (Prolific SESSION_ID, MTurk assignmentId), unique per
   annotator: one submission, one session. Filled from platform_params for the first
   session of each submission; later duplicates (the bug being fixed) keep NULL.

@@ -2,7 +2,7 @@
 
 annotation_sessions.worked_at (the first real work: until then a session holds its place
 for 5 minutes only) and .network, validation_sessions.network (a keyed hash of the
-client network, app/networks.py), with the indexes their caps count by. Sessions from
+client network, app/crowd/networks.py), with the indexes their caps count by. Sessions from
 before keep today's rule: their worked_at is their start.
 
 Planted attention checks were titled "<source title> (attention check)", which workers

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from werkzeug.security import generate_password_hash
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Researcher
 from app.taxonomy import current_taxonomy
 from bench.dashboard_bench import seed_study

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import ParagraphTiming
 from tests.support.annotate_page import open_task, seed_document, submit_task
 

@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 from werkzeug.security import generate_password_hash
 
 from app.adjudication.gold import iter_gold_records
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Researcher
 from tests.support.adjudication import DOC_ID, PARAGRAPHS, seed_adjudication_document
 from tests.support.annotate_page import select_span

@@ -16,11 +16,11 @@ from playwright.sync_api import Page, expect
 from werkzeug.security import generate_password_hash
 
 from app.adjudication.gold import iter_gold_records
-from app.checks.flagged import left_out_workers
-from app.extensions import db
+from app.core.extensions import db
+from app.crowd.checks.flagged import left_out_workers
+from app.crowd.settings import study_settings
 from app.models import Researcher
 from app.research.dashboard import load_study
-from app.study import study_settings
 from tests.support.apps import BOOOOKSCORE_SAMPLE, ROOT
 from tests.support.axe import violations
 from tests.support.live_server import serving

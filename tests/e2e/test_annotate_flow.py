@@ -8,7 +8,7 @@ import re
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import AnnotationSession
 from tests.support.annotate_page import (
     open_task,

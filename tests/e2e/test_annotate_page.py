@@ -278,7 +278,7 @@ def test_mturk_workers_get_the_externalsubmit_form(page: Page, live_server):
 
 
 def test_the_page_preloads_exactly_the_modules_it_runs(page: Page, live_server):
-    """The modulepreload links (app/static_urls.module_preloads, read from the modules'
+    """The modulepreload links (app/core/static_urls.module_preloads, read from the modules'
     imports) name every ES module the page loads, and none it does not: the browser
     fetches the whole graph at once."""
     seed_document(live_server, "preload", ["One paragraph.", "Two."])

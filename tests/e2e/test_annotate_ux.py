@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import AnnotationSession
 from tests.support.annotate_page import (
     open_task,
@@ -402,8 +402,8 @@ async (cases) => {
 
 
 def test_the_browser_applies_the_servers_span_rules_with_its_messages(js_harness):
-    """Point 2: static/js/annotator/rules.mjs answers as app/spans.py does, word for word."""
-    from app.spans import Span, SpanError, check_annotation
+    """Point 2: static/js/annotator/rules.mjs answers as app/rules/spans.py does, word for word."""
+    from app.rules.spans import Span, SpanError, check_annotation
 
     class Category:
         def __init__(self, key: str, name: str, kind: str) -> None:

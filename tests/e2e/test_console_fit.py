@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from werkzeug.security import generate_password_hash
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Researcher
 from app.taxonomy import load_taxonomy
 from bench.dashboard_bench import seed_study

@@ -11,7 +11,7 @@ import uuid
 
 from playwright.sync_api import Page, expect
 
-from app.security import capability_csrf_token
+from app.core.security import capability_csrf_token
 from tests.support.annotate_page import seed_document
 from tests.support.axe import violations
 from tests.support.research import WIDTHS, add_researcher, log_in, overflow_by_width

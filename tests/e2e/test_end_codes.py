@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import ValidationSession
 from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from werkzeug.security import generate_password_hash
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Annotator, Researcher
 from tests.support.assignment import taxonomy_with
 from tests.support.axe import violations

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from werkzeug.security import generate_password_hash
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Researcher
 from tests.support.axe import violations
 from tests.support.identity import CONTACT, import_study, study_taxonomy

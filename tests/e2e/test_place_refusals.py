@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from tests.support.apps import ROOT
 from tests.support.axe import violations
 from tests.support.live_server import LiveServer, serving

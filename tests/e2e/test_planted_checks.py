@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Document, Paragraph
 from app.taxonomy import current_taxonomy
 from tests.support.annotate_page import select_span, submit_task

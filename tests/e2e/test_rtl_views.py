@@ -9,9 +9,9 @@ import json
 
 from playwright.sync_api import Page, expect
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import Annotation, Document
 from app.taxonomy import current_taxonomy
 from app.validation.rounds import create_round

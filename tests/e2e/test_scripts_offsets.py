@@ -14,7 +14,7 @@ import unicodedata
 import pytest
 from playwright.sync_api import Page, expect
 
-from app.export import ExportFilter, iter_annotation_records
+from app.exports.record import ExportFilter, iter_annotation_records
 from tests.support.annotate_page import open_task, seed_document, stored_annotations
 from tests.support.axe import violations
 from tests.support.bidi_drag import drag_select

@@ -8,8 +8,8 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
 
-from app.export import ExportFilter, iter_annotation_records
-from app.extensions import db
+from app.core.extensions import db
+from app.exports.record import ExportFilter, iter_annotation_records
 from app.models import AnnotationSession
 from app.suggestions.records import iter_suggestion_records
 from tests.support.annotate_page import select_span

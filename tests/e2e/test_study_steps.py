@@ -13,11 +13,11 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.core.security import capability_csrf_token
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import AnnotationSession, SurveyAnswer
-from app.security import capability_csrf_token
 from tests.support.annotate_page import submit_task
 from tests.support.apps import ROOT
 from tests.support.axe import violations

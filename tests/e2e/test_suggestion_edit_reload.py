@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from app.export import ExportFilter, iter_annotation_records
+from app.exports.record import ExportFilter, iter_annotation_records
 from app.suggestions.records import iter_suggestion_records
 from tests.support.annotate_page import select_span
 from tests.support.suggestions import BOOK, serving_with_suggestions, summary_paragraphs

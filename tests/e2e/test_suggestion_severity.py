@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Annotation
 from tests.support.annotate_page import select_span, wait_for_value
 from tests.support.axe import violations

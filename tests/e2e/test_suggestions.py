@@ -11,7 +11,7 @@ import shutil
 import pytest
 from playwright.sync_api import Page, expect
 
-from app.export import ExportFilter, iter_annotation_records
+from app.exports.record import ExportFilter, iter_annotation_records
 from app.suggestions.records import iter_suggestion_records
 from tests.support.annotate_page import select_span, wait_for_value
 from tests.support.axe import violations

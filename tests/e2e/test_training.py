@@ -15,9 +15,9 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import AnnotationSession, ParagraphTiming, TrainingAttempt
 from tests.support.annotate_page import select_span
 from tests.support.axe import violations

@@ -8,10 +8,10 @@ import uuid
 
 import pytest
 
-from app.extensions import db
+from app.core.extensions import db
+from app.crowd.settings import study_settings
 from app.models import AdjudicationDecision, Document
 from app.research.dashboard import load_study
-from app.study import study_settings
 from tests.support.adjudication import (
     DOC_ID,
     PARAGRAPHS,
@@ -307,7 +307,7 @@ def test_promote_gold_refuses_a_document_without_decisions(seeded, runner):
 
 
 def test_agreement_command_gives_gamma_and_linked_pair_f1(seeded, runner):
-    from app.adjudication.agreement import document_units
+    from app.adjudication.boundary_agreement import document_units
     from app.adjudication.gamma import gamma
 
     result = runner.invoke(args=["agreement", "--gamma", "--format", "json", "--samples", "5"])

@@ -11,11 +11,11 @@ from statistics import fmean
 import pytest
 
 from app.adjudication import gamma_cache
-from app.adjudication.agreement import document_units
+from app.adjudication.boundary_agreement import document_units
 from app.adjudication.gamma import gamma
-from app.extensions import db
+from app.core.extensions import db
 from app.models import AdjudicationDecision, Annotation, AnnotationSession, Annotator
-from app.research.intervals import bootstrap_mean_ci
+from app.rules.intervals import bootstrap_mean_ci
 from tests.integration.test_adjudication import adjudicate_all
 from tests.support.adjudication import PARAGRAPHS, seed_adjudication_document, seed_document
 
@@ -144,7 +144,7 @@ def test_study_report_scores_annotators_against_adjudicated_gold(
     assert _report(runner)["gold"] == {}
     adjudicate_all(researcher_client)  # gold: "met Bob at", "Then", the repetition
     gold = _report(runner)["gold"]
-    # Attention-check rule (app.spans.locates): same paragraph, character intersection
+    # Attention-check rule (app.rules.spans.locates): same paragraph, character intersection
     # over union >= 0.5, same category.
     # ann-1: "Bob" (3 of the 10 characters of "met Bob at": not located), repetition
     # (matches), "all day" (ungrammatical: no gold of its category): precision 1/3;

@@ -6,18 +6,18 @@ import json
 import re
 import threading
 import uuid
-from datetime import UTC, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from openapi_spec_validator import validate as validate_openapi
 
 from app import create_app
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.core.security import capability_csrf_token
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import Annotation, AnnotationSession, utcnow
-from app.security import capability_csrf_token
 from tests.support.apps import ROOT, dispose_engines, make_test_config
 
 PARAGRAPHS = (
@@ -121,12 +121,7 @@ def make_stale(token: str, minutes: int = 10):
     row = session_row(token)
     row.last_seen_at = utcnow() - timedelta(minutes=minutes)
     db.session.commit()
-    return as_utc(row.last_seen_at)
-
-
-def as_utc(moment):
-    """SQLite gives naive UTC datetimes back."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return row.last_seen_at  # aware, in UTC, on both databases (app.models.UTCDateTime)
 
 
 def session_row(token: str) -> AnnotationSession:
@@ -180,7 +175,7 @@ def test_get_session_uses_the_documents_own_entities(app, client):
 def test_get_session_updates_last_seen(client, token):
     stale = make_stale(token)
     client.get(f"/api/sessions/{token}")
-    assert as_utc(session_row(token).last_seen_at) > stale
+    assert session_row(token).last_seen_at > stale
 
 
 def test_last_seen_is_written_at_most_once_a_minute(client, token):

@@ -11,12 +11,12 @@ from flask import template_rendered
 from sqlalchemy import event
 
 from app.annotate.serializers import public_document_id
-from app.annotate.sessions import start_or_resume_session
-from app.extensions import db
-from app.identity import ANON_COOKIE, OpenRefused, WorkerIdentity
+from app.core.extensions import db
+from app.core.persistence import AUTOCOMMIT_BIND
+from app.core.security import capability_csrf_token
+from app.crowd.identity import ANON_COOKIE, OpenRefused, WorkerIdentity
+from app.crowd.sessions import start_or_resume_session
 from app.models import AnnotationSession, Annotator, Document
-from app.persistence import AUTOCOMMIT_BIND
-from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy
 from tests.integration.test_annotate_api import (
     PARAGRAPHS,
@@ -77,7 +77,7 @@ def test_prolific_worker_gets_one_session_per_document(client, document):
     assert (row.status, row.position, row.furthest) == ("active", 0, 0)
     assert len(token) >= 22  # >= 128 bits of URL-safe base64
     # Same submission, same document: same session. Another SESSION_ID is another
-    # Prolific submission: the participant is bound to the first (app.submissions), so it
+    # Prolific submission: the participant is bound to the first (app.crowd.submissions), so it
     # gets the conflict page, even in the same browser, and the stored parameters stay.
     assert start_session(client, **params) == token
     again = client.get("/annotate/doc-1", query_string={**params, "SESSION_ID": "s-2"})
@@ -529,7 +529,7 @@ def test_a_workers_first_open_is_one_statement_after_the_document(client, docume
     with statements() as sent:
         token = start_session(client, PROLIFIC_PID="p-9", STUDY_ID="st", SESSION_ID="se")
     if postgresql:  # elsewhere the ORM path (start_or_resume_session) opens it
-        # A Prolific participant is bound to their first submission first (app.submissions,
+        # A Prolific participant is bound to their first submission first (app.crowd.submissions,
         # issue 26): one INSERT more than another worker's open.
         assert len(sent) == 3, sent
         assert sent[0].startswith("SELECT documents.id")

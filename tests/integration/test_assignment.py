@@ -7,8 +7,8 @@ import threading
 from collections import Counter
 from datetime import timedelta
 
-from app.assignment.service import Candidate, choose_document
-from app.extensions import db
+from app.core.extensions import db
+from app.crowd.assignment.service import DocumentOption, choose_document
 from app.models import Annotation, AnnotationSession, Annotator, utcnow
 from tests.support.assignment import (
     add_documents,
@@ -22,13 +22,13 @@ from tests.support.assignment import (
 
 
 def test_choose_document_rule():
-    docs = [Candidate(1, 2, False), Candidate(2, 1, False), Candidate(3, 1, False)]
+    docs = [DocumentOption(1, 2, False), DocumentOption(2, 1, False), DocumentOption(3, 1, False)]
     assert choose_document(docs, 3, 0.0, 0, 4) == 2  # fewest occupied, then lowest id
-    assert choose_document([Candidate(1, 3, False)], 3, 0.0, 0, 3) is None  # full
-    with_check = [*docs, Candidate(9, 5, True)]
+    assert choose_document([DocumentOption(1, 3, False)], 3, 0.0, 0, 3) is None  # full
+    with_check = [*docs, DocumentOption(9, 5, True)]
     assert choose_document(with_check, 3, 0.1, 0, 9) == 9  # 0 < 0.1 * 10
     assert choose_document(with_check, 3, 0.1, 1, 9) == 2  # 1 >= 0.1 * 10
-    assert choose_document([Candidate(9, 0, True)], 3, 0.5, 0, 0) is None  # checks alone
+    assert choose_document([DocumentOption(9, 0, True)], 3, 0.5, 0, 0) is None  # checks alone
 
 
 # --- fairness and quota --------------------------------------------------------------------

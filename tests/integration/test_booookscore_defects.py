@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import ValidationItem, ValidationJudgment, ValidationRound
 
 

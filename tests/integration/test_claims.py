@@ -1,4 +1,4 @@
-"""Places in a study's quota (app.assignment.claims): a session whose page was never loaded,
+"""Places in a study's quota (app.crowd.assignment.claims): a session whose page was never loaded,
 or idle for claim_minutes, gives its place back; its worker comes back to their work and
 takes the place back, over the quota if need be; the page's heartbeat keeps the place.
 On PostgreSQL, assignment is serialised per document: many simultaneous arrivals never
@@ -15,11 +15,11 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import create_engine, text
 
-from app.assignment.claims import ClaimRule, holds_place
-from app.assignment.service import occupied_places
-from app.extensions import db
+from app.core.extensions import db
+from app.core.security import capability_csrf_token
+from app.crowd.assignment.claims import ClaimRule, holds_place
+from app.crowd.assignment.service import occupied_places
 from app.models import AnnotationSession, Annotator, Document, utcnow
-from app.security import capability_csrf_token
 from tests.support.assignment import add_documents, assert_no_tasks, session_of, start
 
 QUOTA_ONE = {"annotators_per_document": 1, "attention_check_share": 0.0}

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from app.extensions import db
-from app.metrics import document_sentences
+from app.core.extensions import db
 from app.models import Document
+from app.rules.metrics import document_sentences
 from tests.support.worker_api import start
 
 ARABIC = "وصل Karim إلى القاهرة عام 2019. هل رأى الأهرامات؟ نعم، رآها مع Sarah."

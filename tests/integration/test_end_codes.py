@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.core.security import capability_csrf_token
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import AnnotationSession
-from app.security import capability_csrf_token
 from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT
 from tests.support.worker_api import read_to_the_end, save, start, start_study, submit

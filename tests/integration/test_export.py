@@ -10,9 +10,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app import export_copy, export_record
-from app.export import ANNOTATION_CSV_COLUMNS, FALTE_COLUMNS, SESSION_COLUMNS
-from app.export_record import (
+from app.core.extensions import db
+from app.exports import postgres_copy as export_copy
+from app.exports import record as export_record
+from app.exports.record import (
+    ANNOTATION_CSV_COLUMNS,
+    FALTE_COLUMNS,
     FIELDS,
     ExportFilter,
     Field,
@@ -23,8 +26,9 @@ from app.export_record import (
     iter_annotation_lines,
     iter_annotation_records,
 )
-from app.extensions import db
+from app.exports.session_rows import SESSION_COLUMNS
 from app.models import Annotation, AnnotationSession, Annotator, Document
+from app.research.downloads import command_exports
 from app.taxonomy import current_taxonomy
 from tests.support.validation import add_annotation, make_documents, make_session
 
@@ -316,7 +320,7 @@ def _copy_lines(flt) -> list[str]:
 )
 def test_the_forms_of_the_record_agree(app, stored, flt):
     # The dict, the JSON written key by key, PostgreSQL's json_build_object and the CSV row
-    # all come from app.export_record.FIELDS: the same keys, values and order.
+    # all come from app.exports.record.FIELDS: the same keys, values and order.
     _assert_forms_agree(flt)
 
 
@@ -362,7 +366,8 @@ def test_a_record_made_outside_the_database_has_every_field(app):
 
 
 def test_download_is_the_cli_export_byte_for_byte(app, runner, researcher_client, stored):
-    # On PostgreSQL both are written by COPY (app.export_copy), elsewhere by app.export_record.
+    # On PostgreSQL both are written by COPY (app.exports.postgres_copy), elsewhere by
+    # app.exports.record.
     for options, query in (
         ([], ""),
         (["--include-removed"], "include_removed=1"),
@@ -373,6 +378,36 @@ def test_download_is_the_cli_export_byte_for_byte(app, runner, researcher_client
         response = researcher_client.get(f"/research/export/annotations.jsonl?{query}")
         assert response.status_code == 200
         assert response.get_data() == cli.stdout_bytes
+
+
+def test_every_export_of_the_table_downloads_as_the_command_writes_it(
+    app, runner, researcher_client, stored
+):
+    # One table (app/research/downloads.py) behind the one route and the command (issue 29
+    # point 4): each export, in each format it comes in, is the same bytes both ways.
+    exports = command_exports("export-annotations")
+    assert set(exports) == {
+        "annotations",
+        "sessions",
+        "paragraphs",
+        "surveys",
+        "training",
+        "suggestions",
+    }
+    for what, export in exports.items():
+        for fmt in export.formats:
+            cli = runner.invoke(args=["export-annotations", "--what", what, "--format", fmt])
+            assert cli.exit_code == 0, cli.output
+            response = researcher_client.get(f"/research/export/{what}.{fmt}")
+            assert response.status_code == 200, (what, fmt)
+            assert response.get_data() == cli.stdout_bytes, (what, fmt)
+            disposition = response.headers["Content-Disposition"]
+            assert disposition == f'attachment; filename="{what}.{fmt}"'
+    for missing in ("nothing.csv", "suggestions.csv", "annotations.json", "gold.txt"):
+        assert researcher_client.get(f"/research/export/{missing}").status_code == 404, missing
+    refused = runner.invoke(args=["export-annotations", "--what", "suggestions", "--format", "csv"])
+    assert refused.exit_code == 2
+    assert "suggestions export as jsonl only" in refused.output
 
 
 @pytest.mark.parametrize("database_uri", ["postgresql"], indirect=True)  # COPY is PostgreSQL's

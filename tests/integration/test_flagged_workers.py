@@ -1,5 +1,5 @@
 """Issue 28, points 5 and 6, on SQLite and PostgreSQL: workers left out by their checks
-(app.checks.flagged) get no more documents at /start and count in no figure unless asked
+(app.crowd.checks.flagged) get no more documents at /start and count in no figure unless asked
 (study-report, the dashboard, `flask agreement`); exports keep them with `flagged`;
 attention-check documents stay out of `flask agreement --gamma` and of validation
 rounds, which say how many they left out."""
@@ -15,12 +15,12 @@ import uuid
 import pytest
 
 from app.adjudication import gamma_cache
-from app.checks.flagged import left_out_workers
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.crowd.checks.flagged import left_out_workers
+from app.crowd.settings import study_settings
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import AnnotationSession, ValidationItem, ValidationRound
-from app.study import study_settings
 from tests.support.flagged import GOOD, LEFT_OUT, PARAGRAPHS, seed_flagged_study
 from tests.support.worker_api import read_to_the_end, save, submit
 

@@ -6,7 +6,7 @@ from flask_migrate import check, downgrade, upgrade
 from sqlalchemy import inspect
 
 from app import create_app
-from app.extensions import db
+from app.core.extensions import db
 from tests.support.apps import make_test_config
 
 CONTRACT_TABLES = {

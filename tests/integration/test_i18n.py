@@ -1,4 +1,4 @@
-"""Which interface language a page is in (app/i18n.py): the study's `language`, else the
+"""Which interface language a page is in (app/core/i18n.py): the study's `language`, else the
 browser's Accept-Language among the shipped languages, else English; the researcher
 console stays English."""
 
@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from app.documents import DocumentInput, import_documents
+from app.imports.document_store import DocumentInput, import_documents
 
 
 def open_task(app, accept_language: str | None = None) -> str:
@@ -102,7 +102,7 @@ SAME = "100% sure|100% sure|<kbd>Enter</kbd> &lt;b&gt;"  # not in the catalogues
 def test_template_gettext_translates_escapes_its_arguments_and_formats_once(
     make_app, accept_language, expected
 ):
-    """The template callables (app/i18n.py) behave as Jinja's newstyle gettext: the
+    """The template callables (app/core/i18n.py) behave as Jinja's newstyle gettext: the
     translation is markup, its arguments are escaped, a `%` is formatted once (`%%` in
     `_()`, `%` in `{% trans %}`, which doubles it); inside a
     block that sets a variable too (where Jinja's own would copy the context)."""

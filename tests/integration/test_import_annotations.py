@@ -16,7 +16,7 @@ import json
 import pytest
 
 from app import create_app
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, ValidationItem
 from tests.support.apps import ROOT, dispose_engines, make_test_config
 

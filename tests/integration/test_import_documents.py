@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import event, func, select
 
-from app.document_formats import DocumentInput, parse_documents
-from app.documents import DocumentImportRefused, import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.imports.document_formats import DocumentInput, parse_documents
+from app.imports.document_store import DocumentImportRefused, import_documents
 from app.models import (
     Annotation,
     AnnotationSession,

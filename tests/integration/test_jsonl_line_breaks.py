@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 import re
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
-from app.jsonl import json_object_lines
+from app.core.extensions import db
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import (
     Annotation,
     AnnotationSession,
@@ -21,6 +20,7 @@ from app.models import (
     ValidationItem,
     ValidationRound,
 )
+from app.rules.jsonl import json_object_lines
 from tests.support.worker_api import read_to_the_end, save, start, submit
 
 BREAKS = "\u2028\u2029\x85"

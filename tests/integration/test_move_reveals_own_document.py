@@ -4,8 +4,8 @@ imported first (a bug: on SQLite the move's RETURNING subquery was rendered unqu
 
 from __future__ import annotations
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from tests.support.worker_api import csrf, start
 
 

@@ -16,9 +16,9 @@ import uuid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.document_formats import parse_documents
-from app.documents import import_documents
-from app.export import ExportFilter, iter_annotation_records
+from app.exports.record import ExportFilter, iter_annotation_records
+from app.imports.document_formats import parse_documents
+from app.imports.document_store import import_documents
 
 pieces = st.one_of(
     st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=6),

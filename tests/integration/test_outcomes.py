@@ -14,9 +14,9 @@ import pytest
 from flask_migrate import downgrade, upgrade
 from sqlalchemy import event
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import AnnotationSession
 from app.taxonomy import current_taxonomy, load_taxonomy
 from tests.support.apps import ROOT
@@ -44,7 +44,7 @@ CODES = (
     "    failed_checks: CQ5R4S3T\n"
     "    no_consent: CN1M2L3K\n"
 )
-# /start hands the first arrival the check, the next one doc-1 (app.assignment.service).
+# /start hands the first arrival the check, the next one doc-1 (app.crowd.assignment.service).
 CHECKS_FIRST = "  attention_check_share: 0.5\n"
 
 

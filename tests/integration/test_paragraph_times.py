@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import ParagraphTiming
 from tests.support.worker_api import csrf, start, submit
 

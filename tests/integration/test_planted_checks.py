@@ -9,10 +9,10 @@ from pathlib import Path
 
 from flask_migrate import downgrade, upgrade
 
-from app.extensions import db
+from app.core.extensions import db
+from app.crowd.settings import study_settings
 from app.models import Document, Paragraph
 from app.research.dashboard import load_study
-from app.study import study_settings
 from tests.support.worker_api import csrf, read_to_the_end, save, start, submit
 
 SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "planted" / "source.json"

@@ -1,4 +1,4 @@
-"""The worker's hot statements are prepared once per PostgreSQL connection (app.prepared):
+"""The worker's hot statements are prepared once per PostgreSQL connection (app.core.prepared):
 the server holds one prepared INSERT that ran for every save on a connection, a fresh
 connection prepares again, and DB_PREPARED_STATEMENTS=0 turns it off."""
 
@@ -8,9 +8,9 @@ import pytest
 from sqlalchemy import text
 
 from app import create_app
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from tests.support.apps import dispose_engines, make_test_config
 from tests.support.worker_api import csrf, save, start
 

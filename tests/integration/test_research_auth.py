@@ -9,7 +9,7 @@ from flask import url_for
 from werkzeug.routing import IntegerConverter
 from werkzeug.security import check_password_hash
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Researcher
 from app.research.auth import safe_next
 

@@ -8,10 +8,10 @@ from datetime import timedelta
 
 import pytest
 
-from app.extensions import db
+from app.core.extensions import db
+from app.crowd.settings import study_settings
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
 from app.research.dashboard import load_study
-from app.study import study_settings
 from app.taxonomy import current_taxonomy
 from bench.dashboard_bench import count_statements, seed_study
 from config.settings import DEFAULT_TAXONOMY
@@ -218,8 +218,8 @@ def test_dashboard_query_count_does_not_grow_with_data(researcher_client, app):
     with count_statements() as large:
         assert researcher_client.get("/research/").status_code == 200
     assert len(small) == len(large), (small, large)
-    # The study's six, the workers left out (app.checks.flagged) and the identity
-    # conflicts (app.submissions): one query each.
+    # The study's six, the workers left out (app.crowd.checks.flagged) and the identity
+    # conflicts (app.crowd.submissions): one query each.
     assert len(large) <= 8
     db.session.remove()
     with count_statements() as document_page:

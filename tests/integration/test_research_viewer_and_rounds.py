@@ -9,7 +9,7 @@ import json
 import re
 from html import unescape
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import ValidationItem, ValidationRound
 from tests.support.validation import add_annotation, make_documents, make_session
 

@@ -4,7 +4,7 @@ may still change or remove, must not be judged unless the researcher asks for th
 
 from __future__ import annotations
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import ValidationItem, ValidationRound
 from tests.support.validation import add_annotation, make_documents, make_session
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from app import create_app
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import Annotation, AnnotationSession, Annotator, ParagraphTiming
 from tests.support.apps import dispose_engines, make_test_config
 from tests.support.severities import severity_taxonomy
@@ -116,7 +116,7 @@ def scored(app):
 
 
 def test_every_export_path_writes_the_severity(app, runner, scored, tmp_path):
-    out = tmp_path / "annotations.jsonl"  # on PostgreSQL: the COPY path (app.export_copy)
+    out = tmp_path / "annotations.jsonl"  # on PostgreSQL: the COPY path (app.exports.postgres_copy)
     assert runner.invoke(args=["export-annotations", "--output", str(out)]).exit_code == 0
     copied = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     streamed = [

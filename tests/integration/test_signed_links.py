@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from tests.support.signed_links import sign
 
 KEY = "test-secret-key"  # tests/support/apps.py make_test_config's SECRET_KEY

@@ -12,12 +12,12 @@ import pytest
 from flask_migrate import downgrade, upgrade
 from sqlalchemy import func, inspect, select
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.core.security import capability_csrf_token
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import AnnotationSession, ConsentDecision, SurveyAnswer
-from app.security import capability_csrf_token
-from app.statuses import SessionStatus
+from app.rules.statuses import SessionStatus
 from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT
 from tests.support.worker_api import read_to_the_end, start, start_study, submit
@@ -88,7 +88,7 @@ def test_a_worker_goes_through_every_step_in_order(study, client):
     assert session_of(token).page_loaded_at is None
     page = client.get(f"/s/{token}/consent").get_data(as_text=True)
     assert "<strong>Taking part.</strong>" in page and "&lt;b&gt;raw&lt;/b&gt;" in page
-    # A worker reading the consent holds the document's place (app.assignment.claims).
+    # A worker reading the consent holds the document's place (app.crowd.assignment.claims).
     assert session_of(token).page_loaded_at is not None
     assert ">I agree</button>" in page and ">I do not agree</button>" in page
     # Not yet: the later steps send the worker back to consent.

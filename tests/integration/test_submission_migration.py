@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from flask_migrate import downgrade, upgrade
 
-from app.extensions import db
+from app.core.extensions import db
 
 BEFORE = "e26b00000007"  # the revision e26a00000006 follows
 NOW = datetime(2026, 11, 1, tzinfo=UTC)

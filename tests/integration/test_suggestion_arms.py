@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import AnnotationSession
 from tests.support.assignment import add_documents, session_of
 from tests.support.assignment import start as start_link

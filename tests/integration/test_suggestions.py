@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from app import create_app
-from app.extensions import db
+from app.core.extensions import db
 from app.models import (
     Annotation,
     AnnotationSession,

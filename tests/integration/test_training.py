@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from werkzeug.security import generate_password_hash
 
-from app.extensions import db
+from app.core.extensions import db
+from app.core.security import capability_csrf_token
+from app.crowd.settings import study_settings
 from app.models import AnnotationSession, Document, Researcher, TrainingAttempt
 from app.research.dashboard import load_study
-from app.security import capability_csrf_token
-from app.study import study_settings
 from tests.support.training import (
     PRACTICE_ID,
     answer,

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import ValidationItem, ValidationJudgment, ValidationSession
 from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT

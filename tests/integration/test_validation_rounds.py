@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Document, ValidationItem, ValidationJudgment, ValidationRound
 from tests.support.validation import (
     add_annotation,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from app import create_app
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from tests.support.apps import dispose_engines, make_test_config, truncate_all
 
 PARAGRAPH = "Zoë 🚢 sailed from Skarvik at dawn, and the keeper watched the ship until noon."

@@ -1,5 +1,5 @@
 """A real gunicorn, with the project's gunicorn.conf.py, writes its access log without
-worker or validator tokens (app/gunicorn_logging.py): /s/<redacted>, /v/<redacted>, ...;
+worker or validator tokens (app/core/gunicorn_logging.py): /s/<redacted>, /v/<redacted>, ...;
 the real nginx, with the shipped configurations, writes none in its error log either."""
 
 from __future__ import annotations

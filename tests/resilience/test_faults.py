@@ -21,9 +21,9 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import create_engine, text
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from tests.resilience.conftest import PARAGRAPH
 from tests.support.apps import require_or_skip
 from tests.support.servers import free_port, start_gunicorn, stop, worker_pids

@@ -3,7 +3,7 @@ replaced without the worker or validator seeing an error.
 
 The pool does not ping connections before each use (a round trip per request); the first
 statement on a dead connection fails, SQLAlchemy invalidates the pool, and the view runs
-once more on a fresh connection (app.persistence.retry_on_disconnect).
+once more on a fresh connection (app.core.persistence.retry_on_disconnect).
 """
 
 from __future__ import annotations

@@ -147,7 +147,7 @@ def test_limits_count_once_across_two_servers_through_redis(pg_url, tmp_path, re
                 rf"WARNING.*Rate limits OFF: their storage {re.escape(storage)} does not answer",
                 error_log_text(server),
             ), error_log_text(server)[-2000:]
-        # Neither log shows the token: gunicorn's (app/gunicorn_logging.py) nor nginx's.
+        # Neither log shows the token: gunicorn's (app/core/gunicorn_logging.py) nor nginx's.
         gunicorn_logs = "".join(log.read_text() for log in cluster.access_logs)
         for text in (gunicorn_logs, access_log(cluster.nginx)):
             assert "GET /s/<redacted> HTTP/1." in text, text

@@ -9,11 +9,11 @@ import uuid
 
 import pytest
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.core.security import capability_csrf_token
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import Document
-from app.security import capability_csrf_token
 from tests.support.routes import World
 
 XSS = '<img src=x onerror=alert(1)><script>alert("x")</script>'

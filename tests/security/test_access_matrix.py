@@ -7,12 +7,12 @@ import secrets
 
 import pytest
 
+from app.core.security import capability_csrf_token
 from app.models import Annotation
-from app.security import capability_csrf_token
 from tests.support.routes import route_family, rules, url_for_rule
 
 ACTORS = ("anonymous", "other-worker", "owner", "researcher")
-# Worker pages of one study step (app.steps): a session at another step is redirected.
+# Worker pages of one study step (app.crowd.journey): a session at another step is redirected.
 STEP_PAGES = ("/complete", "/consent", "/survey/before", "/survey/after", "/training", "/end")
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from app.extensions import db
+from app.core.extensions import db
+from app.core.security import capability_csrf_token
 from app.models import AnnotationSession, Document
-from app.security import capability_csrf_token
 from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Annotation, AnnotationSession, ValidationJudgment
 from tests.support.routes import route_family, rules, url_for_rule
 
@@ -59,7 +59,7 @@ def test_every_write_route_needs_a_csrf_token(app, world, researcher):
 
 
 def test_a_csrf_token_of_another_session_is_refused(client, world):
-    from app.security import capability_csrf_token
+    from app.core.security import capability_csrf_token
 
     response = client.put(
         f"/api/sessions/{world.owner_token}/position",

@@ -13,10 +13,10 @@ import json
 
 import pytest
 
-from app.csv_safety import safe_cell
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.security import capability_csrf_token
+from app.core.security import capability_csrf_token
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
+from app.rules.csv_safety import safe_cell
 
 DOC = "@doc"
 PARAGRAPH = "=SUM(A1)+1 said the keeper, +then -left."

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from app.extensions import db
+from app.core.extensions import db
+from app.core.security import capability_csrf_token
 from app.models import AnnotationSession, ValidationSession, utcnow
-from app.security import capability_csrf_token
 from config.settings import DEFAULT_TAXONOMY
 from tests.support import signed_links
 from tests.support.apps import app_factory, make_test_config

@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import inspect
 
 from app import create_app
-from app.extensions import db
-from app.security import capability_csrf_token
+from app.core.extensions import db
+from app.core.security import capability_csrf_token
 from tests.support.apps import dispose_engines, make_test_config
 from tests.support.routes import route_family, rules, url_for_rule
 

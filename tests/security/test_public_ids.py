@@ -19,7 +19,7 @@ import pytest
 from flask import g
 from sqlalchemy.exc import IntegrityError
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import (
     AnnotationSession,
     Annotator,
@@ -472,7 +472,7 @@ def test_failed_checks_is_final_on_every_later_document(make_app, tmp_path):
         answer = client.post(f"/api/sessions/{early}/submit", headers=csrf(early)).get_json()
         assert answer["outcome"] == "failed_checks"
         # /start gives nothing that could end otherwise: a worker flagged by the checks
-        # gets no session at all (issue 28 point 5, app.checks.flagged), only the end.
+        # gets no session at all (issue 28 point 5, app.crowd.checks.flagged), only the end.
         before = sessions_count()
         start = client.get("/start", query_string=alice)
         assert start.status_code == 200

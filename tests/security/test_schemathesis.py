@@ -11,7 +11,7 @@ from __future__ import annotations
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
-from app.security import capability_csrf_token
+from app.core.security import capability_csrf_token
 
 
 def test_api_never_answers_500(app, world):

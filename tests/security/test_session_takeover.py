@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import AnnotationSession, Annotator, ValidationSession
-from app.platforms import mturk_submit_url
+from app.rules.platforms import mturk_submit_url
 from config.settings import DEFAULT_TAXONOMY, config_for
 from tests.support import signed_links
 from tests.support.apps import app_factory, make_test_config

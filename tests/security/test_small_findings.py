@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 
 from app import create_app
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from tests.support.apps import dispose_engines, make_test_config
 from tests.support.routes import rules, url_for_rule
 

@@ -8,9 +8,9 @@ import json
 import pytest
 from sqlalchemy import func, select
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import Document, ValidationItem, ValidationJudgment
 
 NUL = "\\u0000"  # as written in a JSON file

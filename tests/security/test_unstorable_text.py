@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from app.security import capability_csrf_token
+from app.core.security import capability_csrf_token
 from tests.support.routes import route_family, rules, url_for_rule
 
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}

@@ -3,7 +3,7 @@ integration and Chromium tests)."""
 
 from __future__ import annotations
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph
 
 DOC_ID = "adj-doc"

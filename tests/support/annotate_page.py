@@ -9,9 +9,9 @@ from typing import Any
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
+from app.core.extensions import db
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import Annotation
 from tests.support.live_server import LiveServer
 

@@ -16,7 +16,7 @@ from flask import Flask
 from sqlalchemy import create_engine, text
 
 from app import create_app
-from app.extensions import db
+from app.core.extensions import db
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOOOKSCORE_SAMPLE = ROOT / "tests" / "fixtures" / "booookscore"
@@ -49,7 +49,7 @@ def make_test_config(database_uri: str, **overrides) -> dict:
 
 def dispose_engines() -> None:
     """Close the current app's pooled connections, on every engine (the main one and, on
-    PostgreSQL, the autocommit engine of app.persistence)."""
+    PostgreSQL, the autocommit engine of app.core.persistence)."""
     for engine in db.engines.values():
         engine.dispose()
 

@@ -7,7 +7,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import AnnotationSession, Document, Paragraph
 from config.settings import DEFAULT_TAXONOMY
 

@@ -8,9 +8,9 @@ import re
 import uuid
 from pathlib import Path
 
-from app.document_formats import parse_documents
-from app.documents import import_documents
-from app.security import capability_csrf_token
+from app.core.security import capability_csrf_token
+from app.imports.document_formats import parse_documents
+from app.imports.document_store import import_documents
 from app.taxonomy import current_taxonomy
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"

@@ -1,8 +1,8 @@
-"""A small study with one worker of each kind the figures leave out (app.checks.flagged):
+"""A small study with one worker of each kind the figures leave out (app.crowd.checks.flagged):
 `lazy` highlights whole sentences and is flagged by the attention check, `failer` ended
 the check with `failed_checks`, `quitter` failed training; `good-1` and `good-2` count.
 
-Sentences (app.metrics): p0 "Anna met Bob." (0-13), "They talked." (14-26); p1
+Sentences (app.rules.metrics): p0 "Anna met Bob." (0-13), "They talked." (14-26); p1
 "Then it rained." (0-15).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import (
     Annotation,
     AnnotationSession,

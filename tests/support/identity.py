@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from app.extensions import db
+from app.core.extensions import db
+from app.core.security import capability_csrf_token
 from app.models import AnnotationSession
-from app.security import capability_csrf_token
 from tests.support.training import PRACTICE_ID, import_practice, training_taxonomy
 
 STUDY_ID = "study-1"

@@ -1,6 +1,6 @@
 """A small study as plain data for the interop formats (app.interop): documents with
 emoji, combining marks, repeated phrases and single line breaks inside a paragraph, and
-export records in app.export_record's shape (paired errors, a unit with two labels,
+export records in app.exports.record's shape (paired errors, a unit with two labels,
 severities, comments with quotes and line breaks, a unit without a label).
 
 `record(...)` builds one export record with every FIELDS key, as the export writes it.
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from app.interop.records import READ_KEYS
 
 STUDY = "demo"
-# Stored text is NFC (app.document_formats): "Zoë" and "café" below are composed.
+# Stored text is NFC (app.imports.document_formats): "Zoë" and "café" below are composed.
 DOCUMENTS: dict[str, list[str]] = {
     "ch-1": [
         "Zoë met Łukasz 🚢 at the harbour. The ship left at dawn.",

@@ -8,7 +8,7 @@ import re
 from flask import Flask
 from werkzeug.security import generate_password_hash
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Researcher
 
 

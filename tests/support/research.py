@@ -7,7 +7,7 @@ import re
 from playwright.sync_api import Page, expect
 from werkzeug.security import generate_password_hash
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import Researcher
 
 EMAIL = "lead@example.org"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.extensions import db
+from app.core.extensions import db
 from app.models import AnnotationSession
 
 
@@ -56,6 +56,8 @@ def url_for_rule(rule: str, world: World, *, token: str | None = None) -> str:
         "name": world.round_name,
         "filename": "css/base.css",
         "conflict_id": 999,  # none: the login comes first, a researcher gets a 404
+        "what": "annotations",  # /research/export/<what>.<fmt>: one of the table's exports
+        "fmt": "csv",
     }
 
     def fill(match: re.Match) -> str:

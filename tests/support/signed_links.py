@@ -1,5 +1,5 @@
 """Signed annotator links computed as docs/contracts.md#signed-links defines them,
-independently of app.identity, so that tests check the app against the published
+independently of app.crowd.identity, so that tests check the app against the published
 definition."""
 
 from __future__ import annotations

@@ -8,12 +8,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
-from app.extensions import db
-from app.identity import WorkerIdentity, get_or_create_annotator
+from app.core.extensions import db
+from app.core.security import capability_csrf_token
+from app.crowd.identity import WorkerIdentity, get_or_create_annotator
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import Annotation, AnnotationSession
-from app.security import capability_csrf_token
 from app.taxonomy import current_taxonomy
 
 DOCS = {

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.document_formats import DocumentInput
-from app.documents import import_documents
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.taxonomy import current_taxonomy
 from app.validation.rounds import create_round
 

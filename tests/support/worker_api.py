@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.extensions import db
-from app.security import capability_csrf_token
+from app.core.extensions import db
+from app.core.security import capability_csrf_token
 
 
 def start(client, document_id: str, **params: str) -> str:

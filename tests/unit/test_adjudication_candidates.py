@@ -12,7 +12,7 @@ from app.adjudication.candidates import (
     group_candidates,
     merged,
 )
-from app.spans import Span, SpanError
+from app.rules.spans import Span, SpanError
 
 TEXT = "Anna met Bob at the old mill. Then Anna met Bob again."
 

@@ -17,7 +17,6 @@ from app.adjudication.gamma import (
     Dissimilarity,
     Unit,
     best_alignment,
-    bootstrap_ci,
     distinct_units,
     gamma,
     linked_pair_f1,
@@ -25,6 +24,7 @@ from app.adjudication.gamma import (
     windowed_alignment,
 )
 from app.adjudication.gamma_runner import BoundedGamma, Limits
+from app.rules.intervals import bootstrap_mean_ci
 
 # pygamma-agreement's test continuum tests/data/AlexPaulSuzan.csv: annotator, category,
 # start, end (the example of Mathet et al. 2015's figures).
@@ -87,10 +87,10 @@ def test_linked_pair_f1_matches_both_spans_and_category():
 
 def test_bootstrap_resamples_documents_with_a_seed():
     values = [0.2, 0.4, 0.6, 0.8]
-    low, high = bootstrap_ci(values, seed=7)
+    low, high = bootstrap_mean_ci(values, seed=7)
     assert low < 0.5 < high
-    assert bootstrap_ci(values, seed=7) == (low, high)
-    assert bootstrap_ci([0.5]) is None
+    assert bootstrap_mean_ci(values, seed=7) == (low, high)
+    assert bootstrap_mean_ci([0.5]) is None
 
 
 # --- worker data cannot stall gamma (issue 26 point 4) ------------------------------------

@@ -8,13 +8,13 @@ import pytest
 
 from app.adjudication.gamma import Unit, gamma, mean_linked_pair_f1
 from app.adjudication.gamma_cache import content_key, continuum
-from app.metrics import krippendorff_alpha
-from app.research.intervals import (
+from app.rules.intervals import (
     alpha_from_parts,
     alpha_parts,
     bootstrap_alpha_ci,
     bootstrap_mean_ci,
 )
+from app.rules.metrics import krippendorff_alpha
 
 
 def test_bootstrap_of_equal_documents_is_that_value():

@@ -9,7 +9,13 @@ from statistics import mean
 import numpy as np
 import pytest
 
-from app.analysis.arms import compare_arms, decoy_rate, decoy_rates, difference_ci, wilson_interval
+from app.analysis.arm_effects import (
+    compare_arms,
+    decoy_rate,
+    decoy_rates,
+    difference_ci,
+    wilson_interval,
+)
 
 Z = 1.959963984540054
 

@@ -1,8 +1,8 @@
-"""The documented `entities: auto` rule (app/annotate/entities.py)."""
+"""The documented `entities: auto` rule (app/rules/entities.py)."""
 
 from __future__ import annotations
 
-from app.annotate.entities import auto_entities, entities_for
+from app.rules.entities import auto_entities, entities_for
 
 FENWICK = [
     "John Fenwick, an aspiring artist, accepts a loan from Mr. Morrison to move to London. "

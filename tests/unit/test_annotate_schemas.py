@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.annotate.schemas import AnnotationIn, PositionIn, SubmitIn, canonical_uuid, parse_body
-from app.errors import ApiError
+from app.core.errors import ApiError
 
 ID = "3f2b8c1e-5d4a-4f7e-9b1c-2a6d8e0f4b3c"
 SPAN = {"paragraph_id": 0, "start": 1, "end": 4, "text": "abc"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.metrics import Reading, booookscore, error_units, error_units_of, span_f1, unit_rows
+from app.rules.metrics import Reading, booookscore, error_units, error_units_of, span_f1, unit_rows
 
 
 def test_every_unit_counts_once_whatever_it_spans():

@@ -1,4 +1,4 @@
-"""Planting attention checks (app/checks/plant.py) and the taxonomy's `checks:` mapping."""
+"""Planting attention checks (app/crowd/checks/plant.py) and the taxonomy's `checks:` mapping."""
 
 from __future__ import annotations
 
@@ -7,9 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from app.checks.plant import KINDS, NAMES, NEW_ENTITY_SENTENCES, PlantError, parse_kinds, plant
-from app.document_formats import document_from_record, split_paragraphs
-from app.metrics import split_sentences
+from app.crowd.checks.plant import (
+    KINDS,
+    NAMES,
+    NEW_ENTITY_SENTENCES,
+    PlantError,
+    parse_kinds,
+    plant,
+)
+from app.imports.document_formats import document_from_record, split_paragraphs
+from app.rules.metrics import split_sentences
 from app.taxonomy import TaxonomyError, load_taxonomy
 
 SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "planted" / "source.json"

@@ -1,4 +1,4 @@
-"""The claim rule (app.assignment.claims): which sessions occupy a place of the quota."""
+"""The claim rule (app.crowd.assignment.claims): which sessions occupy a place of the quota."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.assignment.claims import LOAD_GRACE, WORK_GRACE, ClaimRule
-from app.assignment.service import Candidate, rank_documents
+from app.crowd.assignment.claims import LOAD_GRACE, WORK_GRACE, ClaimRule
+from app.crowd.assignment.service import DocumentOption, rank_documents
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 RULE = ClaimRule.at(NOW, claim_minutes=10)
@@ -67,14 +67,6 @@ def test_an_active_session_never_seen_holds_nothing():
     assert not occupies("active", LOADED, None)
 
 
-def test_naive_datetimes_from_sqlite_are_utc():
-    naive = (NOW - timedelta(minutes=5)).replace(tzinfo=None)
-    assert occupies("active", LOADED.replace(tzinfo=None), naive, STARTED.replace(tzinfo=None))
-    assert not occupies("active", LOADED, naive, rule=ClaimRule.at(NOW, 3))
-    fresh = ago(minutes=4).replace(tzinfo=None)
-    assert occupies("active", fresh, naive, started=fresh, worked=None)
-
-
 @pytest.mark.parametrize(
     ("started", "holds"),
     [
@@ -104,9 +96,12 @@ def test_claim_minutes_sets_the_window():
 
 
 def test_rank_documents_tries_the_emptiest_first():
-    docs = [Candidate(1, 2, False), Candidate(2, 1, False), Candidate(3, 1, False)]
+    docs = [DocumentOption(1, 2, False), DocumentOption(2, 1, False), DocumentOption(3, 1, False)]
     assert rank_documents(docs, 3, 0.0, 0, 4) == [2, 3, 1]
-    assert rank_documents([*docs, Candidate(4, 3, False)], 3, 0.0, 0, 7) == [2, 3, 1]  # full
-    assert rank_documents([Candidate(1, 3, False), Candidate(9, 0, True)], 3, 0.5, 0, 3) == []
-    checks = [*docs, Candidate(9, 5, True), Candidate(8, 5, True)]
+    assert rank_documents([*docs, DocumentOption(4, 3, False)], 3, 0.0, 0, 7) == [2, 3, 1]  # full
+    assert (
+        rank_documents([DocumentOption(1, 3, False), DocumentOption(9, 0, True)], 3, 0.5, 0, 3)
+        == []
+    )
+    checks = [*docs, DocumentOption(9, 5, True), DocumentOption(8, 5, True)]
     assert rank_documents(checks, 3, 0.1, 0, 9) == [8, 9]  # a check is due: checks only

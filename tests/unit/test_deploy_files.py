@@ -40,7 +40,7 @@ def test_gunicorn_config_reads_port_and_concurrency(monkeypatch):
     assert settings["bind"].endswith(":5123")
     assert settings["workers"] == 3
     assert settings["ready_file"] == ""
-    assert settings["logger_class"] == "app.gunicorn_logging.RedactingLogger"
+    assert settings["logger_class"] == "app.core.gunicorn_logging.RedactingLogger"
 
 
 def test_gunicorn_binds_the_unix_socket_and_touches_the_ready_file(monkeypatch, tmp_path):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.document_formats import (
+from app.imports.document_formats import (
     MAX_PROBLEMS,
     DocumentFileError,
     DocumentFormatError,

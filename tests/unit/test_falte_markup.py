@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from app.document_formats import DocumentFileError, parse_documents
-from app.falte_markup import MarkupError, parse_paragraph
+from app.imports.document_formats import DocumentFileError, parse_documents
+from app.imports.falte_markup import MarkupError, parse_paragraph
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "falte"
 

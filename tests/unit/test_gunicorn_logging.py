@@ -1,4 +1,4 @@
-"""Capability tokens never reach gunicorn's access log (app/gunicorn_logging.py)."""
+"""Capability tokens never reach gunicorn's access log (app/core/gunicorn_logging.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 from gunicorn.config import Config
 
-from app.gunicorn_logging import RedactingLogger, redact_tokens
+from app.core.gunicorn_logging import RedactingLogger, redact_tokens
 
 TOKEN = "kT3x_9-Zq8WvA0bC1dE2fG3hI4jK5lM6"
 

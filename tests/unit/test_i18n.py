@@ -14,7 +14,7 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.mofile import read_mo
 from babel.messages.pofile import read_po
 
-from app.i18n import (
+from app.core.i18n import (
     INTERFACE_LANGUAGES,
     TRANSLATIONS,
     html_lang,

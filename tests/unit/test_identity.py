@@ -1,12 +1,12 @@
-"""The pure rules of app.identity: what proves a request is a session's worker, and what
+"""The pure rules of app.crowd.identity: what proves a request is a session's worker, and what
 a resume may change of the stored platform parameters."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.identity import WorkerIdentity
-from app.platforms import mturk_origin
+from app.crowd.identity import WorkerIdentity
+from app.rules.platforms import mturk_origin
 
 PROLIFIC_STORED = {"study_id": "S", "session_id": "X"}
 MTURK_STORED = {"assignment_id": "A1", "hit_id": "H", "turk_submit_to": "https://www.mturk.com"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from app.imports.readers import read_annotations
+from app.imports.annotation_formats import read_annotations
 
 
 def test_booookscore_files_it_does_not_take_are_named(tmp_path):

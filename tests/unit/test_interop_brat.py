@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.document_formats import split_paragraphs
+from app.imports.document_formats import split_paragraphs
 from app.interop.brat import (
     annotation_conf,
     brat_ann,

@@ -15,7 +15,7 @@ import yaml
 
 from app.interop.dataset_card import (
     CONFIGS,
-    Figure,
+    CardFigure,
     StudyFacts,
     check_license,
     dataset_files,
@@ -255,7 +255,7 @@ def test_text_from_the_study_cannot_inject_html_markdown_or_yaml():
 
 
 def test_figures_of_a_study_report_keep_their_definitions():
-    assert figures_from_report(REPORT)[3] == Figure(
+    assert figures_from_report(REPORT)[3] == CardFigure(
         "span_f1", 41.25, (30.0, 52.5), "span F1; 95% CI: bootstrap"
     )
     assert figures_from_report({}) == []

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from app.document_formats import DocumentFileError, parse_documents
-from app.languages import direction_of, language_problem
-from app.metrics import document_sentences, split_sentences
+from app.imports.document_formats import DocumentFileError, parse_documents
+from app.rules.languages import direction_of, language_problem
+from app.rules.metrics import document_sentences, split_sentences
 
 
 def sentences(text: str, language: str | None) -> list[str]:
@@ -104,7 +104,7 @@ def test_language_is_not_inserted_into_the_text(tmp_path: Path):
 
 
 def test_english_and_no_language_keep_the_english_rule():
-    # English is NLTK's Punkt (app.metrics): a sentence may start in lower case.
+    # English is NLTK's Punkt (app.rules.metrics): a sentence may start in lower case.
     text = "Mr. Smith went home. he slept. Then J. R. R. Tolkien wrote."
     assert sentences(text, None) == sentences(text, "en") == sentences(text, "en-GB")
     assert sentences(text, "en") == [

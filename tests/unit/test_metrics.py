@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from app.metrics import (
+from app.rules.metrics import (
     Reading,
     booookscore,
     document_sentences,

@@ -1,4 +1,4 @@
-"""Outcomes: which one ends a session, and where each sends a worker (app.outcomes), and
+"""Outcomes: which one ends a session, and where each sends a worker (app.rules.outcomes), and
 the taxonomy's `completion:` / `attention_checks:` settings that feed them."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from app.outcomes import (
+from app.rules.outcomes import (
     FROM_COMPLETION,
     FROM_COMPLETION_URL,
     FROM_CONFIG,

@@ -1,4 +1,4 @@
-"""The crowd platforms' rules (app/platforms.py): the links a researcher pastes, the HIT
+"""The crowd platforms' rules (app/rules/platforms.py): the links a researcher pastes, the HIT
 preview, the per-submission secret, and where a worker goes after Submit (MTurk
 externalSubmit; Prolific's per-outcome URLs: tests/unit/test_outcomes.py)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.platforms import (
+from app.rules.platforms import (
     REFUSED,
     UNVERIFIED,
     VERIFIED,

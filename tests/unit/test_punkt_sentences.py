@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from app.document_formats import split_paragraphs
-from app.metrics import document_sentences
+from app.imports.document_formats import split_paragraphs
+from app.rules.metrics import document_sentences
 from tests.support.apps import BOOOOKSCORE_SAMPLE as SAMPLE
 
 FILES = {"inc": "human-annotations.json", "hier": "human-annotations-hier.json"}

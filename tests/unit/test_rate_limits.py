@@ -17,7 +17,7 @@ from limits.strategies import FixedWindowRateLimiter
 from werkzeug.exceptions import TooManyRequests
 
 from app import create_app
-from app.rate_limits import (
+from app.core.rate_limits import (
     EXTENSION,
     FailOpenRateLimiter,
     SweptMemoryStorage,

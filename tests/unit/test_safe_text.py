@@ -1,10 +1,10 @@
-"""The unstorable-text rule (app.safe_text): NUL characters and lone surrogates."""
+"""The unstorable-text rule (app.rules.safe_text): NUL characters and lone surrogates."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.safe_text import bad_strings, json_text_problems, printable, text_problem
+from app.rules.safe_text import bad_strings, json_text_problems, printable, text_problem
 
 
 @pytest.mark.parametrize(

@@ -85,7 +85,7 @@ def test_rate_limit_storage_can_be_shared_redis(monkeypatch):
     assert app.config["RATELIMIT_STORAGE_URI"] == "redis://127.0.0.1:6390/0"
     from limits.storage import MemoryStorage, RedisStorage
 
-    from app.rate_limits import EXTENSION
+    from app.core.rate_limits import EXTENSION
 
     assert isinstance(app.extensions[EXTENSION].storage, RedisStorage)
     monkeypatch.delenv("RATELIMIT_STORAGE_URI")

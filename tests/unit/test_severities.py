@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from app.annotate.severity import SeverityError, check_severity
 from app.research import mqm
+from app.rules.annotation import SeverityError, check_severity
 from app.taxonomy import TaxonomyError, load_taxonomy, summarise
 from tests.support.severities import DEFAULT_TAXONOMY, WEIGHTS, severity_taxonomy
 

@@ -1,4 +1,4 @@
-"""The one rule that says whether a worker's span marks a known error (app.spans.locates):
+"""The one rule that says whether a worker's span marks a known error (app.rules.spans.locates):
 character intersection over union >= 0.5, same paragraph; with the same category the
 error is found. Attention checks (metrics.gold_recall) and training use it."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.metrics import attention_flagged, gold_recall
-from app.spans import MIN_MATCH_IOU, locates, matches, span_iou
+from app.rules.metrics import attention_flagged, gold_recall
+from app.rules.spans import MIN_MATCH_IOU, locates, matches, span_iou
 
 GOLD = [{"paragraph_id": 0, "start": 10, "end": 20, "category": "new-person"}]
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.spans import Span, SpanError, check_annotation, check_span
+from app.rules.spans import Span, SpanError, check_annotation, check_span
 
 TEXTS = {
     0: "Zoë met Łukasz at the harbour.",

@@ -1,10 +1,10 @@
-"""app/static_urls.module_graph: the modules a page preloads, read from static imports."""
+"""app/core/static_urls.module_graph: the modules a page preloads, read from static imports."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from app.static_urls import module_graph
+from app.core.static_urls import module_graph
 
 
 def write(root: Path, name: str, text: str) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from app.document_formats import parse_documents
-from app.outcomes import OUTCOMES
+from app.imports.document_formats import parse_documents
+from app.rules.outcomes import OUTCOMES
 from app.taxonomy import load_taxonomy
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from app.imports.item_formats import read_items
 from app.suggestions.records import SourceCounts, source_shares
-from app.validation.importers import read_items
 
 
 def test_shares_of_decisions_and_of_kept_annotations():

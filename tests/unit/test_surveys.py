@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from app.steps import (
+from app.crowd.journey import (
     AFTER_SURVEY,
     BEFORE_SURVEY,
     CONSENT,
@@ -20,10 +20,10 @@ from app.steps import (
     StepFacts,
     step_of,
 )
-from app.surveys.answers import MESSAGES, answer_text, parse_survey_form
-from app.surveys.config import Question, Survey
-from app.surveys.summary import summarise_answers
+from app.crowd.surveys.answers import MESSAGES, answer_text, parse_survey_form
+from app.crowd.surveys.summary import summarise_answers
 from app.taxonomy import TaxonomyError, check_taxonomy_command, load_taxonomy, summarise
+from app.taxonomy.surveys import Question, Survey
 
 HEAD = """\
 title: Test taxonomy

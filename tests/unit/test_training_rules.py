@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from app.crowd.training.feedback import Answer, PassRule, check_answers
+from app.crowd.training.service import study_key
+from app.crowd.training.summary import summarise
 from app.taxonomy import TaxonomyError, load_taxonomy, training_summary
-from app.training.feedback import Answer, PassRule, check_answers
-from app.training.service import study_key
-from app.training.summary import summarise
 from config.settings import DEFAULT_TAXONOMY
 from tests.support.training import PRACTICE_GOLD, PRACTICE_PARAGRAPHS
 

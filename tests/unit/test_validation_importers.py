@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.validation.importers import detect_format, generated_id, read_items
+from app.imports.item_formats import detect_format, generated_id, read_items
 from app.validation.judgments import match_reason, parse_verdict
 
 REASONS = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.validation.locate import locate, normalise_with_map
+from app.imports.locate import locate, normalise_with_map
 
 PARAGRAPHS = (
     "Zoë met 🚢 Łukasz. Zoë smiled.",
@@ -48,7 +48,7 @@ def test_normalised_map_points_back_to_the_original():
 
 
 def test_a_pair_with_the_same_text_gets_distinct_occurrences():
-    from app.validation.locate import place_pair
+    from app.imports.locate import place_pair
 
     paragraphs = ("Anna wrote. Then Anna wrote.", "Anna wrote.")
     span, paired = place_pair(paragraphs, ("Anna wrote.", None), ("Anna wrote.", None))

@@ -3,7 +3,7 @@
  * about once a minute that the worker is still there (POST /api/sessions/<token>/heartbeat),
  * so that the session keeps its place in the study's quota. A session with no activity
  * for the study's `claim_minutes` gives its place to the next worker
- * (app/assignment/claims.py); a hidden page sends nothing, and when it is shown again
+ * (app/crowd/assignment/claims.py); a hidden page sends nothing, and when it is shown again
  * after a minute or more it sends one at once, which takes the place back.
  *
  * A heartbeat that fails is not retried: the next one, or any save, records the activity.

@@ -1,5 +1,5 @@
 /**
- * The span rules of app/spans.py (`check_annotation`), applied in the browser before an
+ * The span rules of app/rules/spans.py (`check_annotation`), applied in the browser before an
  * annotation is sent, with the server's own messages, so that a refused Add keeps the
  * worker's input and says why next to Add. The server still checks everything.
  *

@@ -140,7 +140,7 @@ export class Steps {
   }
 
   /**
-   * Why the server would refuse the annotation of the form (app/spans.py's rules and
+   * Why the server would refuse the annotation of the form (app/rules/spans.py's rules and
    * words, see rules.mjs), or null.
    * @param {{text: (id: number) => string | undefined, furthest: number}} paragraphs
    * @returns {string | null}

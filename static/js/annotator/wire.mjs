@@ -63,7 +63,7 @@
  * @property {Completion | null} [completion]
  * @property {MturkTarget | null} [mturk]
  * @property {any[]} [entities]
- * @property {import('./practice.mjs').PracticeOptions} [practice] practice mode (app/training)
+ * @property {import('./practice.mjs').PracticeOptions} [practice] practice mode (app/crowd/training)
  * @property {Suggestion[]} [suggestions]
  */
 

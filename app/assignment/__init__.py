@@ -1,7 +1,0 @@
-"""Study assignment: GET /start hands a worker the document that most needs annotators."""
-
-from flask import Blueprint
-
-bp = Blueprint("assignment", __name__)
-
-from app.assignment import routes  # noqa: E402,F401

@@ -1,0 +1,199 @@
+"""The study's agreement figures, each with its unit, rule and bootstrap 95% interval.
+
+Figures (documents with two or more submitted sessions; attention checks left out):
+
+- ``krippendorff_alpha_sentences``: Krippendorff's alpha (nominal, error / no error per
+  sentence), pooled over documents (app.rules.metrics). A sentence is marked when an error's
+  primary span overlaps it: the sentence of a paired span (the earlier text a repetition
+  or inconsistency points at) is left out.
+- ``mean_pairwise_span_f1``: span-overlap F1 per annotator pair, mean per document, mean
+  over documents (app.rules.metrics.span_f1): a span matches when it shares at least one
+  character with a span of the other annotator, whatever the categories; one span per
+  error unit.
+- ``mean_pairwise_span_f1_same_category``: the same with a match needing a category in
+  common too (the category-aware figure beside it).
+- ``gamma``: gamma (Mathet, Widlöcher & Métivier 2015) per document, mean over documents
+  (app.adjudication.gamma; a Monte-Carlo estimate read from app.adjudication.gamma_cache).
+- ``linked_pair_f1``: F1 of linked span pairs (paired categories: both spans overlap, same
+  category) per annotator pair, mean per document, mean over documents.
+
+Intervals: app.rules.intervals (percentile bootstrap, whole documents resampled, 1000
+resamples, seed 0). Gamma's interval counts only the documents whose gamma is computed;
+``pending`` says how many are not yet (pages never compute gamma themselves), ``skipped``
+which broke ANALYSIS_TIME_LIMIT or ANALYSIS_MEMORY_LIMIT (their ids), and ``mc_se`` is the
+Monte-Carlo standard error of the mean gamma, which the interval leaves out
+(app.adjudication.gamma).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.adjudication import gamma_cache
+from app.adjudication.gamma import pooled_mc_se
+from app.adjudication.gamma_runner import BoundedGamma
+from app.research.dashboard import DashboardView, DocumentRow
+from app.rules.intervals import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    bootstrap_alpha_ci,
+    bootstrap_mean_ci,
+)
+
+INTERVAL_RULE = (
+    f"95% CI: percentile bootstrap (Efron) over documents, {BOOTSTRAP_RESAMPLES} resamples, "
+    f"seed {BOOTSTRAP_SEED}"
+)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One agreement figure: value and interval on the figure's own scale (a coefficient,
+    or a share 0-1 when `percent`), what it measures (`unit`; reports add the interval's
+    rule) and how many documents it pools."""
+
+    name: str
+    label: str
+    value: float | None
+    ci95: tuple[float, float] | None
+    unit: str
+    documents: int
+    percent: bool = False
+    pending: int = 0
+    mc_se: float | None = None  # gamma: the Monte-Carlo standard error of the value
+    skipped: tuple[str, ...] = ()  # gamma: documents over the analysis limits
+
+    def as_report(self) -> dict:
+        """The study-report shape: {"value", "ci95", "unit", "documents"} (F1 as 0-100);
+        gamma adds "pending", "mc_se" and "skipped" (document ids)."""
+        scale = 100 if self.percent else 1
+        report = {
+            "value": None if self.value is None else scale * self.value,
+            "ci95": None if self.ci95 is None else [scale * self.ci95[0], scale * self.ci95[1]],
+            "unit": f"{self.unit}; {INTERVAL_RULE}",
+            "documents": self.documents,
+        }
+        if self.name == "gamma":
+            report |= {"pending": self.pending, "mc_se": self.mc_se, "skipped": list(self.skipped)}
+        return report
+
+
+def resolve_gamma(
+    study: DashboardView,
+    compute: bool = False,
+    directory: Path | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> None:
+    """Fill each document's gamma from the cache; what is missing is computed here
+    (`compute`, for commands) or handed to the background process and marked pending.
+    Either way under the analysis limits: a document over them is marked skipped."""
+    directory = directory or gamma_cache.cache_dir()
+    samples, limits = gamma_cache.gamma_samples(), gamma_cache.analysis_limits()
+    missing = []
+    with BoundedGamma(limits) as runner:
+        for document in _agreeing(study):
+            figures = document.figures
+            if figures is None or figures.gamma_key is None:  # gamma undefined
+                continue
+            units, annotators = figures.gamma_units, figures.gamma_annotators
+            key = figures.gamma_key  # made with the default samples (app.research.dashboard)
+            if samples != gamma_cache.DEFAULT_GAMMA_SAMPLES:
+                key = gamma_cache.content_key(units, annotators, samples)
+            found = gamma_cache.lookup(key, directory, limits)
+            if found is None and compute:
+                found = gamma_cache.compute(units, annotators, directory, runner, samples)
+            if found is None:
+                missing.append((units, annotators))
+                document.gamma_pending = True
+            elif "skipped" in found:
+                document.gamma_skipped = found["skipped"]
+            else:
+                document.gamma, document.gamma_mc_se = found["gamma"], found["mc_se"]
+            if progress is not None:
+                progress(1)
+    gamma_cache.in_background(missing, directory, samples, limits)
+
+
+def _agreeing(study: DashboardView) -> list[DocumentRow]:
+    return [document for document in study.documents if not document.is_check]
+
+
+def agreement_figures(study: DashboardView) -> list[Figure]:
+    """The five figures with intervals (call resolve_gamma first for gamma)."""
+    documents = _agreeing(study)
+    parts = [
+        d.figures.alpha_parts
+        for d in documents
+        if d.figures and d.figures.alpha_parts[1] + d.figures.alpha_parts[2]
+    ]
+    f1 = [d.f1 for d in documents if d.f1 is not None]
+    f1_same = [d.f1_same_category for d in documents if d.f1_same_category is not None]
+    gamma = [d.gamma for d in documents if d.gamma is not None]
+    mc_se = pooled_mc_se([d.gamma_mc_se for d in documents if d.gamma is not None])
+    skipped = tuple(d.external_id for d in documents if d.gamma_skipped)
+    pairs = [d.pair_f1 for d in documents if d.pair_f1 is not None]
+    pending = sum(d.gamma_pending for d in documents)
+    return [
+        Figure(
+            "krippendorff_alpha_sentences",
+            "Krippendorff's α (sentences, pooled)",
+            study.pooled_alpha,
+            bootstrap_alpha_ci(parts),
+            "alpha (-1 to 1), nominal, error / no error per sentence (marked by primary "
+            "spans; a paired span's sentence is left out), pooled over documents",
+            len(parts),
+        ),
+        Figure(
+            "mean_pairwise_span_f1",
+            "mean pairwise span F1",
+            _mean(f1),
+            bootstrap_mean_ci(f1),
+            "percent, span-overlap F1 (a match: one shared character or more, any category; "
+            "one span per error unit) averaged over annotator pairs and documents",
+            len(f1),
+            percent=True,
+        ),
+        Figure(
+            "mean_pairwise_span_f1_same_category",
+            "mean pairwise span F1, same category",
+            _mean(f1_same),
+            bootstrap_mean_ci(f1_same),
+            "percent, span-overlap F1 where a match needs a category in common too (one "
+            "shared character or more; one span per error unit) averaged over annotator "
+            "pairs and documents",
+            len(f1_same),
+            percent=True,
+        ),
+        Figure(
+            "gamma",
+            "γ (Mathet et al. 2015)",
+            _mean(gamma),
+            bootstrap_mean_ci(gamma),
+            "gamma (Mathet et al. 2015; at most 1, 0 = chance), per document over its units "
+            "(identical units of an annotator once; combined dissimilarity alpha=1 beta=1, "
+            "paragraphs end to end; exact alignment up to 500 units, pygamma-agreement's "
+            "windowed fast-gamma beyond), chance from "
+            f"{gamma_cache.gamma_samples()} random continua seeded {gamma_cache.GAMMA_SEED} "
+            "(mc_se: the mean's Monte-Carlo standard error); mean over documents",
+            len(gamma),
+            pending=pending,
+            mc_se=mc_se,
+            skipped=skipped,
+        ),
+        Figure(
+            "linked_pair_f1",
+            "linked-pair F1",
+            _mean(pairs),
+            bootstrap_mean_ci(pairs),
+            "percent, F1 of linked span pairs (both spans overlap, same category) averaged "
+            "over annotator pairs and documents",
+            len(pairs),
+            percent=True,
+        ),
+    ]
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
