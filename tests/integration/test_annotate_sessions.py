@@ -20,7 +20,6 @@ from app.models import AnnotationSession, Annotator, Document
 from app.taxonomy import current_taxonomy
 from tests.integration.test_annotate_api import (
     PARAGRAPHS,
-    as_utc,
     body,
     csrf,
     error_of,
@@ -298,7 +297,7 @@ def test_reading_a_session_records_activity_without_a_transaction(client, docume
     db.session.expire_all()
     stored = session_row(token)
     assert stored.status == "active"  # an abandoned session comes back when read
-    assert as_utc(stored.last_seen_at) > before
+    assert stored.last_seen_at > before
     if db.engine.dialect.name == "postgresql":
         # One statement reads the session, writes its activity (due: it was abandoned)
         # and starts the visit of the paragraph it shows; then its annotations.
@@ -418,7 +417,7 @@ def test_writes_refresh_last_seen(client, document):
     token = start_session(client)
     before = make_stale(token)
     assert post(client, token, body(), headers=csrf(token)).status_code == 201
-    assert as_utc(session_row(token).last_seen_at) > before
+    assert session_row(token).last_seen_at > before
 
 
 # --- writes: one guarded statement each (app.annotate.writes) --------------------------------
@@ -542,7 +541,7 @@ def test_a_workers_first_open_is_one_statement_after_the_document(client, docume
     assert row.taxonomy_version == current_taxonomy().version
     assert row.is_attention_check is False
     assert len(row.completion_code) == 26 and row.completion_code.isalnum()
-    assert abs(as_utc(row.last_seen_at) - as_utc(row.started_at)).total_seconds() < 1
+    assert abs(row.last_seen_at - row.started_at).total_seconds() < 1
     # The first save is one statement too (with the activity write).
     db.session.commit()
     with statements() as saved:
