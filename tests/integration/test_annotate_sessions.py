@@ -18,20 +18,20 @@ from app.crowd.identity import ANON_COOKIE, OpenRefused, WorkerIdentity
 from app.crowd.sessions import start_or_resume_session
 from app.models import AnnotationSession, Annotator, Document
 from app.taxonomy import current_taxonomy
-from tests.integration.test_annotate_api import (
+from tests.support.worker_api import (
     PARAGRAPHS,
-    as_utc,
     body,
     csrf,
     error_of,
     make_document,
     make_stale,
     move,
-    post,
+    save,
     session_row,
     span,
     start_session,
     submit,
+    token_from,
 )
 
 SANDBOX = "https://workersandbox.mturk.com"
@@ -116,14 +116,13 @@ def test_annotator_parameter_identifies_a_direct_worker(client, document):
 def test_anonymous_worker_is_remembered_by_a_cookie(app, document):
     client = app.test_client()
     response = client.get("/annotate/doc-1")
-    assert response.status_code == 302
     cookie = response.headers["Set-Cookie"]
     assert cookie.startswith(f"{ANON_COOKIE}=")
     assert "HttpOnly" in cookie
     assert "SameSite=Lax" in cookie
     assert "Max-Age=31536000" in cookie
     assert "Secure" not in cookie
-    token = response.headers["Location"].removeprefix("/s/")
+    token = token_from(response)
     again = client.get("/annotate/doc-1")
     assert again.headers["Location"] == f"/s/{token}"
     assert "Set-Cookie" not in again.headers  # the cookie is kept, not renewed
@@ -289,7 +288,7 @@ def test_session_page_context(app, client, document):
 @pytest.mark.parametrize("path", ["/s/{token}", "/api/sessions/{token}"])
 def test_reading_a_session_records_activity_without_a_transaction(client, document, path):
     token = start_session(client)
-    assert post(client, token, body()).status_code == 201
+    assert save(client, token, body()).status_code == 201
     row = session_row(token)
     row.status = "abandoned"
     before = make_stale(token)
@@ -298,7 +297,7 @@ def test_reading_a_session_records_activity_without_a_transaction(client, docume
     db.session.expire_all()
     stored = session_row(token)
     assert stored.status == "active"  # an abandoned session comes back when read
-    assert as_utc(stored.last_seen_at) > before
+    assert stored.last_seen_at > before
     if db.engine.dialect.name == "postgresql":
         # One statement reads the session, writes its activity (due: it was abandoned)
         # and starts the visit of the paragraph it shows; then its annotations.
@@ -334,7 +333,7 @@ def test_mturk_submit_target_must_be_an_mturk_origin(app, client, document, subm
 
 def test_submitted_session_page_is_read_only_with_completion(app, client, document):
     token = start_session(client)
-    post(client, token, body())
+    save(client, token, body())
     move(client, token, 1)
     move(client, token, 2)
     completion = submit(client, token).get_json()
@@ -417,8 +416,8 @@ def test_home_page_links_to_the_start_address(app, client, document):
 def test_writes_refresh_last_seen(client, document):
     token = start_session(client)
     before = make_stale(token)
-    assert post(client, token, body(), headers=csrf(token)).status_code == 201
-    assert as_utc(session_row(token).last_seen_at) > before
+    assert save(client, token, body(), headers=csrf(token)).status_code == 201
+    assert session_row(token).last_seen_at > before
 
 
 # --- writes: one guarded statement each (app.annotate.writes) --------------------------------
@@ -469,7 +468,7 @@ def test_a_save_is_one_statement(client, document):
     token = start_session(client)
     db.session.commit()
     with statements() as sent:
-        saved = post(client, token, body(span=span(0, "harbour")))
+        saved = save(client, token, body(span=span(0, "harbour")))
     assert saved.status_code == 201
     assert saved.get_json()["span"] == span(0, "harbour")
     if db.engine.dialect.name == "postgresql":  # with the activity write, when due
@@ -482,19 +481,19 @@ def test_a_save_is_one_statement(client, document):
 
 def test_a_save_after_another_tab_submitted_is_refused(client, document):
     token = start_session(client)
-    assert post(client, token, body()).status_code == 201
+    assert save(client, token, body()).status_code == 201
     row = session_row(token)
     row.status = "submitted"  # by another server process, say
     db.session.commit()
-    refused = post(client, token, body(span=span(0, "harbour")))
+    refused = save(client, token, body(span=span(0, "harbour")))
     assert (refused.status_code, error_of(refused)["code"]) == (409, "session_submitted")
     assert len(session_row(token).annotations) == 1
 
 
 def test_a_save_still_needs_the_paragraph_reached(client, document):
     token = start_session(client)
-    assert post(client, token, body()).status_code == 201
-    refused = post(client, token, body(span=span(1, "dawn")))
+    assert save(client, token, body()).status_code == 201
+    refused = save(client, token, body(span=span(1, "dawn")))
     assert refused.status_code == 422
     assert error_of(refused)["details"]["field"] == "span.paragraph_id"
     assert len(session_row(token).annotations) == 1
@@ -502,11 +501,11 @@ def test_a_save_still_needs_the_paragraph_reached(client, document):
 
 def test_an_abandoned_session_saves_and_comes_back(client, document):
     token = start_session(client)
-    assert post(client, token, body()).status_code == 201
+    assert save(client, token, body()).status_code == 201
     row = session_row(token)
     row.status = "abandoned"
     db.session.commit()
-    assert post(client, token, body(span=span(0, "harbour"))).status_code == 201
+    assert save(client, token, body(span=span(0, "harbour"))).status_code == 201
     assert session_row(token).status == "active"
 
 
@@ -515,12 +514,12 @@ def test_a_save_is_checked_against_the_documents_current_text(client, document):
     assert move(client, token, 0).status_code == 200
     # No annotation yet, so the text may still be replaced.
     make_document(paragraphs=("Ada met Bea at the pier.", *PARAGRAPHS[1:]))
-    stale = post(client, token, body())  # "Łukasz" at the old offsets
+    stale = save(client, token, body())  # "Łukasz" at the old offsets
     assert stale.status_code == 422
     assert error_of(stale)["code"] == "quote_mismatch"
     assert session_row(token).annotations == []
     fresh = {"paragraph_id": 0, "start": 8, "end": 11, "text": "Bea"}
-    assert post(client, token, body(span=fresh)).status_code == 201
+    assert save(client, token, body(span=fresh)).status_code == 201
 
 
 def test_a_workers_first_open_is_one_statement_after_the_document(client, document):
@@ -542,11 +541,11 @@ def test_a_workers_first_open_is_one_statement_after_the_document(client, docume
     assert row.taxonomy_version == current_taxonomy().version
     assert row.is_attention_check is False
     assert len(row.completion_code) == 26 and row.completion_code.isalnum()
-    assert abs(as_utc(row.last_seen_at) - as_utc(row.started_at)).total_seconds() < 1
+    assert abs(row.last_seen_at - row.started_at).total_seconds() < 1
     # The first save is one statement too (with the activity write).
     db.session.commit()
     with statements() as saved:
-        assert post(client, token, body()).status_code == 201
+        assert save(client, token, body()).status_code == 201
     if postgresql:
         assert len(saved) == 1 and "INSERT INTO annotations" in saved[0], saved
     # Opening it again resumes it (the other path): same session, stored parameters.
@@ -578,7 +577,7 @@ def test_worker_writes_on_postgresql_run_on_the_autocommit_engine(app, client, d
     db.session.commit()  # no transaction left open by the test itself
     used: list = []
     with statements(used):
-        assert post(client, token, body()).status_code == 201
+        assert save(client, token, body()).status_code == 201
         assert move(client, token, 1).status_code == 200
     assert used and all(engine is autocommit for engine in used)
     # Those connections never leave autocommit: no BEGIN, no isolation-level switch.
@@ -648,7 +647,7 @@ def _remove(client, token: str, annotation_id: str):
 def test_a_remove_is_one_statement_and_replays(client, document):
     token = start_session(client)
     saved = body()
-    assert post(client, token, saved).status_code == 201
+    assert save(client, token, saved).status_code == 201
     db.session.commit()
     with statements() as sent:
         assert _remove(client, token, saved["id"]).status_code == 204
@@ -666,7 +665,7 @@ def test_a_remove_is_one_statement_and_replays(client, document):
 def test_a_remove_checks_the_session_state(client, document, status):
     token = start_session(client)
     saved = body()
-    assert post(client, token, saved).status_code == 201
+    assert save(client, token, saved).status_code == 201
     row = session_row(token)
     row.status = status  # in another tab or process
     db.session.commit()
@@ -683,7 +682,7 @@ def test_a_remove_checks_the_session_state(client, document, status):
 def test_a_submit_is_one_statement_and_idempotent(app, client, document):
     app.config["COMPLETION_URL"] = "https://app.prolific.com/submissions/complete?cc={code}"
     token = start_session(client, PROLIFIC_PID="p-1", STUDY_ID="s", SESSION_ID="x")
-    assert post(client, token, body()).status_code == 201
+    assert save(client, token, body()).status_code == 201
     early = submit(client, token)
     assert (early.status_code, error_of(early)["code"]) == (422, "not_finished")
     assert session_row(token).status == "active"
@@ -708,4 +707,4 @@ def test_a_submit_is_one_statement_and_idempotent(app, client, document):
     }
     db.session.commit()
     assert submit(client, token).get_json() == first.get_json()  # again: explained
-    assert (post(client, token, body(span=span(0, "harbour"))).status_code) == 409
+    assert (save(client, token, body(span=span(0, "harbour"))).status_code) == 409

@@ -1,7 +1,10 @@
 """A document with three annotators' submitted sessions, to adjudicate (shared by the
-integration and Chromium tests)."""
+integration and Chromium tests), and a researcher's adjudication API calls."""
 
 from __future__ import annotations
+
+import re
+import uuid
 
 from app.core.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph
@@ -12,6 +15,9 @@ PARAGRAPHS = [
     "Then Anna met Bob again at the mill. It rained 🌧 all day.",
 ]
 ANNOTATORS = ("ann-1", "ann-2", "ann-3")
+STATE_URL = f"/research/api/documents/{DOC_ID}/adjudication"
+DECIDE_URL = f"{STATE_URL}/decisions"
+JSON = {"Accept": "application/json"}
 
 
 def _span(paragraph: int, text: str, occurrence: int = 0) -> tuple[int, int, int]:
@@ -128,3 +134,45 @@ def seed_graded_document() -> Document:
         row.severity = severity
     db.session.commit()
     return document
+
+
+# --- the researcher's adjudication API ------------------------------------------------
+
+
+def csrf_token(client) -> str:
+    """The CSRF token of the adjudication page of DOC_ID."""
+    page = client.get(f"/research/documents/{DOC_ID}/adjudicate")
+    assert page.status_code == 200
+    return re.search(r'name="csrf-token" content="([^"]+)"', page.text).group(1)
+
+
+def decide(client, token, **body):
+    """POST a decision on DOC_ID (a fresh id unless given)."""
+    body.setdefault("id", str(uuid.uuid4()))
+    return client.post(DECIDE_URL, json=body, headers={"X-CSRFToken": token, **JSON})
+
+
+def candidates(client) -> list[dict]:
+    """DOC_ID's candidates, as the page reads them."""
+    return client.get(STATE_URL, headers=JSON).get_json()["candidates"]
+
+
+def by_category(client, category: str) -> dict:
+    """The first candidate of a category."""
+    return next(c for c in candidates(client) if c["category"] == category)
+
+
+def adjudicate_all(client) -> None:
+    """Accept, merge, reject, keep one as is and add an own span."""
+    token = csrf_token(client)
+    decide(client, token, candidate=by_category(client, "new-person")["key"], decision="merge")
+    decide(client, token, candidate=by_category(client, "missing-info")["key"], decision="reject")
+    decide(client, token, candidate=by_category(client, "repetition")["key"], decision="accept")
+    decide(
+        client,
+        token,
+        decision="own",
+        category="abrupt-transition",
+        span={"paragraph_id": 1, "start": 0, "end": 4, "text": "Then"},
+        note="my own",
+    )
