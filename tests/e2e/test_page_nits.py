@@ -19,7 +19,7 @@ from tests.support.study_day import (
     mark,
     next_paragraph,
     pass_training,
-    serving_study_day,
+    serve_study_day,
 )
 from tests.support.training import PRACTICE_PARAGRAPHS
 
@@ -37,9 +37,8 @@ OVERFLOWING_JS = """
 
 
 @pytest.fixture
-def study(tmp_path, sqlite_template):
-    with serving_study_day(tmp_path, sqlite_template) as live:
-        yield live
+def study(live_app, tmp_path):
+    return serve_study_day(live_app, tmp_path)
 
 
 def test_the_steps_shown_are_numbered_in_order(page: Page, live_server):

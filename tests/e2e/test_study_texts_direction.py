@@ -21,7 +21,7 @@ from tests.support.study_day import (
     check_practice,
     mark,
     next_paragraph,
-    serving_study_day,
+    serve_study_day,
 )
 from tests.support.training import PRACTICE_PARAGRAPHS
 
@@ -55,9 +55,8 @@ def undirected(page: Page, *texts: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def arabic_study(tmp_path, sqlite_template):
-    with serving_study_day(tmp_path, sqlite_template, language="ar") as live:
-        yield live
+def arabic_study(live_app, tmp_path):
+    return serve_study_day(live_app, tmp_path, language="ar")
 
 
 def test_taxonomy_texts_take_their_own_direction_in_the_arabic_interface(page: Page, arabic_study):

@@ -7,7 +7,6 @@ one of the worker's own, reloads in between, then exactly those decisions export
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -17,14 +16,11 @@ from app.core.extensions import db
 from app.models import Annotation
 from tests.support.annotate_page import select_span, wait_for_value
 from tests.support.axe import violations
-from tests.support.live_server import serving
 from tests.support.severities import SEVERITIES
 from tests.support.suggestions import (
     BOOK,
-    model_file,
+    serve_with_suggestions,
     summary_paragraphs,
-    taxonomy_showing,
-    write_summary,
 )
 
 FIRST = "Anderson accepts a promotion and a mission to find Nazi scientist Dr."
@@ -35,18 +31,9 @@ OWN = "Dr. Vincent"
 
 
 @pytest.fixture
-def live(tmp_path, sqlite_template):
+def live(live_app, tmp_path):
     """BooookScore's taxonomy with suggestions shown and minor/major severities."""
-    path = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, path)
-    taxonomy = taxonomy_showing(tmp_path)
-    taxonomy.write_text(taxonomy.read_text("utf-8") + SEVERITIES, encoding="utf-8")
-    with serving(f"sqlite:///{path}", TAXONOMY_PATH=str(taxonomy)) as server:
-        runner = server.app.test_cli_runner()
-        assert runner.invoke(args=["import-documents", str(write_summary(tmp_path))]).exit_code == 0
-        args = ["import-suggestions", str(model_file(tmp_path)), "--source", "gpt-4"]
-        assert runner.invoke(args=args).exit_code == 0
-        yield server
+    return serve_with_suggestions(live_app, tmp_path, append=SEVERITIES)
 
 
 def _stored(live) -> list[tuple[str, str, str | None]]:

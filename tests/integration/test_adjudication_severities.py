@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from app.taxonomy import load_taxonomy
 from tests.support.adjudication import (
     JSON,
     STATE_URL,
@@ -19,12 +18,13 @@ from tests.support.adjudication import (
     seed_graded_document,
 )
 from tests.support.severities import severity_taxonomy
+from tests.support.taxonomies import use_taxonomy
 
 
 @pytest.fixture
 def graded(app, tmp_path):
     """The adjudication sample under a taxonomy with severities, each mark graded."""
-    app.extensions["taxonomy"] = load_taxonomy(severity_taxonomy(tmp_path))
+    use_taxonomy(app, severity_taxonomy(tmp_path))
     seed_graded_document()
 
 

@@ -3,7 +3,6 @@ study links, taxonomy preview."""
 
 from __future__ import annotations
 
-import shutil
 from datetime import timedelta
 
 import pytest
@@ -13,8 +12,8 @@ from app.crowd.settings import study_settings
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
 from app.research.dashboard import load_study
 from app.taxonomy import current_taxonomy
-from bench.dashboard_bench import count_statements, seed_study
-from config.settings import DEFAULT_TAXONOMY
+from tests.support.synthetic_study import count_statements, seed_study
+from tests.support.taxonomies import taxonomy_variant
 
 # Sentences: p0 = "Anna met Bob." (0-13) + "They talked." (14-26); p1 = "Then it rained." (0-15)
 PARAGRAPHS = ["Anna met Bob. They talked.", "Then it rained."]
@@ -277,8 +276,7 @@ def test_study_links_warn_on_http_and_show_config_overrides(app, researcher):
 
 
 def test_taxonomy_preview_and_file_checks(app, researcher, tmp_path):
-    path = tmp_path / "taxonomy.yaml"
-    shutil.copy(DEFAULT_TAXONOMY, path)
+    path = taxonomy_variant(tmp_path)
     app.config["TAXONOMY_PATH"] = str(path)
     client = app.test_client()
     with client.session_transaction() as session:

@@ -18,18 +18,14 @@ from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.models import AnnotationSession, ConsentDecision, SurveyAnswer
 from app.rules.statuses import SessionStatus
-from app.taxonomy import load_taxonomy
-from tests.support.apps import ROOT
+from tests.support.taxonomies import taxonomy_variant, use_taxonomy
 from tests.support.worker_api import read_to_the_end, start, start_study, submit
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
 WORKER = {"PROLIFIC_PID": "p-1", "STUDY_ID": "s-1", "SESSION_ID": "x-1"}
 PARAGRAPHS = ("Anna met Bob at the harbour.", "Carol waved at the ship.")
+CODES = "  completion:\n    completed: C1A2B3C4\n    no_consent: CN1M2L3K\n"
 STEPS = """\
-study:
-  completion:
-    completed: C1A2B3C4
-    no_consent: CN1M2L3K
 consent: |
   **Taking part.** You will read a summary. <b>raw</b>
 survey:
@@ -45,10 +41,7 @@ survey:
 
 def use_steps(app, tmp_path: Path) -> None:
     """The default taxonomy with consent, both surveys and Prolific codes per outcome."""
-    text = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
-    path = tmp_path / "taxonomy.yaml"
-    path.write_text(f"{text[: text.index(chr(10) + 'study:' + chr(10))]}\n{STEPS}", "utf-8")
-    app.extensions["taxonomy"] = load_taxonomy(path)
+    use_taxonomy(app, taxonomy_variant(tmp_path, study=CODES, append=STEPS))
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.models import Document
 from tests.support.routes import World
+from tests.support.worker_api import token_from
 
 XSS = '<img src=x onerror=alert(1)><script>alert("x")</script>'
 PARAGRAPHS = (
@@ -26,7 +27,7 @@ PARAGRAPHS = (
 def _start(client, document_id: str, who: str) -> str:
     response = client.get(f"/annotate/{document_id}?annotator={who}")
     assert response.status_code == 302, response.status_code
-    return response.headers["Location"].rsplit("/", 1)[-1]
+    return token_from(response)
 
 
 def _annotate(client, token: str) -> str:
@@ -87,6 +88,6 @@ def world(app, client, runner, tmp_path) -> World:
         owner_annotation=owner_annotation,
         other_annotation=other_annotation,
         round_name="sec-round",
-        validator_token=validator.headers["Location"].rsplit("/", 1)[-1],
-        other_validator_token=other_validator.headers["Location"].rsplit("/", 1)[-1],
+        validator_token=token_from(validator),
+        other_validator_token=token_from(other_validator),
     )

@@ -6,7 +6,7 @@ from sqlalchemy import func, select
 
 from app.core.extensions import db
 from app.models import Annotation, AnnotationSession, ValidationJudgment
-from tests.support.routes import route_family, rules, url_for_rule
+from tests.support.routes import assert_walked, route_family, rules, url_for_rule
 
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
@@ -44,6 +44,7 @@ def test_every_write_route_needs_a_csrf_token(app, world, researcher):
                     response.status_code,
                 )
             checked.append(f"{method} {rule}")
+    assert_walked(app, [entry.split(" ", 1)[1] for entry in checked], "write")
     db.session.expire_all()
     assert _state() == before
     # The known write routes are among those checked (new ones are added automatically).

@@ -17,6 +17,7 @@ from app.core.security import capability_csrf_token
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.rules.csv_safety import safe_cell
+from tests.support.worker_api import token_from
 
 DOC = "@doc"
 PARAGRAPH = "=SUM(A1)+1 said the keeper, +then -left."
@@ -52,7 +53,7 @@ def hostile(app, client, tmp_path, runner):
     import_documents([DocumentInput(DOC, None, (PARAGRAPH, "Second paragraph."))])
     response = client.get(f"/annotate/{DOC}", query_string=URL_PARAMS)
     assert response.status_code == 302, response.data
-    token = response.headers["Location"].rsplit("/", 1)[-1]
+    token = token_from(response)
     response = client.post(
         f"/api/sessions/{token}/annotations",
         json={

@@ -14,7 +14,7 @@ from app import create_app
 from app.core.extensions import db
 from app.core.security import capability_csrf_token
 from tests.support.apps import dispose_engines, make_test_config
-from tests.support.routes import route_family, rules, url_for_rule
+from tests.support.routes import assert_walked, route_family, rules, url_for_rule
 
 INJECTIONS = ["' OR '1'='1", "1; DROP TABLE annotations; --", '" OR ""="', "%27%20OR%201=1--"]
 
@@ -143,9 +143,11 @@ def test_security_headers_on_every_page(app, world, researcher):
     with client.session_transaction() as session:
         session["_user_id"] = str(researcher.id)
         session["_fresh"] = True
+    walked = []
     for rule, methods in rules(app):
         if "GET" not in methods:
             continue
+        walked.append(rule)
         response = client.get(url_for_rule(rule, world))
         response.close()
         csp = response.headers.get("Content-Security-Policy", "")
@@ -155,6 +157,7 @@ def test_security_headers_on_every_page(app, world, researcher):
         assert response.headers.get("Referrer-Policy") == "same-origin", rule
         if route_family(rule) in ("worker-token", "validator-token"):
             assert "no-store" in response.headers.get("Cache-Control", ""), rule
+    assert_walked(app, walked, "GET")
 
 
 def _failed_logins(client, addresses):

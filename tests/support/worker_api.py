@@ -21,15 +21,15 @@ PARAGRAPHS = (
 )
 
 
-def token_from(response, page: str = "s") -> str:
+def token_from(response) -> str:
     """The capability token of the page a response redirects to: /s/<token> (a worker's
-    task) or, with page="v", /v/<token> (a validator's round)."""
+    task) or /v/<token> (a validator's round)."""
     assert response.status_code in (302, 303), (
         response.status_code,
         response.get_data(as_text=True)[:500],
     )
     location = response.headers["Location"]
-    match = re.fullmatch(rf"/{page}/([A-Za-z0-9_-]+)", location)
+    match = re.fullmatch(r"/[sv]/([A-Za-z0-9_-]+)", location)
     assert match, location
     return match.group(1)
 
