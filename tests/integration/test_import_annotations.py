@@ -261,7 +261,8 @@ def test_a_relation_without_labels_is_imported_counted_and_in_no_category(
     app, runner, researcher_client, booookscore_sample, tmp_path
 ):
     path, book, entry = _labelless_file(booookscore_sample, tmp_path)
-    # The README's recipe, without --skip-rejected (it exited 1 before).
+    # The recipe of docs/importing-data.md ("Scoring BooookScore's release"), without
+    # --skip-rejected (it exited 1 before).
     result = runner.invoke(args=["import-annotations", str(path), "--id-prefix", "hier-"])
     assert result.exit_code == 0, result.output
     assert f"{path.name}:{book} relations[0]: shared_labels: empty: imported without" in (
