@@ -15,7 +15,7 @@ from app.imports.document_formats import DocumentInput
 from app.models import AnnotationSession
 from tests.support.annotate_page import submit_task
 from tests.support.live_server import LiveServer
-from tests.support.prolific import PROLIFIC, stub_prolific
+from tests.support.prolific import PROLIFIC, returned_with, stub_prolific
 from tests.support.taxonomies import taxonomy_variant
 
 STUDY = """\
@@ -64,10 +64,7 @@ def test_a_prolific_worker_lands_on_the_fixed_code_of_completed(page: Page, stud
     with study_server.app.app_context():
         own = db.session.scalars(select(AnnotationSession.completion_code)).one()
     expect(page.locator(".js-completion")).not_to_contain_text(own)
-    link = page.get_by_role("link", name="Return to the study")
-    expect(link).to_have_attribute("href", f"{PROLIFIC}C1A2B3C4")
-    page.wait_for_url(f"{PROLIFIC}C1A2B3C4")
-    assert asked == [f"{PROLIFIC}C1A2B3C4"]
+    returned_with(page, asked, "C1A2B3C4")
 
 
 def test_a_prolific_worker_who_missed_the_checks_lands_on_failed_checks(

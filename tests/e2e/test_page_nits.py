@@ -20,7 +20,7 @@ from tests.support.study_day import (
     check_practice,
     mark,
     next_paragraph,
-    pass_training,
+    reach_the_task,
     serve_study_day,
 )
 from tests.support.training import PRACTICE_PARAGRAPHS
@@ -130,11 +130,7 @@ def test_practice_feedback_survives_a_reload(page: Page, study):
 
 
 def test_severity_keys_go_to_the_form_being_filled(page: Page, study):
-    page.goto(f"{study.url}/start?{WORKER}")
-    agree(page)
-    answer_survey(page, native=0)
-    pass_training(page)
-    annotator_ready(page)
+    reach_the_task(page, study)
     card = page.locator('.js-suggestion[data-suggestion="s-bob"]')
     card.locator('[data-action="accept"]').click()
     expect(card.locator('[data-action="severity"]')).to_have_count(2)  # the question is open

@@ -17,7 +17,7 @@ from app.models import AnnotationSession, SurveyAnswer
 from tests.support.annotate_page import submit_task
 from tests.support.axe import violations
 from tests.support.live_server import LiveServer
-from tests.support.prolific import PROLIFIC, stub_prolific
+from tests.support.prolific import returned_with, stub_prolific
 from tests.support.research import add_researcher, log_in, overflow_by_width
 from tests.support.taxonomies import taxonomy_variant
 from tests.support.worker_api import token_from
@@ -99,10 +99,7 @@ def test_agree_survey_task_survey_then_back_to_prolific(page: Page, steps_server
     page.get_by_role("textbox", name="Anything else you want to tell us?").fill("Clear task.")
     page.get_by_role("button", name="Finish").click()
 
-    link = page.get_by_role("link", name="Return to the study")
-    expect(link).to_have_attribute("href", f"{PROLIFIC}C1A2B3C4")
-    page.wait_for_url(f"{PROLIFIC}C1A2B3C4")
-    assert asked == [f"{PROLIFIC}C1A2B3C4"]
+    returned_with(page, asked, "C1A2B3C4")
     assert not any(problems.values()), problems
     session = session_row(steps_server)
     assert (session.status, session.outcome) == ("submitted", "completed")
@@ -123,10 +120,7 @@ def test_declining_ends_with_no_consent_and_the_return_link(page: Page, steps_se
     page.goto(f"{steps_server.url}/start?{WORKER}")
     page.get_by_role("button", name="I do not agree").click()
     expect(page.get_by_role("heading", name="You did not agree to take part")).to_be_visible()
-    link = page.get_by_role("link", name="Return to the study")
-    expect(link).to_have_attribute("href", f"{PROLIFIC}CN1M2L3K")
-    page.wait_for_url(f"{PROLIFIC}CN1M2L3K")
-    assert asked == [f"{PROLIFIC}CN1M2L3K"]
+    returned_with(page, asked, "CN1M2L3K")
     assert session_row(steps_server).outcome == "no_consent"
     # Coming back to the link: the end again, never the task. (Without its script this
     # time, so that the page stays for axe instead of following the link.)

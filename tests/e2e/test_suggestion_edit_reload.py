@@ -12,10 +12,10 @@ from playwright.sync_api import Page, expect
 from app.exports.record import ExportFilter, iter_annotation_records
 from app.suggestions.records import iter_suggestion_records
 from tests.support.annotate_page import select_span
-from tests.support.suggestions import BOOK, serve_with_suggestions, summary_paragraphs
+from tests.support.suggestions import BOOK, FIRST, serve_with_suggestions, summary_paragraphs
 
 PARAGRAPHS = summary_paragraphs()
-SUGGESTED = "Anderson accepts a promotion and a mission to find Nazi scientist Dr."
+SUGGESTED = FIRST
 EDITED_SPAN = "Anderson accepts a promotion"
 
 

@@ -11,11 +11,7 @@ from playwright.sync_api import Page, Route, expect
 
 from tests.support.annotate_page import wait_until
 from tests.support.study_day import (
-    WORKER,
-    agree,
-    annotator_ready,
-    answer_survey,
-    pass_training,
+    reach_the_task,
     serve_study_day,
 )
 
@@ -26,11 +22,7 @@ def study(live_app, tmp_path):
 
 
 def test_next_after_a_reject_waits_for_it(page: Page, study):
-    page.goto(f"{study.url}/start?{WORKER}")
-    agree(page)
-    answer_survey(page, native=0)
-    pass_training(page)
-    annotator_ready(page)
+    reach_the_task(page, study)
     bob = page.locator('.js-suggestion[data-suggestion="s-bob"]')
     bob.locator('[data-action="accept"]').click()
     bob.locator('[data-action="severity"][data-severity="major"]').click()

@@ -14,26 +14,20 @@ from sqlalchemy import select
 
 from app.core.extensions import db
 from app.models import Annotation
+from tests.support import suggestions as sg
 from tests.support.annotate_page import select_span, wait_for_value
 from tests.support.axe import violations
 from tests.support.severities import SEVERITIES
-from tests.support.suggestions import (
-    BOOK,
-    serve_with_suggestions,
-    summary_paragraphs,
-)
 
-FIRST = "Anderson accepts a promotion and a mission to find Nazi scientist Dr."
-PARAGRAPHS = summary_paragraphs()
-EDITED = "The story shifts to Josie, now Captain Anderson, in a Paris hotel."
-EDITED_SPAN = "The story shifts to Josie"
+PARAGRAPHS = sg.summary_paragraphs()
+EDITED, EDITED_SPAN = sg.SHIFT, sg.SHIFT_START
 OWN = "Dr. Vincent"
 
 
 @pytest.fixture
 def live(live_app, tmp_path):
     """BooookScore's taxonomy with suggestions shown and minor/major severities."""
-    return serve_with_suggestions(live_app, tmp_path, append=SEVERITIES)
+    return sg.serve_with_suggestions(live_app, tmp_path, append=SEVERITIES)
 
 
 def _stored(live) -> list[tuple[str, str, str | None]]:
@@ -47,10 +41,10 @@ def _stored(live) -> list[tuple[str, str, str | None]]:
 
 
 def test_accept_asks_for_a_severity(page: Page, live):
-    page.goto(f"{live.url}/annotate/{BOOK}?annotator=worker-1")
+    page.goto(f"{live.url}/annotate/{sg.BOOK}?annotator=worker-1")
     cards = page.locator(".js-suggestion")
     expect(cards).to_have_count(2)
-    first = cards.filter(has_text=FIRST)
+    first = cards.filter(has_text=sg.FIRST)
 
     # By mouse: Accept asks, nothing is stored until a severity is chosen.
     first.get_by_role("button", name="Accept").click()
@@ -67,7 +61,7 @@ def test_accept_asks_for_a_severity(page: Page, live):
     expect(page.locator(".previous__severity")).to_have_text(["Severity: Major"])  # listed at once
 
     # By keyboard: Enter on Accept, then the severity's key.
-    second = cards.filter(has_not_text=FIRST)
+    second = cards.filter(has_not_text=sg.FIRST)
     second.get_by_role("button", name="Accept").focus()
     page.keyboard.press("Enter")
     expect(second.get_by_role("group", name="Severity of this error")).to_be_visible()
@@ -79,7 +73,7 @@ def test_accept_asks_for_a_severity(page: Page, live):
         ("suggestion-accepted", "major"),
         ("suggestion-accepted", "minor"),
     ]
-    assert stored[0][0] == FIRST
+    assert stored[0][0] == sg.FIRST
     page.reload()
     expect(page.locator(".previous__severity")).to_have_text(["Severity: Major", "Severity: Minor"])
 
@@ -99,16 +93,16 @@ def _exported(live, *args: str) -> list[dict]:
 
 
 def test_done_when_with_severities_accept_reject_edit_own_then_export(page: Page, live):
-    page.goto(f"{live.url}/annotate/{BOOK}?annotator=worker-1")
+    page.goto(f"{live.url}/annotate/{sg.BOOK}?annotator=worker-1")
     expect(page.locator(".js-suggestion")).to_have_count(2)
 
     # Accept asks for a severity: Major.
-    _card(page, FIRST).get_by_role("button", name="Accept").click()
-    _card(page, FIRST).get_by_role("button", name="Major (5)").click()
-    expect(_card(page, FIRST)).to_contain_text("Accepted")
+    _card(page, sg.FIRST).get_by_role("button", name="Accept").click()
+    _card(page, sg.FIRST).get_by_role("button", name="Major (5)").click()
+    expect(_card(page, sg.FIRST)).to_contain_text("Accepted")
     _saved(page)
     page.reload()
-    expect(_card(page, FIRST)).to_contain_text("Accepted")
+    expect(_card(page, sg.FIRST)).to_contain_text("Accepted")
     expect(page.locator(".previous__severity")).to_have_text(["Severity: Major"])
 
     # Reject asks nothing.
@@ -159,12 +153,12 @@ def test_done_when_with_severities_accept_reject_edit_own_then_export(page: Page
         for s in suggestions
         if s["decisions"]
     }
-    assert decided == {FIRST: ["accepted"], "Snow.": ["rejected"], EDITED: ["edited"]}
+    assert decided == {sg.FIRST: ["accepted"], "Snow.": ["rejected"], EDITED: ["edited"]}
     records = _exported(live, "--format", "jsonl")
     for record in records:
         span = record["span"]
         assert PARAGRAPHS[span["paragraph_id"]][span["start"] : span["end"]] == span["text"]
-    first = PARAGRAPHS[0].index(FIRST)
+    first = PARAGRAPHS[0].index(sg.FIRST)
     got = sorted(
         (
             r["origin"],
@@ -181,12 +175,12 @@ def test_done_when_with_severities_accept_reject_edit_own_then_export(page: Page
         [
             (
                 "suggestion-accepted",
-                ids[FIRST],
+                ids[sg.FIRST],
                 "major",
                 "entity-omission",
                 0,
                 first,
-                first + len(FIRST),
+                first + len(sg.FIRST),
             ),
             (
                 "suggestion-edited",

@@ -16,14 +16,15 @@ from tests.support.annotate_page import select_span, wait_for_value
 from tests.support.axe import violations
 from tests.support.suggestions import (
     BOOK,
+    FIRST,
+    SHIFT,
+    SHIFT_START,
     serve_with_suggestions,
     summary_paragraphs,
 )
 
 PARAGRAPHS = summary_paragraphs()
-ACCEPTED = "Anderson accepts a promotion and a mission to find Nazi scientist Dr."
-EDITED = "The story shifts to Josie, now Captain Anderson, in a Paris hotel."
-EDITED_SPAN = "The story shifts to Josie"
+ACCEPTED, EDITED, EDITED_SPAN = FIRST, SHIFT, SHIFT_START
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from app.models import AnnotationSession, ParagraphTiming, TrainingAttempt
 from tests.support.annotate_page import select_span
 from tests.support.axe import violations
 from tests.support.live_server import LiveServer
-from tests.support.prolific import PROLIFIC, stub_prolific
+from tests.support.prolific import returned_with, stub_prolific
 from tests.support.training import (
     PRACTICE_GOLD,
     PRACTICE_ID,
@@ -145,10 +145,7 @@ def test_a_worker_who_fails_training_gets_failed_training_and_never_sees_the_tas
     expect(hint).to_be_hidden()
     page.get_by_role("link", name="Continue").click()
     expect(page.get_by_role("heading", name="The practice was not passed")).to_be_visible()
-    link = page.get_by_role("link", name="Return to the study")
-    expect(link).to_have_attribute("href", f"{PROLIFIC}CTRAIN")
-    page.wait_for_url(f"{PROLIFIC}CTRAIN")
-    assert asked == [f"{PROLIFIC}CTRAIN"]
+    returned_with(page, asked, "CTRAIN")
 
     session = session_row(strict_server, token)
     assert session.outcome == "failed_training"

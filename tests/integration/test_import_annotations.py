@@ -17,8 +17,9 @@ import pytest
 
 from app import create_app
 from app.core.extensions import db
-from app.models import Annotation, AnnotationSession, Annotator, ValidationItem
+from app.models import Annotation, AnnotationSession, ValidationItem
 from tests.support.apps import ROOT, dispose_engines, make_test_config
+from tests.support.worker_api import delete_all_work
 
 BOOOOKSCORE_TAXONOMY = ROOT / "config" / "taxonomies" / "booookscore.yaml"
 FILES = {"inc-": "human-annotations.json", "hier-": "human-annotations-hier.json"}
@@ -108,10 +109,7 @@ def test_our_export_imports_back_to_the_same_export(app, runner, booookscore_sam
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     result = runner.invoke(args=["export-annotations", "--format", "jsonl", "--output", first])
     assert result.exit_code == 0, result.output
-    db.session.execute(db.delete(Annotation))
-    db.session.execute(db.delete(AnnotationSession))
-    db.session.execute(db.delete(Annotator))
-    db.session.commit()
+    delete_all_work()
     result = runner.invoke(args=["import-annotations", str(first), "--format", "auto"])
     assert result.exit_code == 0, result.output
     result = runner.invoke(args=["export-annotations", "--format", "jsonl", "--output", second])

@@ -14,7 +14,6 @@ import html
 import json
 import re
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -22,7 +21,7 @@ from app.core.extensions import db
 from app.core.security import capability_csrf_token
 from app.models import AnnotationSession, Document
 from tests.support.apps import ROOT
-from tests.support.taxonomies import taxonomy_variant, use_taxonomy
+from tests.support.taxonomies import STEPS, taxonomy_variant, use_taxonomy
 from tests.support.worker_api import token_from
 
 SOURCE = ROOT / "tests" / "fixtures" / "planted" / "source.json"
@@ -32,27 +31,12 @@ SOURCE_TITLE = "The Golden Doves (GPT-4 summary, BooookScore sample)"
 WORKER = {"PROLIFIC_PID": "p-1", "STUDY_ID": "s-1", "SESSION_ID": "x-1"}
 STUDY = "  completion:\n    completed: C1A2B3C4\n  attention_check_share: 0.5\n"
 # (The shipped taxonomy's checks: section names the categories plant-checks uses.)
-STEPS = """\
-consent: |
-  **Taking part.** You will read a summary.
-survey:
-  before:
-    - {key: native, type: choice, text: "Is English your first language?",
-       options: ["Yes", "No"], required: true}
-  after:
-    - {key: feedback, type: text, text: "Anything else?", max_length: 200}
-"""
-
-
-def use_study(app, tmp_path: Path) -> None:
-    """The default taxonomy with consent, surveys and Prolific codes: entered at /start."""
-    use_taxonomy(app, taxonomy_variant(tmp_path, study=STUDY, append=STEPS))
 
 
 @pytest.fixture
 def study(app, tmp_path):
-    """The app running the study of STUDY."""
-    use_study(app, tmp_path)
+    """The app running the study of STUDY with consent and surveys: entered at /start."""
+    use_taxonomy(app, taxonomy_variant(tmp_path, study=STUDY, append=STEPS))
     return app
 
 
@@ -148,7 +132,7 @@ def a_whole_study(seen: Seen) -> str:
         "survey after sent",
         "POST",
         f"/s/{token}/survey/after",
-        data=form(token, **{"q-feedback": "Fine."}),
+        data=form(token, **{"q-difficulty": "3", "q-feedback": "Fine."}),
     )
     assert finished.status_code == 303
     assert seen.get("complete", f"/s/{token}/complete?follow=1").status_code == 200

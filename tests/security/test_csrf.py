@@ -6,6 +6,7 @@ from sqlalchemy import func, select
 
 from app.core.extensions import db
 from app.models import Annotation, AnnotationSession, ValidationJudgment
+from tests.support.apps import log_in_directly
 from tests.support.routes import assert_walked, route_family, rules, url_for_rule
 
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
@@ -31,9 +32,7 @@ def test_every_write_route_needs_a_csrf_token(app, world, researcher):
         for method in sorted(set(methods) & WRITE_METHODS):
             client = app.test_client()
             if route_family(rule) == "researcher":
-                with client.session_transaction() as session:
-                    session["_user_id"] = str(researcher.id)
-                    session["_fresh"] = True
+                log_in_directly(client, researcher)
             url = url_for_rule(rule, world)
             for headers in ({}, {"X-CSRFToken": "forged"}):
                 response = client.open(url, method=method, json={}, headers=headers)

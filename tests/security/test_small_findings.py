@@ -10,7 +10,7 @@ from app import create_app
 from app.core.extensions import db
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
-from tests.support.apps import dispose_engines, make_test_config
+from tests.support.apps import dispose_engines, log_in_directly, make_test_config
 from tests.support.routes import assert_walked, rules, url_for_rule
 
 FRAMED_PAGES = ("/annotate/", "/id=", "/start", "/s/", "/validate/", "/v/")
@@ -57,8 +57,7 @@ def test_frame_ancestors_per_blueprint(app, world, researcher):
     configured = app.config["FRAME_ANCESTORS"]
     assert configured != "'none'"
     client = app.test_client()
-    with client.session_transaction() as session:
-        session["_user_id"] = str(researcher.id)
+    log_in_directly(client, researcher)
     seen, walked = {"framed": 0, "research": 0}, []
     for rule, methods in rules(app):
         if "GET" not in methods:

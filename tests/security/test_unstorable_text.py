@@ -13,6 +13,7 @@ import re
 import pytest
 
 from app.core.security import capability_csrf_token
+from tests.support.apps import log_in_directly
 from tests.support.routes import assert_walked, route_family, rules, url_for_rule
 
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
@@ -21,9 +22,7 @@ NUL_SEGMENT = "a%00b"
 
 def _client(app, researcher):
     client = app.test_client()
-    with client.session_transaction() as session:
-        session["_user_id"] = str(researcher.id)
-        session["_fresh"] = True
+    log_in_directly(client, researcher)
     return client
 
 

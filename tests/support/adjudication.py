@@ -7,7 +7,8 @@ import re
 import uuid
 
 from app.core.extensions import db
-from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph
+from app.models import Annotation, AnnotationSession, Document, Paragraph
+from tests.support.rows import add_span, direct_annotator
 
 DOC_ID = "adj-doc"
 PARAGRAPHS = [
@@ -47,16 +48,9 @@ MARKS = [
 def submitted_session(document_id: int, annotator: str, furthest: int) -> AnnotationSession:
     """A submitted session of the direct annotator `annotator` (created when new) on the
     document, at its paragraph `furthest`; flushed, so it has its id."""
-    found = db.session.scalar(
-        db.select(Annotator).filter_by(platform="direct", external_id=annotator)
-    )
-    if found is None:
-        found = Annotator(platform="direct", external_id=annotator)
-        db.session.add(found)
-        db.session.flush()
     session = AnnotationSession(
         document_id=document_id,
-        annotator_id=found.id,
+        annotator_id=direct_annotator(annotator).id,
         status="submitted",
         position=furthest,
         furthest=furthest,
@@ -104,18 +98,15 @@ def seed_document(
                 "paired_end": p_end,
                 "paired_text": paragraphs[p_par][p_start:p_end],
             }
-        db.session.add(
-            Annotation(
-                session_id=sessions[name].id,
-                client_id=f"00000000-0000-4000-8000-{index:012d}",
-                paragraph_id=paragraph,
-                span_start=start,
-                span_end=end,
-                span_text=paragraphs[paragraph][start:end],
-                category=category,
-                comment=comment,
-                **values,
-            )
+        add_span(
+            sessions[name].id,
+            paragraph,
+            start,
+            paragraphs[paragraph][start:end],
+            category,
+            client_id=f"00000000-0000-4000-8000-{index:012d}",
+            comment=comment,
+            **values,
         )
     db.session.commit()
     return document

@@ -79,8 +79,11 @@ def select_span(
     last = page.evaluate(CHAR_RECT_JS, [paragraph, last_unit])
     begin = (first["left"] + 1, (first["top"] + first["bottom"]) / 2)
     finish = (last["right"] - 1, (last["top"] + last["bottom"]) / 2)
-    if backwards:
-        begin, finish = finish, begin
+    drag(page, *((finish, begin) if backwards else (begin, finish)))
+
+
+def drag(page: Page, begin: tuple[float, float], finish: tuple[float, float]) -> None:
+    """Press the mouse at `begin`, move it to `finish` in steps, release it."""
     page.mouse.move(*begin)
     page.mouse.down()
     page.mouse.move((begin[0] + finish[0]) / 2, (begin[1] + finish[1]) / 2, steps=3)

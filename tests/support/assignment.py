@@ -4,10 +4,11 @@ the sessions they get."""
 from __future__ import annotations
 
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 from app.core.extensions import db
-from app.models import AnnotationSession, Document, Paragraph
+from app.models import AnnotationSession, Document, Paragraph, utcnow
 from tests.support.taxonomies import taxonomy_variant
 from tests.support.worker_api import token_from
 
@@ -71,3 +72,13 @@ def assert_no_tasks(response) -> None:
     html = response.get_data(as_text=True)
     assert "No tasks left" in html
     assert "completion code:" not in html.lower()
+
+
+def idle_for(session: AnnotationSession, minutes: float, column: str = "last_seen_at") -> None:
+    """Pretend the session's last activity (or another moment, `column`) was `minutes` ago."""
+    db.session.execute(
+        db.update(AnnotationSession)
+        .where(AnnotationSession.id == session.id)
+        .values({column: utcnow() - timedelta(minutes=minutes)})
+    )
+    db.session.commit()

@@ -148,3 +148,13 @@ def pass_training(page: Page) -> None:
     next_paragraph(page, 2, 2)
     check_practice(page)
     page.locator(".js-practice-next").click()
+
+
+def reach_the_task(page: Page, live: LiveServer) -> None:
+    """Arrive by the study link, agree, answer the first survey, pass the training: the
+    task page, ready."""
+    page.goto(f"{live.url}/start?{WORKER}")
+    agree(page)
+    answer_survey(page, native=0)
+    pass_training(page)
+    annotator_ready(page)

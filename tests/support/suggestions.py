@@ -12,6 +12,11 @@ from tests.support.live_server import LiveServer, run_commands
 from tests.support.taxonomies import BOOOOKSCORE_TAXONOMY, taxonomy_variant
 
 BOOK = "the-golden-doves.epub"
+# Two of GPT-4's suggestions on the book's summary (the first one's sentence, and a later
+# one the tests edit down to its start).
+FIRST = "Anderson accepts a promotion and a mission to find Nazi scientist Dr."
+SHIFT = "The story shifts to Josie, now Captain Anderson, in a Paris hotel."
+SHIFT_START = "The story shifts to Josie"
 
 
 def taxonomy_showing(tmp_path: Path, *lines: str, append: str = "") -> Path:

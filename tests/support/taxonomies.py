@@ -6,14 +6,43 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from flask import Flask
 
-from app.taxonomy import load_taxonomy
+from app.taxonomy import TaxonomyError, load_taxonomy
 from tests.support.apps import ROOT
 
 DEFAULT_TAXONOMY = ROOT / "config" / "taxonomy.yaml"
 BOOOOKSCORE_TAXONOMY = ROOT / "config" / "taxonomies" / "booookscore.yaml"
 STUDY_HEADER = "\nstudy:\n"
+# Consent and both surveys (the before-survey: native required, tools; after: difficulty
+# required, feedback), to append to a taxonomy. The raw <b> shows the consent is escaped.
+STEPS = """\
+consent: |
+  **Taking part.** You will read a summary. <b>raw</b>
+survey:
+  before:
+    - {key: native, type: choice, text: "Is English your first language?",
+       options: ["Yes", "No"], required: true}
+    - {key: tools, type: multi, text: "What will you use?", options: [Notes, Dictionary]}
+  after:
+    - {key: difficulty, type: likert, scale: 5, text: "How hard was the task?", required: true}
+    - {key: feedback, type: text, text: "Anything else?", max_length: 200}
+"""
+# A small taxonomy of the tests' own: two categories, the second paired.
+TWO_CATEGORIES = """\
+title: Test taxonomy
+instructions: Read each paragraph.
+categories:
+  - key: vague
+    name: Vague
+    type: singleton
+    description: Too vague to follow.
+  - key: echo
+    name: Echo
+    type: paired
+    description: Says the same thing twice.
+"""
 
 
 def taxonomy_variant(
@@ -52,6 +81,20 @@ def taxonomy_variant(
     path = folder / name
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def write_taxonomy(folder: Path, content: str, name: str = "taxonomy.yaml") -> Path:
+    """A taxonomy file of this content (a test's own, not a variant of a shipped one)."""
+    path = folder / name
+    path.write_text(content, encoding="utf-8")
+    return path
+
+
+def problems_of(path: Path) -> list[str]:
+    """The problems of a bad taxonomy file, as "line: key: message" strings."""
+    with pytest.raises(TaxonomyError) as caught:
+        load_taxonomy(path)
+    return [f"{p.line}: {p.key}: {p.message}" for p in caught.value.problems]
 
 
 def use_taxonomy(app: Flask, path: Path | str) -> None:

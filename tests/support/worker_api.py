@@ -12,7 +12,7 @@ from app.core.extensions import db
 from app.core.security import capability_csrf_token
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
-from app.models import AnnotationSession, utcnow
+from app.models import Annotation, AnnotationSession, Annotator, ParagraphTiming, utcnow
 
 PARAGRAPHS = (
     "Zoë met 🚢 Łukasz at the harbour. Zoë smiled.",
@@ -133,6 +133,14 @@ def error_of(response) -> dict[str, Any]:
     assert set(payload["error"]) == {"code", "message", "details"}
     assert payload["error"]["message"]
     return payload["error"]
+
+
+def delete_all_work() -> None:
+    """Delete every session, its annotations and timings, and every annotator (as before an
+    import of an export into the same database)."""
+    for model in (Annotation, ParagraphTiming, AnnotationSession, Annotator):
+        db.session.execute(db.delete(model))
+    db.session.commit()
 
 
 def session_row(token: str) -> AnnotationSession:
