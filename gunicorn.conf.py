@@ -1,10 +1,10 @@
 """gunicorn settings, read from the environment (Heroku sets PORT and WEB_CONCURRENCY).
 
-gunicorn always runs behind a buffering proxy in the deployed shapes (nginx: README,
-Deploying): its threads block reading a request, so a few clients sending their body one
-byte a second would hold them all. On Heroku the nginx buildpack's conventions hold:
-GUNICORN_SOCKET=/tmp/nginx.socket, and /tmp/app-initialized touched once a worker is
-ready (nginx starts then)."""
+gunicorn always runs behind a buffering proxy in the deployed shapes (nginx:
+docs/deploying.md, "nginx in front"): its threads block reading a request, so a few
+clients sending their body one byte a second would hold them all. On Heroku the nginx
+buildpack's conventions hold: GUNICORN_SOCKET=/tmp/nginx.socket, and /tmp/app-initialized
+touched once a worker is ready (nginx starts then)."""
 
 import gc
 import os

@@ -2,8 +2,8 @@
 
     python -m bench [--quick] [--only NAME ...]
 
---quick runs smaller sizes (for a smoke run); the figures in the README come from the
-full sizes. Exits non-zero when a benchmark reports a missed target or fails.
+--quick runs smaller sizes (for a smoke run); the figures in docs/performance.md come from
+the full sizes. Exits non-zero when a benchmark reports a missed target or fails.
 """
 
 from __future__ import annotations

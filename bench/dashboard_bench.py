@@ -12,26 +12,21 @@ renders after the first), with the same statement count as the empty study. The 
 render also fills the per-process memo of sentence splits and per-document agreement
 figures (app/research/dashboard.py); its time is printed separately.
 
-`seed_study` is also used by the tests to build realistic studies quickly.
+The study is seeded by `seed_study` of tests/support/synthetic_study.py, which the tests
+use too to build realistic studies quickly.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
-import random
 import statistics
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from sqlalchemy import event, insert, select
+from sqlalchemy import select
 
 from app.core.extensions import db
 from app.models import (
@@ -41,165 +36,10 @@ from app.models import (
     Document,
     Paragraph,
     Researcher,
-    new_completion_code,
-    new_token,
 )
+from tests.support.synthetic_study import count_statements, seed_study
 
-WORDS = (
-    "the captain found a letter under the lighthouse door and nobody in the village "
-    "knew who had written it her brother sailed north while the storm grew worse"
-).split()
-NAMES = ("Mara", "Jonas", "Elin", "Dr. Holm", "Mr. Berg", "Sofie", "Arvid")
 BENCH_PASSWORD = "bench-password-123"  # a throwaway account in a throwaway database
-
-
-def _sentence(rng: random.Random) -> str:
-    words = rng.choices(WORDS, k=rng.randint(6, 14))
-    return f"{rng.choice(NAMES)} {' '.join(words)}{rng.choice('..!?')}"
-
-
-def _paragraph(rng: random.Random) -> str:
-    return " ".join(_sentence(rng) for _ in range(rng.randint(3, 5)))
-
-
-def seed_study(
-    documents: int,
-    annotators: int,
-    annotations: int,
-    *,
-    categories: tuple[str, ...],
-    paragraphs: int = 5,
-    workers: int | None = None,
-    check_documents: int = 0,
-    seed: int = 7,
-    tag: str = "",
-    now: datetime | None = None,
-) -> list[int]:
-    """Insert a study in bulk: documents x annotators sessions x annotations each.
-
-    Every session is submitted except the last annotator's on every fifth document
-    (active); every tenth annotation is removed (soft-deleted). Workers are shared across
-    documents (each does about ten); the first `check_documents` documents carry gold
-    spans. `tag` keeps external ids unique when seeding twice. Returns the document ids.
-    """
-    rng = random.Random(seed)
-    now = now or datetime.now(UTC)
-    workers = workers or max(annotators, documents * annotators // 10)
-    texts = [[_paragraph(rng) for _ in range(paragraphs)] for _ in range(documents)]
-    doc_rows = []
-    for d in range(documents):
-        gold = None
-        if d < check_documents:
-            first = texts[d][0]
-            gold = [
-                {"paragraph_id": 0, "start": 0, "end": first.index(" "), "category": categories[0]}
-            ]
-        doc_rows.append(
-            {
-                "external_id": f"{tag}doc-{d + 1:05d}",
-                "title": f"Generated summary {d + 1}",
-                "meta": {},
-                "entities": [],
-                "gold": gold,
-                "content_hash": hashlib.sha256(f"{tag}{d}".encode()).hexdigest(),
-                "paragraph_count": paragraphs,
-                "created_at": now,
-                "updated_at": now,
-            }
-        )
-    doc_ids = _insert_returning(Document, doc_rows)
-    _insert(
-        Paragraph,
-        [
-            {"document_id": doc_ids[d], "position": p, "text": text}
-            for d in range(documents)
-            for p, text in enumerate(texts[d])
-        ],
-    )
-    worker_ids = _insert_returning(
-        Annotator,
-        [
-            {"platform": "prolific", "external_id": f"{tag}worker-{w + 1:05d}", "created_at": now}
-            for w in range(workers)
-        ],
-    )
-    session_rows, plans = [], []
-    for d in range(documents):
-        for j in range(annotators):
-            active = j == annotators - 1 and (d + 1) % 5 == 0
-            started = now - timedelta(minutes=rng.randint(20, 600))
-            session_rows.append(
-                {
-                    "token": new_token(),
-                    "document_id": doc_ids[d],
-                    "annotator_id": worker_ids[(d * annotators + j) % workers],
-                    "status": "active" if active else "submitted",
-                    "position": paragraphs - 1,
-                    "furthest": paragraphs - 1,
-                    "taxonomy_version": "bench",
-                    "platform": "prolific",
-                    "platform_params": {},
-                    "completion_code": new_completion_code(),
-                    "is_attention_check": d < check_documents,
-                    "started_at": started,
-                    "last_seen_at": now if active else started + timedelta(minutes=25),
-                    "submitted_at": None if active else started + timedelta(minutes=25),
-                }
-            )
-            plans.append((d, started))
-    session_ids = _insert_returning(AnnotationSession, session_rows)
-    annotation_rows = []
-    for session_id, (d, started) in zip(session_ids, plans, strict=True):
-        for k in range(annotations):
-            position = rng.randrange(paragraphs)
-            paragraph = texts[d][position]
-            start = rng.randrange(len(paragraph) - 12)
-            end = start + rng.randint(3, 12)
-            annotation_rows.append(
-                {
-                    "session_id": session_id,
-                    "client_id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
-                    "paragraph_id": position,
-                    "span_start": start,
-                    "span_end": end,
-                    "span_text": paragraph[start:end],
-                    "category": rng.choice(categories),
-                    "comment": None,
-                    "created_at": started,
-                    "deleted_at": now if k % 10 == 9 else None,
-                }
-            )
-    _insert(Annotation, annotation_rows)
-    db.session.commit()
-    return doc_ids
-
-
-def _insert_returning(model: type, rows: list[dict]) -> list[int]:
-    """Bulk insert that gives back the new ids in the order of `rows`."""
-    statement = insert(model).returning(model.id, sort_by_parameter_order=True)
-    return list(db.session.scalars(statement, rows))
-
-
-def _insert(model: type, rows: list[dict], batch: int = 5000) -> None:
-    # executemany through Core: one round trip per batch (insertmanyvalues on PostgreSQL).
-    for first in range(0, len(rows), batch):
-        db.session.execute(insert(model), rows[first : first + batch])
-
-
-@contextmanager
-def count_statements() -> Iterator[list[str]]:
-    """Collect the SQL statements the engine executes inside the block."""
-    statements: list[str] = []
-
-    def before(conn, cursor, statement, parameters, context, executemany):
-        statements.append(statement)
-
-    engine = db.engine
-    event.listen(engine, "before_cursor_execute", before)
-    try:
-        yield statements
-    finally:
-        event.remove(engine, "before_cursor_execute", before)
 
 
 def _login(app, client) -> None:

@@ -23,6 +23,7 @@ from app.core.extensions import db
 from tests.support.apps import (
     BOOOOKSCORE_SAMPLE,
     dispose_engines,
+    log_in_directly,
     make_test_config,
     require_or_skip,
     truncate_all,
@@ -145,7 +146,5 @@ def researcher(app):
 def researcher_client(app, researcher):
     """A test client logged in as `researcher` (Flask-Login session set directly)."""
     test_client = app.test_client()
-    with test_client.session_transaction() as session:
-        session["_user_id"] = str(researcher.id)
-        session["_fresh"] = True
+    log_in_directly(test_client, researcher)
     return test_client

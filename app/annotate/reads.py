@@ -3,8 +3,8 @@ ORM's unit of work or a transaction, on the request's autocommit connection: the
 with its document, its activity written when due (at most once a minute, and at the
 page's first load) and the visit of the paragraph it shows started, in one statement on
 PostgreSQL (three on SQLite); then its live annotations. Every worker opens the page at
-the start of a task, so this is the cost of a study's opening burst (see README
-"Performance").
+the start of a task, so this is the cost of a study's opening burst (see
+docs/performance.md, "Why the worker's calls are cheap").
 
 The views returned have the attributes the serializers and the page's template read.
 """

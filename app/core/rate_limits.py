@@ -10,8 +10,8 @@ Limits are strings in the library's syntax ("120 per minute", "10/minute; 100/ho
 read from the app's config on every check (so a test or a deploy can change them). The
 counters live in the storage RATELIMIT_STORAGE_URI names: `memory://` by default (each
 process counts on its own), `redis://...` when several processes or machines must share
-them (README, Deploying); the strategy is the library's fixed window. RATELIMIT_ENABLED
-false turns every limit off.
+them (docs/deploying.md, "Scaling out"); the strategy is the library's fixed window.
+RATELIMIT_ENABLED false turns every limit off.
 
 When the shared storage does not answer (Redis down or unreachable), the limits fail open:
 requests are served unlimited, one WARNING naming the storage says so (then at most one a

@@ -1,6 +1,7 @@
 """Reading pace from paragraph timings: rushing and fatigue. Pure: plain rows in, figures out.
 
-Definitions (README "Time per paragraph"):
+Definitions (docs/crowd-studies.md, "Time per paragraph"; docs/figures.md, "Reading time
+and rushing"):
 - A session's *reading speed* is the words of the paragraphs it has timings for divided by
   the minutes those paragraphs were visible (app/annotate/timings.py). Only submitted
   sessions are judged: an unfinished one has not read everything yet.

@@ -8,22 +8,26 @@ XSS payload that runs would open one.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
 from werkzeug.security import generate_password_hash
 
 from app.core.extensions import db
+from app.imports.document_formats import DocumentInput
+from app.imports.document_store import import_documents
 from app.models import Researcher
 from app.taxonomy import current_taxonomy
-from bench.dashboard_bench import seed_study
 from tests.support.apps import require_or_skip
 from tests.support.js_harness import open_harness
 from tests.support.live_server import LiveServer, serving
 from tests.support.research_console import EMAIL, PASSWORD
+from tests.support.synthetic_study import seed_study
 
 SYSTEM_CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -94,12 +98,35 @@ def js_harness(page) -> tuple:
 
 
 @pytest.fixture
-def live_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
-    """The app on a fresh SQLite file, served on 127.0.0.1 for the browser."""
-    path = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, path)
-    with serving(f"sqlite:///{path}") as live:
-        yield live
+def live_app(tmp_path, sqlite_template) -> Iterator[Callable[..., LiveServer]]:
+    """Start the app for the browser: `live_app(taxonomy=path, documents=[...], **config)`
+    serves it on 127.0.0.1 over a fresh copy of the migrated SQLite template, with that
+    taxonomy file (default: the shipped one), config and documents imported; each call is
+    another app and database, and every one is stopped after the test."""
+    numbers = itertools.count(1)
+    with contextlib.ExitStack() as running:
+
+        def start(
+            taxonomy: Path | str | None = None, documents: Iterable[DocumentInput] = (), **config
+        ) -> LiveServer:
+            database = tmp_path / f"e2e-{next(numbers)}.sqlite3"
+            shutil.copy(sqlite_template, database)
+            if taxonomy is not None:
+                config["TAXONOMY_PATH"] = str(taxonomy)
+            live = running.enter_context(serving(f"sqlite:///{database}", **config))
+            if documents:
+                with live.app.app_context():
+                    import_documents(list(documents))
+                    db.session.remove()
+            return live
+
+        yield start
+
+
+@pytest.fixture
+def live_server(live_app) -> LiveServer:
+    """The app with the shipped taxonomy on a fresh SQLite file, served on 127.0.0.1."""
+    return live_app()
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from playwright.sync_api import Page, expect
 
 from app.core.extensions import db
 from app.models import ParagraphTiming
-from tests.support.annotate_page import open_task, seed_document, submit_task
+from tests.support.annotate_page import open_task, resize, seed_document, submit_task
 
 # Chromium under Playwright never hides a page by itself: the test makes document.hidden
 # report what it says and fires visibilitychange, as a browser does on switching tabs.
@@ -65,8 +65,7 @@ def test_dashboard_pacing_section_is_accessible_and_fits_a_phone(page: Page, liv
         section.get_by_role("img", name="Errors found per paragraph, by position")
     ).to_be_visible()
     assert violations(page) == []
-    page.set_viewport_size({"width": 360, "height": 800})
-    page.wait_for_timeout(100)
+    resize(page, 360)
     assert horizontal_overflow(page) == 0
     widest = page.evaluate(
         """() => Math.max(...[...document.querySelectorAll(

@@ -13,7 +13,6 @@ from werkzeug.security import generate_password_hash
 from app.adjudication.gold import iter_gold_records
 from app.core.extensions import db
 from app.models import Researcher
-from app.taxonomy import load_taxonomy
 from tests.support.adjudication import DOC_ID, seed_graded_document
 from tests.support.axe import violations
 from tests.support.severities import severity_taxonomy
@@ -23,15 +22,14 @@ PASSWORD = "a-long-enough-password"
 
 
 @pytest.fixture
-def graded(live_server, tmp_path):
+def graded(live_app, tmp_path):
     """The adjudication sample under a taxonomy with severities, each mark graded."""
-    app = live_server.app
-    app.extensions["taxonomy"] = load_taxonomy(severity_taxonomy(tmp_path))
-    with app.app_context():
+    live = live_app(taxonomy=severity_taxonomy(tmp_path))
+    with live.app.app_context():
         db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
         seed_graded_document()
         db.session.remove()
-    return live_server
+    return live
 
 
 def test_severities_are_shown_and_decided(graded, page: Page):

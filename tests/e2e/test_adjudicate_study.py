@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import time
 
 import pytest
@@ -21,9 +20,9 @@ from app.crowd.checks.flagged import left_out_workers
 from app.crowd.settings import study_settings
 from app.models import Researcher
 from app.research.dashboard import load_study
-from tests.support.apps import BOOOOKSCORE_SAMPLE, ROOT
+from tests.support.apps import BOOOOKSCORE_SAMPLE
 from tests.support.axe import violations
-from tests.support.live_server import serving
+from tests.support.taxonomies import BOOOOKSCORE_TAXONOMY
 
 EMAIL = "adjudicator@example.org"
 PASSWORD = "a-long-enough-password"
@@ -39,36 +38,31 @@ SUBSETS = {
 
 
 @pytest.fixture
-def study(tmp_path, sqlite_template):
+def study(live_app, tmp_path):
     """A live app on BooookScore's taxonomy with the three annotators' imports."""
-    path = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, path)
-    taxonomy = ROOT / "config" / "taxonomies" / "booookscore.yaml"
     source = json.loads((BOOOOKSCORE_SAMPLE / "human-annotations.json").read_text("utf-8"))
-    with serving(
-        f"sqlite:///{path}", TAXONOMY_PATH=str(taxonomy), GAMMA_CACHE_DIR=str(tmp_path / "g")
-    ) as live:
-        runner = live.app.test_cli_runner()
-        for name in ("a", "b", "c"):
-            books = {}
-            for book, subsets in SUBSETS.items():
-                singles, relations = subsets[name]
-                entry = source[book]
-                books[book] = {
-                    "summary": entry["summary"],
-                    "singles": [entry["singles"][i] for i in singles],
-                    "relations": [entry["relations"][i] for i in relations],
-                }
-            file = tmp_path / f"{name}.json"
-            file.write_text(json.dumps(books), "utf-8")
-            result = runner.invoke(args=["import-annotations", str(file), "--id-prefix", PREFIX])
-            assert result.exit_code == 0, result.output
-        with live.app.app_context():
-            db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
-            db.session.commit()
-            db.session.remove()
-        live.runner = runner
-        yield live
+    live = live_app(taxonomy=BOOOOKSCORE_TAXONOMY, GAMMA_CACHE_DIR=str(tmp_path / "g"))
+    runner = live.app.test_cli_runner()
+    for name in ("a", "b", "c"):
+        books = {}
+        for book, subsets in SUBSETS.items():
+            singles, relations = subsets[name]
+            entry = source[book]
+            books[book] = {
+                "summary": entry["summary"],
+                "singles": [entry["singles"][i] for i in singles],
+                "relations": [entry["relations"][i] for i in relations],
+            }
+        file = tmp_path / f"{name}.json"
+        file.write_text(json.dumps(books), "utf-8")
+        result = runner.invoke(args=["import-annotations", str(file), "--id-prefix", PREFIX])
+        assert result.exit_code == 0, result.output
+    with live.app.app_context():
+        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        db.session.commit()
+        db.session.remove()
+    live.runner = runner
+    return live
 
 
 def saved(page: Page, current: int) -> None:

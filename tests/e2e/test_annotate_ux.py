@@ -15,9 +15,11 @@ from app.core.extensions import db
 from app.models import AnnotationSession
 from tests.support.annotate_page import (
     open_task,
+    resize,
     seed_document,
     select_span,
     stored_annotations,
+    wait_until,
 )
 from tests.support.annotated_task import (
     COMMENT,
@@ -39,8 +41,7 @@ def test_no_horizontal_scroll_and_the_table_stacks_as_cards(page: Page, live_ser
     rows = page.locator(".js-annotation-row")
     expect(rows).to_have_count(4)
     for width, height in VIEWPORTS:
-        page.set_viewport_size({"width": width, "height": height})
-        page.wait_for_timeout(100)
+        resize(page, width, height)
         scroll_width, client_width = page.evaluate(OVERFLOW)
         assert scroll_width <= client_width, (width, scroll_width)
         page.screenshot(path=str(SCREENSHOTS / f"worker-{width}.png"), full_page=True)
@@ -64,8 +65,7 @@ def test_no_horizontal_scroll_and_the_table_stacks_as_cards(page: Page, live_ser
 def test_the_research_dashboard_does_not_scroll_sideways(console, page: Page):
     log_in(page, console.url)
     for width, height in VIEWPORTS:
-        page.set_viewport_size({"width": width, "height": height})
-        page.wait_for_timeout(100)
+        resize(page, width, height)
         scroll_width, client_width = page.evaluate(OVERFLOW)
         assert scroll_width <= client_width, (width, scroll_width)
         page.screenshot(path=str(SCREENSHOTS / f"dashboard-{width}.png"), full_page=True)
@@ -145,11 +145,13 @@ def test_the_same_annotation_twice_is_refused_next_to_add(page: Page, live_serve
     add_button.click()
     expect(page.locator(".js-annotation-row")).to_have_count(2)
     expect(page.locator(".step--add")).not_to_contain_text(said)
-    page.wait_for_timeout(300)
-    assert sorted(a.category for a in stored_annotations(live_server)) == [
-        "new-person",
-        "ungrammatical",
-    ]
+    wait_until(
+        page,
+        lambda: (
+            sorted(a.category for a in stored_annotations(live_server))
+            == ["new-person", "ungrammatical"]
+        ),
+    )
 
     # The server's refusal (another tab added it meanwhile) reads the same.
     def refuse(route):
@@ -333,8 +335,7 @@ def test_layout_at_1280_and_show_in_text(page: Page, live_server):
     context = page.locator(".js-context-body")
     assert not in_box(mark, context)  # the Context shows its end
     page.get_by_role("button", name="Show in text").click()
-    page.wait_for_timeout(300)
-    assert in_box(mark, context)
+    wait_until(page, lambda: in_box(mark, context))
     box = mark.bounding_box()
     assert box and 0 <= box["y"] <= 800
     expect(mark).to_have_class("hl hl-annotation hl--start hl--end is-shown")

@@ -11,11 +11,11 @@ from werkzeug.security import generate_password_hash
 
 from app.core.extensions import db
 from app.models import Researcher
-from app.taxonomy import load_taxonomy
-from bench.dashboard_bench import seed_study
+from tests.support.annotate_page import wait_until
 from tests.support.axe import violations
 from tests.support.research_console import EMAIL, PASSWORD, log_in
 from tests.support.severities import severity_taxonomy
+from tests.support.synthetic_study import seed_study
 
 # The header cells' right edges and the scroll box's, in the page.
 EDGES_JS = """
@@ -28,17 +28,17 @@ EDGES_JS = """
 
 
 @pytest.fixture
-def graded_console(live_server, tmp_path):
+def graded_console(live_app, tmp_path):
     """A seeded study under a taxonomy with severities, long document ids."""
-    app = live_server.app
-    app.extensions["taxonomy"] = load_taxonomy(severity_taxonomy(tmp_path))
+    live = live_app(taxonomy=severity_taxonomy(tmp_path))
+    app = live.app
     with app.app_context():
         db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
         db.session.commit()
         keys = app.extensions["taxonomy"].keys
         seed_study(6, 3, 8, categories=keys, check_documents=1, workers=9, tag="summary-long-")
         db.session.remove()
-    return live_server
+    return live
 
 
 def test_the_documents_table_fits_or_scrolls_visibly(page: Page, graded_console):
@@ -56,8 +56,5 @@ def test_the_documents_table_fits_or_scrolls_visibly(page: Page, graded_console)
     table.focus()
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
-    for _ in range(40):  # the browser may scroll smoothly
-        if table.evaluate("(group) => group.scrollLeft") > 0:
-            break
-        page.wait_for_timeout(50)
-    assert table.evaluate("(group) => group.scrollLeft") > 0
+    # The browser may scroll smoothly.
+    wait_until(page, lambda: table.evaluate("(group) => group.scrollLeft") > 0)

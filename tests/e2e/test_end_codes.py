@@ -10,20 +10,11 @@ from playwright.sync_api import Page, expect
 
 from app.core.extensions import db
 from app.models import ValidationSession
-from app.taxonomy import load_taxonomy
-from tests.support.apps import ROOT
 from tests.support.prolific import stub_prolific
+from tests.support.taxonomies import taxonomy_variant, use_taxonomy
 from tests.support.validator_round import seed_round
 
 PROLIFIC_VALIDATOR = "PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x1"
-
-
-def use_completion(live, tmp_path, completion: str) -> None:
-    """The default taxonomy with `study.completion` set, as the running one."""
-    text = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
-    path = tmp_path / "taxonomy.yaml"
-    path.write_text(text.replace("\nstudy:\n", f"\nstudy:\n  completion: {completion}\n", 1))
-    live.app.extensions["taxonomy"] = load_taxonomy(path)
 
 
 def judge_everything(page: Page) -> None:
@@ -54,7 +45,8 @@ def test_the_validators_end_shows_the_platform_code(
     page: Page, live_server, tmp_path, completion, shown, target
 ):
     seed_round(live_server, tmp_path)
-    use_completion(live_server, tmp_path, completion)
+    study_lines = f"  completion: {completion}\n"
+    use_taxonomy(live_server.app, taxonomy_variant(tmp_path, study_lines=study_lines))
     stub_prolific(page)
     page.route("https://example.org/**", lambda route: route.fulfill(body="thanks"))
     page.goto(f"{live_server.url}/validate/blind-1?{PROLIFIC_VALIDATOR}")

@@ -5,9 +5,6 @@ axe-clean from a phone to a wide screen."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Page, expect
 from werkzeug.security import generate_password_hash
@@ -17,7 +14,7 @@ from app.models import Annotator, Researcher
 from tests.support.assignment import taxonomy_with
 from tests.support.axe import violations
 from tests.support.flagged import seed_flagged_study, session
-from tests.support.live_server import LiveServer, serving
+from tests.support.live_server import LiveServer
 from tests.support.research_console import EMAIL, PASSWORD, log_in
 
 PROLIFIC = {"PROLIFIC_PID": "p" * 24, "STUDY_ID": "s" * 24, "SESSION_ID": "x" * 24}
@@ -25,26 +22,22 @@ WIDTHS = (390, 768, 1280)
 
 
 @pytest.fixture
-def flagged(tmp_path, sqlite_template) -> Iterator[LiveServer]:
+def flagged(live_app, tmp_path) -> LiveServer:
     """The study of tests/support/flagged.py, a Prolific worker who marked nothing on the
     check, a researcher account; failed_checks has its own Prolific code."""
-    database = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, database)
     taxonomy = taxonomy_with(tmp_path, completion="{completed: CDONE, failed_checks: CQ5R4S3T}")
-    with serving(
-        f"sqlite:///{database}", TAXONOMY_PATH=taxonomy, GAMMA_CACHE_DIR=str(tmp_path / "g")
-    ) as live:
-        with live.app.app_context():
-            documents = seed_flagged_study()
-            worker = Annotator(platform="prolific", external_id=PROLIFIC["PROLIFIC_PID"])
-            db.session.add(worker)
-            db.session.flush()
-            checked = session(documents["check-1"], "placeholder", [])
-            checked.annotator_id, checked.platform = worker.id, "prolific"
-            db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
-            db.session.commit()
-            db.session.remove()
-        yield live
+    live = live_app(taxonomy=taxonomy, GAMMA_CACHE_DIR=str(tmp_path / "g"))
+    with live.app.app_context():
+        documents = seed_flagged_study()
+        worker = Annotator(platform="prolific", external_id=PROLIFIC["PROLIFIC_PID"])
+        db.session.add(worker)
+        db.session.flush()
+        checked = session(documents["check-1"], "placeholder", [])
+        checked.annotator_id, checked.platform = worker.id, "prolific"
+        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        db.session.commit()
+        db.session.remove()
+    return live
 
 
 def test_a_flagged_worker_meets_the_end_of_the_study(flagged, page: Page):

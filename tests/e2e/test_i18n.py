@@ -4,30 +4,24 @@ properties), a worker can annotate, and axe finds no violation."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.annotate_page import open_task, seed_document, select_span
-from tests.support.assignment import taxonomy_with
 from tests.support.axe import violations
-from tests.support.live_server import LiveServer, serving
+from tests.support.live_server import LiveServer
+from tests.support.taxonomies import taxonomy_variant
 from tests.support.validator_round import seed_round
 
 PARAGRAPHS = ("Anna met Bob at the harbour. Bob smiled.", "The ship left at dawn.")
 
 
 @pytest.fixture
-def arabic_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
+def arabic_server(live_app, tmp_path) -> LiveServer:
     """The app with `study: language: ar`, on SQLite, with one document."""
-    database = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, database)
-    taxonomy = taxonomy_with(tmp_path, language="ar")
-    with serving(f"sqlite:///{database}", TAXONOMY_PATH=taxonomy) as live:
-        seed_document(live, "doc-ar", PARAGRAPHS)
-        yield live
+    live = live_app(taxonomy=taxonomy_variant(tmp_path, study="  language: ar\n"))
+    seed_document(live, "doc-ar", PARAGRAPHS)
+    return live
 
 
 def box(page: Page, selector: str) -> dict:

@@ -6,9 +6,7 @@ allows the conflict from the dashboard by keyboard. Screenshots in SCREENSHOTS."
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +17,7 @@ from app.core.extensions import db
 from app.models import Researcher
 from tests.support.axe import violations
 from tests.support.identity import CONTACT, import_study, study_taxonomy
-from tests.support.live_server import LiveServer, serving
+from tests.support.live_server import LiveServer
 from tests.support.research_console import EMAIL, PASSWORD, log_in
 
 SCREENSHOTS = Path(os.environ.get("SCREENSHOTS") or tempfile.mkdtemp(prefix="falte-identity-"))
@@ -29,18 +27,16 @@ TEMPLATE = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={
 
 
 @pytest.fixture
-def study(tmp_path, sqlite_template) -> Iterator[LiveServer]:
+def study(live_app, tmp_path) -> LiveServer:
     """A Prolific study (consent, training, codes, its Prolific id and contact) with a
     researcher account, on SQLite."""
-    database = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, database)
-    with serving(f"sqlite:///{database}", TAXONOMY_PATH=study_taxonomy(tmp_path)) as live:
-        with live.app.app_context():
-            import_study(live.app, tmp_path)
-            db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
-            db.session.commit()
-            db.session.remove()
-        yield live
+    live = live_app(taxonomy=study_taxonomy(tmp_path))
+    with live.app.app_context():
+        import_study(live.app, tmp_path)
+        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        db.session.commit()
+        db.session.remove()
+    return live
 
 
 def look_at(page: Page, name: str) -> list[str]:

@@ -4,8 +4,6 @@ app.prolific.com: no real network); an MTurk worker's form posts the outcome."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from urllib.parse import parse_qs
 
 import pytest
@@ -14,15 +12,13 @@ from sqlalchemy import select
 
 from app.core.extensions import db
 from app.imports.document_formats import DocumentInput
-from app.imports.document_store import import_documents
 from app.models import AnnotationSession
 from tests.support.annotate_page import submit_task
-from tests.support.apps import ROOT
-from tests.support.live_server import LiveServer, serving
-from tests.support.prolific import PROLIFIC, stub_prolific
+from tests.support.live_server import LiveServer
+from tests.support.prolific import PROLIFIC, returned_with, stub_prolific
+from tests.support.taxonomies import taxonomy_variant
 
 STUDY = """\
-study:
   completion:
     completed: C1A2B3C4
     failed_checks: CQ5R4S3T
@@ -33,34 +29,27 @@ GOLD = [{"paragraph_id": 0, "start": 0, "end": 5, "category": "new-person"}]
 
 
 @pytest.fixture
-def study_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
+def study_server(live_app, tmp_path) -> LiveServer:
     """The app with per-outcome Prolific codes and `attention_checks: fail`, on SQLite,
     with an ordinary document (doc-1) and an attention check (check-1). Workers enter at
     /start (a study with codes), which hands out doc-1 (no attention-check share)."""
-    yield from _serve(tmp_path, sqlite_template, STUDY)
+    return _serve(live_app, tmp_path, STUDY)
 
 
 @pytest.fixture
-def checks_first_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
+def checks_first_server(live_app, tmp_path) -> LiveServer:
     """study_server, whose /start hands the first worker the check (a share of 0.5)."""
-    yield from _serve(tmp_path, sqlite_template, STUDY + "  attention_check_share: 0.5\n")
+    return _serve(live_app, tmp_path, STUDY + "  attention_check_share: 0.5\n")
 
 
-def _serve(tmp_path, sqlite_template, study: str) -> Iterator[LiveServer]:
-    default = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
-    taxonomy = tmp_path / "taxonomy.yaml"
-    taxonomy.write_text(default[: default.index("\nstudy:\n")] + "\n" + study, encoding="utf-8")
-    database = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, database)
-    with serving(f"sqlite:///{database}", TAXONOMY_PATH=str(taxonomy)) as live:
-        with live.app.app_context():
-            import_documents(
-                [
-                    DocumentInput("doc-1", "A summary", (TEXT,)),
-                    DocumentInput("check-1", "Another summary", (TEXT,), gold=GOLD),
-                ]
-            )
-        yield live
+def _serve(live_app, tmp_path, study: str) -> LiveServer:
+    return live_app(
+        taxonomy=taxonomy_variant(tmp_path, study=study),
+        documents=[
+            DocumentInput("doc-1", "A summary", (TEXT,)),
+            DocumentInput("check-1", "Another summary", (TEXT,), gold=GOLD),
+        ],
+    )
 
 
 PROLIFIC_WORKER = "PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x1"
@@ -75,10 +64,7 @@ def test_a_prolific_worker_lands_on_the_fixed_code_of_completed(page: Page, stud
     with study_server.app.app_context():
         own = db.session.scalars(select(AnnotationSession.completion_code)).one()
     expect(page.locator(".js-completion")).not_to_contain_text(own)
-    link = page.get_by_role("link", name="Return to the study")
-    expect(link).to_have_attribute("href", f"{PROLIFIC}C1A2B3C4")
-    page.wait_for_url(f"{PROLIFIC}C1A2B3C4")
-    assert asked == [f"{PROLIFIC}C1A2B3C4"]
+    returned_with(page, asked, "C1A2B3C4")
 
 
 def test_a_prolific_worker_who_missed_the_checks_lands_on_failed_checks(

@@ -1,14 +1,16 @@
 """Issue 27, point 13, in Chromium: the steps shown are numbered 1, 2, 3... (the hidden
-paired step took 4); the table's column headers fit their columns ("PARAGRAPHCOMMENT");
-a practice check's feedback survives a reload; a severity's key goes to the form the worker
-is filling while an Accept's severity question is open (it went to the card)."""
+paired step took 4); the table's column headers fit their columns ("PARAGRAPHCOMMENT")
+without a word cut in two (issue 29: "PARAGRAP" / "H" at 1280 px beside the
+instructions); a practice check's feedback survives a reload; a severity's key goes to the
+form the worker is filling while an Accept's severity question is open (it went to the
+card)."""
 
 from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.annotate_page import open_task, seed_document, select_span
+from tests.support.annotate_page import open_task, resize, seed_document, select_span
 from tests.support.study_day import (
     TASK,
     WORKER,
@@ -18,8 +20,8 @@ from tests.support.study_day import (
     check_practice,
     mark,
     next_paragraph,
-    pass_training,
-    serving_study_day,
+    reach_the_task,
+    serve_study_day,
 )
 from tests.support.training import PRACTICE_PARAGRAPHS
 
@@ -34,12 +36,28 @@ OVERFLOWING_JS = """
   .filter((th) => th.scrollWidth > th.clientWidth)
   .map((th) => th.textContent.trim())
 """
+# The words of those headers that a line break cuts in two ("PARAGRAP" / "H").
+BROKEN_WORDS_JS = """
+() => [...document.querySelectorAll('.previous__table th')].flatMap((th) => {
+  const broken = [];
+  const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const word of node.data.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, word.index);
+      range.setEnd(node, word.index + word[0].length);
+      const lines = new Set([...range.getClientRects()].map((box) => Math.round(box.top)));
+      if (lines.size > 1) broken.push(word[0]);
+    }
+  }
+  return broken;
+})
+"""
 
 
 @pytest.fixture
-def study(tmp_path, sqlite_template):
-    with serving_study_day(tmp_path, sqlite_template) as live:
-        yield live
+def study(live_app, tmp_path):
+    return serve_study_day(live_app, tmp_path)
 
 
 def test_the_steps_shown_are_numbered_in_order(page: Page, live_server):
@@ -74,9 +92,12 @@ def test_the_tables_headers_fit_their_columns(browser, live_server, locale):
         page.locator('.js-category[data-category="new-person"]').click()
         page.locator(".js-add").click()
         expect(page.locator(".js-annotation-row")).to_have_count(1)
-        for width in range(900, 1500, 60):
-            page.set_viewport_size({"width": width, "height": 800})
+        expect(page.locator(".js-instructions")).to_be_visible()  # the column beside
+        for width in [1280, *range(900, 1500, 60)]:
+            resize(page, width)
             assert page.evaluate(OVERFLOWING_JS) == [], width
+            # No header word is cut in two (at 1280 px "PARAGRAPH" read "PARAGRAP" / "H").
+            assert page.evaluate(BROKEN_WORDS_JS) == [], width
     finally:
         context.close()
 
@@ -109,11 +130,7 @@ def test_practice_feedback_survives_a_reload(page: Page, study):
 
 
 def test_severity_keys_go_to_the_form_being_filled(page: Page, study):
-    page.goto(f"{study.url}/start?{WORKER}")
-    agree(page)
-    answer_survey(page, native=0)
-    pass_training(page)
-    annotator_ready(page)
+    reach_the_task(page, study)
     card = page.locator('.js-suggestion[data-suggestion="s-bob"]')
     card.locator('[data-action="accept"]').click()
     expect(card.locator('[data-action="severity"]')).to_have_count(2)  # the question is open

@@ -4,43 +4,31 @@ of open sessions (429), and an unsigned document link in a study entered at /sta
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Page, expect
 
 from app.imports.document_formats import DocumentInput
-from app.imports.document_store import import_documents
-from tests.support.apps import ROOT
 from tests.support.axe import violations
-from tests.support.live_server import LiveServer, serving
+from tests.support.live_server import LiveServer
 from tests.support.research import overflow_by_width
+from tests.support.taxonomies import taxonomy_variant
 
 STUDY = """\
-study:
   completion: {completed: C1A2B3C4}
   max_open_per_network: 1
 """
 
 
 @pytest.fixture
-def capped_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
+def capped_server(live_app, tmp_path) -> LiveServer:
     """A study entered at /start, one open session per network, two documents."""
-    default = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
-    taxonomy = tmp_path / "taxonomy.yaml"
-    taxonomy.write_text(default[: default.index("\nstudy:\n")] + "\n" + STUDY, encoding="utf-8")
-    database = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, database)
-    with serving(f"sqlite:///{database}", TAXONOMY_PATH=str(taxonomy)) as live:
-        with live.app.app_context():
-            import_documents(
-                [
-                    DocumentInput("doc-1", "A summary", ("Anna met Bob.",)),
-                    DocumentInput("doc-2", "Another", ("Carol left.",)),
-                ]
-            )
-        yield live
+    return live_app(
+        taxonomy=taxonomy_variant(tmp_path, study=STUDY),
+        documents=[
+            DocumentInput("doc-1", "A summary", ("Anna met Bob.",)),
+            DocumentInput("doc-2", "Another", ("Carol left.",)),
+        ],
+    )
 
 
 def worker(number: int) -> str:

@@ -8,61 +8,51 @@ planted."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Page, expect
 
 from app.core.extensions import db
 from app.models import Document, Paragraph
 from app.taxonomy import current_taxonomy
-from tests.support.annotate_page import select_span, submit_task
+from tests.support.annotate_page import select_span, settled, submit_task
 from tests.support.apps import ROOT
-from tests.support.live_server import LiveServer, serving
+from tests.support.live_server import LiveServer, run_commands
 from tests.support.prolific import PROLIFIC, stub_prolific
+from tests.support.taxonomies import taxonomy_variant
 
 SOURCE = ROOT / "tests" / "fixtures" / "planted" / "source.json"
+# The shipped taxonomy's checks: section names the categories plant-checks uses.
 STUDY = """\
-study:
   completion:
     completed: C1A2B3C4
     failed_checks: CQ5R4S3T
   attention_checks: fail
   attention_check_share: 0.5  # /start hands the first worker the check
-checks: {repetition: repetition, inconsistency: inconsistency, new-entity: new-person}
 """
 NEXT = "No more errors. Go to next paragraph"
 
 
 @pytest.fixture
-def planted(tmp_path, sqlite_template) -> Iterator[tuple[LiveServer, list[str], list[dict]]]:
+def planted(live_app, tmp_path) -> tuple[LiveServer, list[str], list[dict]]:
     """The app with the BooookScore summary imported and a check planted from it (through
     the real commands); its paragraphs and gold."""
-    default = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
-    taxonomy = tmp_path / "taxonomy.yaml"
-    taxonomy.write_text(default[: default.index("\nstudy:\n")] + "\n" + STUDY, encoding="utf-8")
-    database = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, database)
-    with serving(f"sqlite:///{database}", TAXONOMY_PATH=str(taxonomy)) as live:
-        runner = live.app.test_cli_runner()
-        for args in (
-            ["import-documents", str(SOURCE)],
-            ["plant-checks", "the-golden-doves", "--seed", "5", "--id", "planted"],
-        ):
-            result = runner.invoke(args=args)
-            assert result.exit_code == 0, result.output
-        with live.app.app_context():
-            document = db.session.scalar(db.select(Document).filter_by(external_id="planted"))
-            texts = list(
-                db.session.scalars(
-                    db.select(Paragraph.text)
-                    .filter_by(document_id=document.id)
-                    .order_by(Paragraph.position)
-                )
+    live = live_app(taxonomy=taxonomy_variant(tmp_path, study=STUDY))
+    run_commands(
+        live,
+        ["import-documents", SOURCE],
+        ["plant-checks", "the-golden-doves", "--seed", "5", "--id", "planted"],
+    )
+    with live.app.app_context():
+        document = db.session.scalar(db.select(Document).filter_by(external_id="planted"))
+        texts = list(
+            db.session.scalars(
+                db.select(Paragraph.text)
+                .filter_by(document_id=document.id)
+                .order_by(Paragraph.position)
             )
-            gold = list(document.gold)
-        yield live, texts, gold
+        )
+        gold = list(document.gold)
+    return live, texts, gold
 
 
 def category_name(live: LiveServer, key: str) -> str:
@@ -101,10 +91,9 @@ def test_a_worker_who_marks_the_planted_spans_completes(page: Page, planted):
                 other = item["paired_span"]
                 # The earlier span is up in the Context: bring it into view and let any
                 # scrolling settle before measuring where its characters are.
-                page.locator(
-                    f'[data-paragraph="{other["paragraph_id"]}"]'
-                ).scroll_into_view_if_needed()
-                page.wait_for_timeout(400)
+                earlier = page.locator(f'[data-paragraph="{other["paragraph_id"]}"]')
+                earlier.scroll_into_view_if_needed()
+                settled(page, earlier)
                 select_span(
                     page,
                     other["paragraph_id"],

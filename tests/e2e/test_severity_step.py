@@ -4,15 +4,12 @@ a taxonomy without severities shows no such step."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.annotate_page import open_task, seed_document, select_span, stored_annotations
 from tests.support.axe import violations
-from tests.support.live_server import LiveServer, serving
+from tests.support.live_server import LiveServer
 from tests.support.severities import severity_taxonomy
 
 PARAGRAPHS = (
@@ -22,13 +19,11 @@ PARAGRAPHS = (
 
 
 @pytest.fixture
-def severity_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
+def severity_server(live_app, tmp_path) -> LiveServer:
     """The app with the severity taxonomy (minor 1 / q, major 5 / w; ungrammatical: minor)."""
-    database = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, database)
-    with serving(f"sqlite:///{database}", TAXONOMY_PATH=severity_taxonomy(tmp_path)) as live:
-        seed_document(live, "sev", PARAGRAPHS)
-        yield live
+    live = live_app(taxonomy=severity_taxonomy(tmp_path))
+    seed_document(live, "sev", PARAGRAPHS)
+    return live
 
 
 def test_a_worker_picks_a_severity_with_the_mouse(page: Page, severity_server):

@@ -20,7 +20,7 @@ from tests.support.study_day import (
     WORKER,
     annotator_ready,
     mark,
-    serving_study_day,
+    serve_study_day,
 )
 from tests.support.training import PRACTICE_PARAGRAPHS
 
@@ -28,9 +28,8 @@ DESKTOP_NOTICE = "This task needs a desktop or laptop browser with a mouse"
 
 
 @pytest.fixture
-def study(tmp_path, sqlite_template):
-    with serving_study_day(tmp_path, sqlite_template) as live:
-        yield live
+def study(live_app, tmp_path):
+    return serve_study_day(live_app, tmp_path)
 
 
 def test_a_phone_sees_the_desktop_notice_before_consent(playwright, browser, study):

@@ -6,9 +6,6 @@ by keyboard only, with axe on every page and no horizontal scrolling from 360 px
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
@@ -16,21 +13,18 @@ from sqlalchemy import select
 from app.core.extensions import db
 from app.core.security import capability_csrf_token
 from app.imports.document_formats import DocumentInput
-from app.imports.document_store import import_documents
 from app.models import AnnotationSession, SurveyAnswer
 from tests.support.annotate_page import submit_task
-from tests.support.apps import ROOT
 from tests.support.axe import violations
-from tests.support.live_server import LiveServer, serving
-from tests.support.prolific import PROLIFIC, stub_prolific
+from tests.support.live_server import LiveServer
+from tests.support.prolific import returned_with, stub_prolific
 from tests.support.research import add_researcher, log_in, overflow_by_width
+from tests.support.taxonomies import taxonomy_variant
+from tests.support.worker_api import token_from
 
 WORKER = "PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x1"
+CODES = "  completion:\n    completed: C1A2B3C4\n    no_consent: CN1M2L3K\n"
 STEPS = """\
-study:
-  completion:
-    completed: C1A2B3C4
-    no_consent: CN1M2L3K
 consent: |
   ## About this study
   You will read a short summary and mark its errors. Your answers are **anonymous**.
@@ -52,17 +46,12 @@ TEXT = "Carol waved at the ship."
 
 
 @pytest.fixture
-def steps_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
+def steps_server(live_app, tmp_path) -> LiveServer:
     """The app with consent, both surveys and Prolific codes, on SQLite, one document."""
-    default = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
-    taxonomy = tmp_path / "taxonomy.yaml"
-    taxonomy.write_text(default[: default.index("\nstudy:\n")] + "\n" + STEPS, encoding="utf-8")
-    database = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, database)
-    with serving(f"sqlite:///{database}", TAXONOMY_PATH=str(taxonomy)) as live:
-        with live.app.app_context():
-            import_documents([DocumentInput("doc-1", "A summary", (TEXT,))])
-        yield live
+    return live_app(
+        taxonomy=taxonomy_variant(tmp_path, study=CODES, append=STEPS),
+        documents=[DocumentInput("doc-1", "A summary", (TEXT,))],
+    )
 
 
 def overflow(page: Page) -> dict[int, int]:
@@ -110,10 +99,7 @@ def test_agree_survey_task_survey_then_back_to_prolific(page: Page, steps_server
     page.get_by_role("textbox", name="Anything else you want to tell us?").fill("Clear task.")
     page.get_by_role("button", name="Finish").click()
 
-    link = page.get_by_role("link", name="Return to the study")
-    expect(link).to_have_attribute("href", f"{PROLIFIC}C1A2B3C4")
-    page.wait_for_url(f"{PROLIFIC}C1A2B3C4")
-    assert asked == [f"{PROLIFIC}C1A2B3C4"]
+    returned_with(page, asked, "C1A2B3C4")
     assert not any(problems.values()), problems
     session = session_row(steps_server)
     assert (session.status, session.outcome) == ("submitted", "completed")
@@ -134,10 +120,7 @@ def test_declining_ends_with_no_consent_and_the_return_link(page: Page, steps_se
     page.goto(f"{steps_server.url}/start?{WORKER}")
     page.get_by_role("button", name="I do not agree").click()
     expect(page.get_by_role("heading", name="You did not agree to take part")).to_be_visible()
-    link = page.get_by_role("link", name="Return to the study")
-    expect(link).to_have_attribute("href", f"{PROLIFIC}CN1M2L3K")
-    page.wait_for_url(f"{PROLIFIC}CN1M2L3K")
-    assert asked == [f"{PROLIFIC}CN1M2L3K"]
+    returned_with(page, asked, "CN1M2L3K")
     assert session_row(steps_server).outcome == "no_consent"
     # Coming back to the link: the end again, never the task. (Without its script this
     # time, so that the page stays for axe instead of following the link.)
@@ -217,7 +200,7 @@ def test_the_researcher_sees_the_steps_and_the_answers(page: Page, steps_server)
     worker = steps_server.app.test_client()
     with steps_server.app.app_context():
         answer = worker.get("/annotate/doc-1?annotator=w1")
-        token = answer.headers["Location"].removeprefix("/s/")
+        token = token_from(answer)
         csrf = {"csrf_token": capability_csrf_token("annotate", token)}
         worker.post(f"/s/{token}/consent", data={**csrf, "decision": "agree"})
         worker.post(f"/s/{token}/survey/before", data={**csrf, "q-native": "0", "q-tools": "1"})

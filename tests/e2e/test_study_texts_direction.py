@@ -12,17 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from app.taxonomy import current_taxonomy
-from tests.support.study_day import (
-    TASK,
-    WORKER,
-    agree,
-    annotator_ready,
-    answer_survey,
-    check_practice,
-    mark,
-    next_paragraph,
-    serving_study_day,
-)
+from tests.support import study_day as day
 from tests.support.training import PRACTICE_PARAGRAPHS
 
 # The texts not laid out in their own direction (the nearest `dir` around a visible text
@@ -55,9 +45,8 @@ def undirected(page: Page, *texts: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def arabic_study(tmp_path, sqlite_template):
-    with serving_study_day(tmp_path, sqlite_template, language="ar") as live:
-        yield live
+def arabic_study(live_app, tmp_path):
+    return day.serve_study_day(live_app, tmp_path, language="ar")
 
 
 def test_taxonomy_texts_take_their_own_direction_in_the_arabic_interface(page: Page, arabic_study):
@@ -65,24 +54,24 @@ def test_taxonomy_texts_take_their_own_direction_in_the_arabic_interface(page: P
         taxonomy = current_taxonomy()
         names = [category.name for category in taxonomy.categories]
         descriptions = [category.description.strip()[:40] for category in taxonomy.categories]
-    page.goto(f"{arabic_study.url}/start?{WORKER}")
+    page.goto(f"{arabic_study.url}/start?{day.WORKER}")
     expect(page.locator("html")).to_have_attribute("dir", "rtl")
     assert not undirected(
         page,
         "You will read a short summary and mark its errors. Your answers are anonymous.",
         "Coherence errors in narrative summaries",
     )
-    agree(page)
+    day.agree(page)
     assert not undirected(page, "Is English your first language?", "Yes", "No")
-    answer_survey(page, native=0)
+    day.answer_survey(page, native=0)
 
-    annotator_ready(page)  # the practice
+    day.annotator_ready(page)  # the practice
     severities = ["Minor (1)", "Major (5)"]
     instructions = "You will read a machine-written summary of a book or film,"
     assert not undirected(page, *names, *descriptions, *severities, instructions)
-    mark(page, PRACTICE_PARAGRAPHS[0], 0, "Mara", "missing-info", "minor")  # not an error
-    next_paragraph(page, 2, 2)
-    check_practice(page)
+    day.mark(page, PRACTICE_PARAGRAPHS[0], 0, "Mara", "missing-info", "minor")  # not an error
+    day.next_paragraph(page, 2, 2)
+    day.check_practice(page)
     explanation = "Lord Findon appears without any introduction."
     feedback = page.locator(".js-feedback")
     # A try remains: counts only (issue 26.1); the explanations come with the pass.
@@ -94,15 +83,15 @@ def test_taxonomy_texts_take_their_own_direction_in_the_arabic_interface(page: P
     page.locator(".js-annotation-row .js-remove").click()
     page.locator(".js-remove-confirm").click()
     page.locator(".js-previous").click()
-    mark(page, PRACTICE_PARAGRAPHS[0], 0, "Lord Findon", "new-person", "major")
-    next_paragraph(page, 2, 2)
-    check_practice(page)
+    day.mark(page, PRACTICE_PARAGRAPHS[0], 0, "Lord Findon", "new-person", "major")
+    day.next_paragraph(page, 2, 2)
+    day.check_practice(page)
     expect(feedback).to_contain_text(explanation)  # passed: the list, with explanations
     repeated = "The first sentence of the text is said again."
     assert not undirected(page, explanation, repeated, "New person not introduced", "Repetition")
     page.locator(".js-practice-next").click()
 
-    annotator_ready(page)  # the task, with the model's suggestions
+    day.annotator_ready(page)  # the task, with the model's suggestions
     card = page.locator('.js-suggestion[data-suggestion="s-bob"]')
     assert not undirected(page, "Missing information about an object or event", "Who is Bob?")
     card.locator('[data-action="accept"]').click()
@@ -116,9 +105,9 @@ def test_taxonomy_texts_take_their_own_direction_in_the_arabic_interface(page: P
     expect(row.locator(".previous__severity")).to_have_text("درجة الخطورة: Major")
     reject = '.js-suggestion[data-suggestion="{}"] [data-action="reject"]'
     page.locator(reject.format("s-harbour")).click()
-    next_paragraph(page, 2, len(TASK))
+    day.next_paragraph(page, 2, len(day.TASK))
     page.locator(reject.format("s-rain")).click()
-    next_paragraph(page, 3, len(TASK))
+    day.next_paragraph(page, 3, len(day.TASK))
     page.locator(".js-submit").click()
     page.locator(".js-submit-confirm").click()
 

@@ -12,17 +12,16 @@ from playwright.sync_api import Page, expect
 from app.exports.record import ExportFilter, iter_annotation_records
 from app.suggestions.records import iter_suggestion_records
 from tests.support.annotate_page import select_span
-from tests.support.suggestions import BOOK, serving_with_suggestions, summary_paragraphs
+from tests.support.suggestions import BOOK, FIRST, serve_with_suggestions, summary_paragraphs
 
 PARAGRAPHS = summary_paragraphs()
-SUGGESTED = "Anderson accepts a promotion and a mission to find Nazi scientist Dr."
+SUGGESTED = FIRST
 EDITED_SPAN = "Anderson accepts a promotion"
 
 
 @pytest.fixture
-def live(tmp_path, sqlite_template):
-    with serving_with_suggestions(tmp_path, sqlite_template) as server:
-        yield server
+def live(live_app, tmp_path):
+    return serve_with_suggestions(live_app, tmp_path)
 
 
 def test_an_edit_reloaded_mid_way_is_still_an_edit_of_the_suggestion(page: Page, live):

@@ -9,28 +9,20 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, Route, expect
 
+from tests.support.annotate_page import wait_until
 from tests.support.study_day import (
-    WORKER,
-    agree,
-    annotator_ready,
-    answer_survey,
-    pass_training,
-    serving_study_day,
+    reach_the_task,
+    serve_study_day,
 )
 
 
 @pytest.fixture
-def study(tmp_path, sqlite_template):
-    with serving_study_day(tmp_path, sqlite_template) as live:
-        yield live
+def study(live_app, tmp_path):
+    return serve_study_day(live_app, tmp_path)
 
 
 def test_next_after_a_reject_waits_for_it(page: Page, study):
-    page.goto(f"{study.url}/start?{WORKER}")
-    agree(page)
-    answer_survey(page, native=0)
-    pass_training(page)
-    annotator_ready(page)
+    reach_the_task(page, study)
     bob = page.locator('.js-suggestion[data-suggestion="s-bob"]')
     bob.locator('[data-action="accept"]').click()
     bob.locator('[data-action="severity"][data-severity="major"]').click()
@@ -41,10 +33,7 @@ def test_next_after_a_reject_waits_for_it(page: Page, study):
     harbour = page.locator('.js-suggestion[data-suggestion="s-harbour"]')
     harbour.get_by_role("button", name="Reject").click()
     expect(harbour).to_contain_text("Rejected")
-    for _ in range(50):  # the Reject is on its way, held
-        if held:
-            break
-        page.wait_for_timeout(50)
+    wait_until(page, lambda: held)  # the Reject is on its way, held
     assert len(held) == 1
     page.get_by_role("button", name="No more errors. Go to next paragraph").click()
     page.wait_for_timeout(300)

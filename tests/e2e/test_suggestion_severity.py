@@ -7,7 +7,6 @@ one of the worker's own, reloads in between, then exactly those decisions export
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -15,38 +14,20 @@ from sqlalchemy import select
 
 from app.core.extensions import db
 from app.models import Annotation
+from tests.support import suggestions as sg
 from tests.support.annotate_page import select_span, wait_for_value
 from tests.support.axe import violations
-from tests.support.live_server import serving
 from tests.support.severities import SEVERITIES
-from tests.support.suggestions import (
-    BOOK,
-    model_file,
-    summary_paragraphs,
-    taxonomy_showing,
-    write_summary,
-)
 
-FIRST = "Anderson accepts a promotion and a mission to find Nazi scientist Dr."
-PARAGRAPHS = summary_paragraphs()
-EDITED = "The story shifts to Josie, now Captain Anderson, in a Paris hotel."
-EDITED_SPAN = "The story shifts to Josie"
+PARAGRAPHS = sg.summary_paragraphs()
+EDITED, EDITED_SPAN = sg.SHIFT, sg.SHIFT_START
 OWN = "Dr. Vincent"
 
 
 @pytest.fixture
-def live(tmp_path, sqlite_template):
+def live(live_app, tmp_path):
     """BooookScore's taxonomy with suggestions shown and minor/major severities."""
-    path = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, path)
-    taxonomy = taxonomy_showing(tmp_path)
-    taxonomy.write_text(taxonomy.read_text("utf-8") + SEVERITIES, encoding="utf-8")
-    with serving(f"sqlite:///{path}", TAXONOMY_PATH=str(taxonomy)) as server:
-        runner = server.app.test_cli_runner()
-        assert runner.invoke(args=["import-documents", str(write_summary(tmp_path))]).exit_code == 0
-        args = ["import-suggestions", str(model_file(tmp_path)), "--source", "gpt-4"]
-        assert runner.invoke(args=args).exit_code == 0
-        yield server
+    return sg.serve_with_suggestions(live_app, tmp_path, append=SEVERITIES)
 
 
 def _stored(live) -> list[tuple[str, str, str | None]]:
@@ -60,10 +41,10 @@ def _stored(live) -> list[tuple[str, str, str | None]]:
 
 
 def test_accept_asks_for_a_severity(page: Page, live):
-    page.goto(f"{live.url}/annotate/{BOOK}?annotator=worker-1")
+    page.goto(f"{live.url}/annotate/{sg.BOOK}?annotator=worker-1")
     cards = page.locator(".js-suggestion")
     expect(cards).to_have_count(2)
-    first = cards.filter(has_text=FIRST)
+    first = cards.filter(has_text=sg.FIRST)
 
     # By mouse: Accept asks, nothing is stored until a severity is chosen.
     first.get_by_role("button", name="Accept").click()
@@ -80,7 +61,7 @@ def test_accept_asks_for_a_severity(page: Page, live):
     expect(page.locator(".previous__severity")).to_have_text(["Severity: Major"])  # listed at once
 
     # By keyboard: Enter on Accept, then the severity's key.
-    second = cards.filter(has_not_text=FIRST)
+    second = cards.filter(has_not_text=sg.FIRST)
     second.get_by_role("button", name="Accept").focus()
     page.keyboard.press("Enter")
     expect(second.get_by_role("group", name="Severity of this error")).to_be_visible()
@@ -92,7 +73,7 @@ def test_accept_asks_for_a_severity(page: Page, live):
         ("suggestion-accepted", "major"),
         ("suggestion-accepted", "minor"),
     ]
-    assert stored[0][0] == FIRST
+    assert stored[0][0] == sg.FIRST
     page.reload()
     expect(page.locator(".previous__severity")).to_have_text(["Severity: Major", "Severity: Minor"])
 
@@ -112,16 +93,16 @@ def _exported(live, *args: str) -> list[dict]:
 
 
 def test_done_when_with_severities_accept_reject_edit_own_then_export(page: Page, live):
-    page.goto(f"{live.url}/annotate/{BOOK}?annotator=worker-1")
+    page.goto(f"{live.url}/annotate/{sg.BOOK}?annotator=worker-1")
     expect(page.locator(".js-suggestion")).to_have_count(2)
 
     # Accept asks for a severity: Major.
-    _card(page, FIRST).get_by_role("button", name="Accept").click()
-    _card(page, FIRST).get_by_role("button", name="Major (5)").click()
-    expect(_card(page, FIRST)).to_contain_text("Accepted")
+    _card(page, sg.FIRST).get_by_role("button", name="Accept").click()
+    _card(page, sg.FIRST).get_by_role("button", name="Major (5)").click()
+    expect(_card(page, sg.FIRST)).to_contain_text("Accepted")
     _saved(page)
     page.reload()
-    expect(_card(page, FIRST)).to_contain_text("Accepted")
+    expect(_card(page, sg.FIRST)).to_contain_text("Accepted")
     expect(page.locator(".previous__severity")).to_have_text(["Severity: Major"])
 
     # Reject asks nothing.
@@ -172,12 +153,12 @@ def test_done_when_with_severities_accept_reject_edit_own_then_export(page: Page
         for s in suggestions
         if s["decisions"]
     }
-    assert decided == {FIRST: ["accepted"], "Snow.": ["rejected"], EDITED: ["edited"]}
+    assert decided == {sg.FIRST: ["accepted"], "Snow.": ["rejected"], EDITED: ["edited"]}
     records = _exported(live, "--format", "jsonl")
     for record in records:
         span = record["span"]
         assert PARAGRAPHS[span["paragraph_id"]][span["start"] : span["end"]] == span["text"]
-    first = PARAGRAPHS[0].index(FIRST)
+    first = PARAGRAPHS[0].index(sg.FIRST)
     got = sorted(
         (
             r["origin"],
@@ -194,12 +175,12 @@ def test_done_when_with_severities_accept_reject_edit_own_then_export(page: Page
         [
             (
                 "suggestion-accepted",
-                ids[FIRST],
+                ids[sg.FIRST],
                 "major",
                 "entity-omission",
                 0,
                 first,
-                first + len(FIRST),
+                first + len(sg.FIRST),
             ),
             (
                 "suggestion-edited",

@@ -6,7 +6,6 @@ those decisions, with their origins and exact offsets."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -15,35 +14,23 @@ from app.exports.record import ExportFilter, iter_annotation_records
 from app.suggestions.records import iter_suggestion_records
 from tests.support.annotate_page import select_span, wait_for_value
 from tests.support.axe import violations
-from tests.support.live_server import serving
 from tests.support.suggestions import (
     BOOK,
-    model_file,
+    FIRST,
+    SHIFT,
+    SHIFT_START,
+    serve_with_suggestions,
     summary_paragraphs,
-    taxonomy_showing,
-    write_summary,
 )
 
 PARAGRAPHS = summary_paragraphs()
-ACCEPTED = "Anderson accepts a promotion and a mission to find Nazi scientist Dr."
-EDITED = "The story shifts to Josie, now Captain Anderson, in a Paris hotel."
-EDITED_SPAN = "The story shifts to Josie"
+ACCEPTED, EDITED, EDITED_SPAN = FIRST, SHIFT, SHIFT_START
 
 
 @pytest.fixture
-def live(tmp_path, sqlite_template):
+def live(live_app, tmp_path):
     """The app with suggestions shown, the summary and its GPT-4 suggestions imported."""
-    path = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, path)
-    taxonomy = taxonomy_showing(tmp_path)
-    with serving(f"sqlite:///{path}", TAXONOMY_PATH=str(taxonomy)) as server:
-        runner = server.app.test_cli_runner()
-        result = runner.invoke(args=["import-documents", str(write_summary(tmp_path))])
-        assert result.exit_code == 0, result.output
-        args = ["import-suggestions", str(model_file(tmp_path)), "--source", "gpt-4"]
-        result = runner.invoke(args=args)
-        assert result.exit_code == 0, result.output
-        yield server
+    return serve_with_suggestions(live_app, tmp_path)
 
 
 def _card(page: Page, text: str):
@@ -168,21 +155,14 @@ def test_accept_reject_edit_and_own_then_export(page: Page, live):
     assert json.dumps(suggestion_records)  # JSON-able as exported
 
 
-def test_none_arm_sees_no_suggestions(page: Page, tmp_path, sqlite_template):
-    path = tmp_path / "none.sqlite3"
-    shutil.copy(sqlite_template, path)
-    taxonomy = taxonomy_showing(tmp_path, "suggestions: none")
-    with serving(f"sqlite:///{path}", TAXONOMY_PATH=str(taxonomy)) as server:
-        runner = server.app.test_cli_runner()
-        runner.invoke(args=["import-documents", str(write_summary(tmp_path))])
-        args = ["import-suggestions", str(model_file(tmp_path)), "--source", "gpt-4"]
-        assert runner.invoke(args=args).exit_code == 0
-        page.goto(f"{server.url}/annotate/{BOOK}?annotator=worker-2")
-        expect(page.locator(".js-progress")).to_have_text("Paragraph 1 of 16")
-        expect(page.locator(".js-suggestions")).to_be_hidden()
-        expect(page.locator(".hl-suggestion")).to_have_count(0)
-        page.get_by_role("button", name="No more errors. Go to next paragraph").click()
-        expect(page.locator(".js-progress")).to_have_text("Paragraph 2 of 16")
+def test_none_arm_sees_no_suggestions(page: Page, live_app, tmp_path):
+    server = serve_with_suggestions(live_app, tmp_path, "suggestions: none")
+    page.goto(f"{server.url}/annotate/{BOOK}?annotator=worker-2")
+    expect(page.locator(".js-progress")).to_have_text("Paragraph 1 of 16")
+    expect(page.locator(".js-suggestions")).to_be_hidden()
+    expect(page.locator(".hl-suggestion")).to_have_count(0)
+    page.get_by_role("button", name="No more errors. Go to next paragraph").click()
+    expect(page.locator(".js-progress")).to_have_text("Paragraph 2 of 16")
 
 
 def test_decisions_made_offline_are_sent_once_when_back(page: Page, live):

@@ -6,9 +6,7 @@ it; the practice works from the keyboard alone; axe finds nothing; the practice 
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,12 +15,11 @@ from sqlalchemy import select
 
 from app.core.extensions import db
 from app.imports.document_formats import DocumentInput
-from app.imports.document_store import import_documents
 from app.models import AnnotationSession, ParagraphTiming, TrainingAttempt
 from tests.support.annotate_page import select_span
 from tests.support.axe import violations
-from tests.support.live_server import LiveServer, serving
-from tests.support.prolific import PROLIFIC, stub_prolific
+from tests.support.live_server import LiveServer
+from tests.support.prolific import returned_with, stub_prolific
 from tests.support.training import (
     PRACTICE_GOLD,
     PRACTICE_ID,
@@ -36,37 +33,29 @@ TASK_TEXT = ("Anna met Bob at the quay.", "Then it rained all day.")
 WORKER = "PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x1"
 
 
-def study(tmp_path: Path, sqlite_template: Path, **rule) -> Iterator[LiveServer]:
+def study(live_app, tmp_path: Path, **rule) -> LiveServer:
     """The app with a training section (Prolific codes per outcome), the practice text and
     one task document, on SQLite."""
-    taxonomy = Path(training_taxonomy(tmp_path, **rule))
-    completion = "study:\n  completion: {completed: CDONE, failed_training: CTRAIN}\n"
-    taxonomy.write_text(taxonomy.read_text(encoding="utf-8").replace("study:\n", completion, 1))
-    database = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, database)
-    with serving(f"sqlite:///{database}", TAXONOMY_PATH=str(taxonomy)) as live:
-        with live.app.app_context():
-            import_documents(
-                [
-                    DocumentInput(
-                        PRACTICE_ID, "Practice", tuple(PRACTICE_PARAGRAPHS), gold=PRACTICE_GOLD
-                    ),
-                    DocumentInput("task-1", "The task", TASK_TEXT),
-                ]
-            )
-        yield live
+    completion = "  completion: {completed: CDONE, failed_training: CTRAIN}\n"
+    return live_app(
+        taxonomy=training_taxonomy(tmp_path, study_lines=completion, **rule),
+        documents=[
+            DocumentInput(PRACTICE_ID, "Practice", tuple(PRACTICE_PARAGRAPHS), gold=PRACTICE_GOLD),
+            DocumentInput("task-1", "The task", TASK_TEXT),
+        ],
+    )
 
 
 @pytest.fixture
-def strict_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
+def strict_server(live_app, tmp_path) -> LiveServer:
     """Pass: every gold span found, half of the marks right; two attempts."""
-    yield from study(tmp_path, sqlite_template, attempts=2, recall=1.0, precision=0.5)
+    return study(live_app, tmp_path, attempts=2, recall=1.0, precision=0.5)
 
 
 @pytest.fixture
-def lenient_server(tmp_path, sqlite_template) -> Iterator[LiveServer]:
+def lenient_server(live_app, tmp_path) -> LiveServer:
     """Pass: half of the gold spans found, half of the marks right; one attempt."""
-    yield from study(tmp_path, sqlite_template, attempts=1, recall=0.5, precision=0.5)
+    return study(live_app, tmp_path, attempts=1, recall=0.5, precision=0.5)
 
 
 def start_practice(page: Page, live: LiveServer) -> list[tuple[str, int]]:
@@ -156,10 +145,7 @@ def test_a_worker_who_fails_training_gets_failed_training_and_never_sees_the_tas
     expect(hint).to_be_hidden()
     page.get_by_role("link", name="Continue").click()
     expect(page.get_by_role("heading", name="The practice was not passed")).to_be_visible()
-    link = page.get_by_role("link", name="Return to the study")
-    expect(link).to_have_attribute("href", f"{PROLIFIC}CTRAIN")
-    page.wait_for_url(f"{PROLIFIC}CTRAIN")
-    assert asked == [f"{PROLIFIC}CTRAIN"]
+    returned_with(page, asked, "CTRAIN")
 
     session = session_row(strict_server, token)
     assert session.outcome == "failed_training"

@@ -6,20 +6,16 @@ goes when the next item loads. axe-clean, no sideways scroll from 360 px up."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
 from app.core.extensions import db
-from app.imports.document_formats import DocumentInput
-from app.imports.document_store import import_documents
 from app.models import ValidationJudgment
-from app.taxonomy import current_taxonomy
-from app.validation.rounds import create_round
 from tests.support.axe import violations
 from tests.support.research import add_researcher, log_in, overflow_by_width
 from tests.support.validation import public_ids
+from tests.support.validator_round import seed_round_of
 
 PARAGRAPHS = (
     "Zoë met 🚢 Łukasz at the harbour. Zoë smiled.",
@@ -54,11 +50,7 @@ def seed_mixed_round(live, tmp_path: Path) -> None:
             "question": "Why does she smile?",
         },
     ]
-    path = tmp_path / "items.jsonl"
-    path.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), "utf-8")
-    with live.app.app_context():
-        import_documents([DocumentInput("voyage", "A voyage", PARAGRAPHS)])
-        create_round("mixed", [path], current_taxonomy(), seed=1)
+    seed_round_of(live, tmp_path, "mixed", items, seed=1, paragraphs=PARAGRAPHS)
 
 
 def test_reasons_instructions_and_keys_follow_each_item(page: Page, live_server, tmp_path):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -21,7 +20,6 @@ from app.models import Researcher
 from app.taxonomy import current_taxonomy
 from app.validation.rounds import create_round
 from tests.support.annotate_page import select_span
-from tests.support.live_server import serving
 
 IMG = "<img src=x onerror=alert(document.domain)>"
 SCRIPT = "<script>alert('xss')</script>"
@@ -51,38 +49,34 @@ PARAGRAPHS = (f"Zoë saw {IMG} at the harbour.", f"Later Zoë wrote {SCRIPT} aga
 
 
 @pytest.fixture
-def hostile(tmp_path, sqlite_template):
+def hostile(live_app, tmp_path):
     """A live app on a hostile taxonomy, with a hostile document, round and researcher."""
     taxonomy = tmp_path / "hostile.yaml"
     taxonomy.write_text(TAXONOMY, "utf-8")
-    database = tmp_path / "xss.sqlite3"
-    shutil.copy(sqlite_template, database)
-    with serving(f"sqlite:///{database}", TAXONOMY_PATH=str(taxonomy)) as live:
-        items = tmp_path / "items.jsonl"
-        items.write_text(
-            json.dumps(
-                {
-                    "id": "x1",
-                    "source": "gpt-4",
-                    "document_id": "xss-doc",
-                    "span": {"text": "harbour"},
-                    "labels": [f"label {IMG}"],
-                    "question": f"Why {SCRIPT}?",
-                    "comment": f"note {SVG}",
-                }
-            )
-            + "\n",
-            "utf-8",
+    live = live_app(taxonomy=taxonomy)
+    items = tmp_path / "items.jsonl"
+    items.write_text(
+        json.dumps(
+            {
+                "id": "x1",
+                "source": "gpt-4",
+                "document_id": "xss-doc",
+                "span": {"text": "harbour"},
+                "labels": [f"label {IMG}"],
+                "question": f"Why {SCRIPT}?",
+                "comment": f"note {SVG}",
+            }
         )
-        with live.app.app_context():
-            import_documents(
-                [DocumentInput("xss-doc", f"Title {PAYLOAD}", PARAGRAPHS, (f"Zoë{IMG}",))]
-            )
-            create_round("xss-round", [items], current_taxonomy(), seed=1)
-            db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
-            db.session.commit()
-            db.session.remove()
-        yield live
+        + "\n",
+        "utf-8",
+    )
+    with live.app.app_context():
+        import_documents([DocumentInput("xss-doc", f"Title {PAYLOAD}", PARAGRAPHS, (f"Zoë{IMG}",))])
+        create_round("xss-round", [items], current_taxonomy(), seed=1)
+        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        db.session.commit()
+        db.session.remove()
+    return live
 
 
 def assert_inert(page: Page) -> None:

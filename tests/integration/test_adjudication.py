@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import uuid
 
 import pytest
@@ -13,39 +12,24 @@ from app.crowd.settings import study_settings
 from app.models import AdjudicationDecision, Document
 from app.research.dashboard import load_study
 from tests.support.adjudication import (
+    DECIDE_URL,
     DOC_ID,
+    JSON,
     PARAGRAPHS,
+    STATE_URL,
+    adjudicate_all,
+    by_category,
+    candidates,
+    csrf_token,
+    decide,
     seed_adjudication_document,
     submitted_session,
 )
-
-STATE_URL = f"/research/api/documents/{DOC_ID}/adjudication"
-DECIDE_URL = f"{STATE_URL}/decisions"
-JSON = {"Accept": "application/json"}
 
 
 @pytest.fixture
 def seeded(app):
     return seed_adjudication_document()
-
-
-def csrf_token(client) -> str:
-    page = client.get(f"/research/documents/{DOC_ID}/adjudicate")
-    assert page.status_code == 200
-    return re.search(r'name="csrf-token" content="([^"]+)"', page.text).group(1)
-
-
-def decide(client, token, **body):
-    body.setdefault("id", str(uuid.uuid4()))
-    return client.post(DECIDE_URL, json=body, headers={"X-CSRFToken": token, **JSON})
-
-
-def candidates(client) -> list[dict]:
-    return client.get(STATE_URL, headers=JSON).get_json()["candidates"]
-
-
-def by_category(client, category: str) -> dict:
-    return next(c for c in candidates(client) if c["category"] == category)
 
 
 def test_state_groups_three_annotators_spans_into_candidates(seeded, researcher_client):
@@ -154,22 +138,6 @@ def _gold(client) -> list[dict]:
     response = client.get("/research/export/gold.jsonl")
     assert response.status_code == 200
     return [json.loads(line) for line in response.text.splitlines()]
-
-
-def adjudicate_all(client) -> None:
-    """Accept, merge, reject, keep one as is and add an own span."""
-    token = csrf_token(client)
-    decide(client, token, candidate=by_category(client, "new-person")["key"], decision="merge")
-    decide(client, token, candidate=by_category(client, "missing-info")["key"], decision="reject")
-    decide(client, token, candidate=by_category(client, "repetition")["key"], decision="accept")
-    decide(
-        client,
-        token,
-        decision="own",
-        category="abrupt-transition",
-        span={"paragraph_id": 1, "start": 0, "end": 4, "text": "Then"},
-        note="my own",
-    )
 
 
 def test_gold_export_equals_the_decisions_with_provenance(seeded, researcher_client, runner):

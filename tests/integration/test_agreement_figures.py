@@ -16,8 +16,12 @@ from app.adjudication.gamma import gamma
 from app.core.extensions import db
 from app.models import AdjudicationDecision, Annotation, AnnotationSession, Annotator
 from app.rules.intervals import bootstrap_mean_ci
-from tests.integration.test_adjudication import adjudicate_all
-from tests.support.adjudication import PARAGRAPHS, seed_adjudication_document, seed_document
+from tests.support.adjudication import (
+    PARAGRAPHS,
+    adjudicate_all,
+    seed_adjudication_document,
+    seed_document,
+)
 
 SECOND = "adj-doc-2"
 SECOND_PARAGRAPHS = ["Clara left the farm in May. She came back in June.", "Then it snowed."]

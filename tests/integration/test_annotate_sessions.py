@@ -18,20 +18,7 @@ from app.crowd.identity import ANON_COOKIE, OpenRefused, WorkerIdentity
 from app.crowd.sessions import start_or_resume_session
 from app.models import AnnotationSession, Annotator, Document
 from app.taxonomy import current_taxonomy
-from tests.integration.test_annotate_api import (
-    PARAGRAPHS,
-    body,
-    csrf,
-    error_of,
-    make_document,
-    make_stale,
-    move,
-    post,
-    session_row,
-    span,
-    start_session,
-    submit,
-)
+from tests.support import worker_api as api
 
 SANDBOX = "https://workersandbox.mturk.com"
 
@@ -59,7 +46,7 @@ def sessions_count() -> int:
 @pytest.fixture
 def document(app) -> Document:
     """doc-1 imported."""
-    make_document()
+    api.make_document()
     return db.session.scalars(db.select(Document)).one()
 
 
@@ -68,8 +55,8 @@ def document(app) -> Document:
 
 def test_prolific_worker_gets_one_session_per_document(client, document):
     params = {"PROLIFIC_PID": "p-1", "STUDY_ID": "study", "SESSION_ID": "s-1"}
-    token = start_session(client, **params)
-    row = session_row(token)
+    token = api.start_session(client, **params)
+    row = api.session_row(token)
     assert (row.platform, row.annotator.external_id) == ("prolific", "p-1")
     assert row.platform_params == {"study_id": "study", "session_id": "s-1"}
     assert row.taxonomy_version == current_taxonomy().version
@@ -78,11 +65,11 @@ def test_prolific_worker_gets_one_session_per_document(client, document):
     # Same submission, same document: same session. Another SESSION_ID is another
     # Prolific submission: the participant is bound to the first (app.crowd.submissions), so it
     # gets the conflict page, even in the same browser, and the stored parameters stay.
-    assert start_session(client, **params) == token
+    assert api.start_session(client, **params) == token
     again = client.get("/annotate/doc-1", query_string={**params, "SESSION_ID": "s-2"})
     assert again.status_code == 409
-    assert session_row(token).platform_params == {"study_id": "study", "session_id": "s-1"}
-    other = start_session(client, PROLIFIC_PID="p-2", STUDY_ID="study", SESSION_ID="s-3")
+    assert api.session_row(token).platform_params == {"study_id": "study", "session_id": "s-1"}
+    other = api.start_session(client, PROLIFIC_PID="p-2", STUDY_ID="study", SESSION_ID="s-3")
     assert other != token
     assert sessions_count() == 2
 
@@ -94,41 +81,40 @@ def test_mturk_worker_params_are_stored(client, document):
         "hitId": "H1",
         "turkSubmitTo": SANDBOX,
     }
-    token = start_session(client, **params)
-    row = session_row(token)
+    token = api.start_session(client, **params)
+    row = api.session_row(token)
     assert (row.platform, row.annotator.external_id) == ("mturk", "W1")
     assert row.platform_params == {
         "assignment_id": "A1",
         "hit_id": "H1",
         "turk_submit_to": SANDBOX,
     }
-    assert start_session(client, **params) == token
+    assert api.start_session(client, **params) == token
 
 
 def test_annotator_parameter_identifies_a_direct_worker(client, document):
-    token = start_session(client, annotator="alice")
-    assert session_row(token).annotator.label == "direct:alice"
-    assert start_session(client, annotator="alice") == token
-    assert start_session(client, annotator="bob") != token
+    token = api.start_session(client, annotator="alice")
+    assert api.session_row(token).annotator.label == "direct:alice"
+    assert api.start_session(client, annotator="alice") == token
+    assert api.start_session(client, annotator="bob") != token
 
 
 def test_anonymous_worker_is_remembered_by_a_cookie(app, document):
     client = app.test_client()
     response = client.get("/annotate/doc-1")
-    assert response.status_code == 302
     cookie = response.headers["Set-Cookie"]
     assert cookie.startswith(f"{ANON_COOKIE}=")
     assert "HttpOnly" in cookie
     assert "SameSite=Lax" in cookie
     assert "Max-Age=31536000" in cookie
     assert "Secure" not in cookie
-    token = response.headers["Location"].removeprefix("/s/")
+    token = api.token_from(response)
     again = client.get("/annotate/doc-1")
     assert again.headers["Location"] == f"/s/{token}"
     assert "Set-Cookie" not in again.headers  # the cookie is kept, not renewed
     stranger = app.test_client().get("/annotate/doc-1")
     assert stranger.headers["Location"] != f"/s/{token}"
-    assert session_row(token).platform == "anonymous"
+    assert api.session_row(token).platform == "anonymous"
 
 
 def test_anonymous_cookie_is_secure_when_configured(app, client, document):
@@ -139,7 +125,7 @@ def test_anonymous_cookie_is_secure_when_configured(app, client, document):
 def test_falte_address_does_the_same(client, document):
     response = client.get("/id=doc-1", query_string={"annotator": "alice"})
     assert response.status_code == 302
-    assert response.headers["Location"] == f"/s/{start_session(client, annotator='alice')}"
+    assert response.headers["Location"] == f"/s/{api.start_session(client, annotator='alice')}"
     assert sessions_count() == 1
 
 
@@ -159,20 +145,20 @@ def test_bad_identity_parameter_is_a_400_page(client, document):
 
 
 def test_abandoned_session_becomes_active_on_resume(client, document):
-    token = start_session(client)
-    row = session_row(token)
+    token = api.start_session(client)
+    row = api.session_row(token)
     row.status = "abandoned"
     db.session.commit()
-    assert start_session(client) == token
-    assert session_row(token).status == "active"
+    assert api.start_session(client) == token
+    assert api.session_row(token).status == "active"
 
 
 def test_attention_check_flag_comes_from_the_documents_gold(app, client):
     gold = [{"paragraph_id": 0, "start": 0, "end": 3, "category": "new-person"}]
-    make_document("doc-gold", gold=gold)
-    make_document("doc-plain")
-    assert session_row(start_session(client, "doc-gold")).is_attention_check is True
-    assert session_row(start_session(client, "doc-plain")).is_attention_check is False
+    api.make_document("doc-gold", gold=gold)
+    api.make_document("doc-plain")
+    assert api.session_row(api.start_session(client, "doc-gold")).is_attention_check is True
+    assert api.session_row(api.start_session(client, "doc-plain")).is_attention_check is False
 
 
 def test_domain_function_creates_or_resumes(app, document):
@@ -234,19 +220,19 @@ def test_mturk_preview_is_read_only_and_creates_nothing(app, client, document):
     assert bootstrap["token"] is None
     assert bootstrap["csrf_token"] is None
     assert bootstrap["status"] == "preview"
-    assert bootstrap["document"]["paragraphs"] == [{"paragraph_id": 0, "text": PARAGRAPHS[0]}]
+    assert bootstrap["document"]["paragraphs"] == [{"paragraph_id": 0, "text": api.PARAGRAPHS[0]}]
     assert bootstrap["document"]["total_paragraphs"] == 3
     assert bootstrap["annotations"] == []
     assert set(bootstrap["api"].values()) == {None}
     assert (bootstrap["completion"], bootstrap["mturk"]) == (None, None)
-    assert PARAGRAPHS[1].encode() not in response.data
+    assert api.PARAGRAPHS[1].encode() not in response.data
 
 
 # --- the annotator page ----------------------------------------------------------------------
 
 
 def test_session_page_context(app, client, document):
-    token = start_session(client, workerId="W1", assignmentId="A1", turkSubmitTo=SANDBOX)
+    token = api.start_session(client, workerId="W1", assignmentId="A1", turkSubmitTo=SANDBOX)
     with rendered(app) as seen:
         response = client.get(f"/s/{token}")
     assert response.status_code == 200
@@ -287,15 +273,15 @@ def test_session_page_context(app, client, document):
 
 @pytest.mark.parametrize("path", ["/s/{token}", "/api/sessions/{token}"])
 def test_reading_a_session_records_activity_without_a_transaction(client, document, path):
-    token = start_session(client)
-    assert post(client, token, body()).status_code == 201
-    row = session_row(token)
+    token = api.start_session(client)
+    assert api.save(client, token, api.body()).status_code == 201
+    row = api.session_row(token)
     row.status = "abandoned"
-    before = make_stale(token)
+    before = api.make_stale(token)
     with statements() as sent:
         assert client.get(path.format(token=token)).status_code == 200
     db.session.expire_all()
-    stored = session_row(token)
+    stored = api.session_row(token)
     assert stored.status == "active"  # an abandoned session comes back when read
     assert stored.last_seen_at > before
     if db.engine.dialect.name == "postgresql":
@@ -307,13 +293,13 @@ def test_reading_a_session_records_activity_without_a_transaction(client, docume
         assert "INSERT INTO paragraph_timings" in sent[0]  # no BEGIN or COMMIT either
     # Read again within the minute: no activity write.
     db.session.commit()
-    seen = session_row(token).last_seen_at
+    seen = api.session_row(token).last_seen_at
     with statements() as again:
         assert client.get(path.format(token=token)).status_code == 200
     if db.engine.dialect.name == "sqlite":
         assert not any(s.startswith("UPDATE") for s in again)
     db.session.expire_all()
-    assert session_row(token).last_seen_at == seen
+    assert api.session_row(token).last_seen_at == seen
 
 
 @pytest.mark.parametrize(
@@ -325,18 +311,18 @@ def test_mturk_submit_target_must_be_an_mturk_origin(app, client, document, subm
     assert client.get("/annotate/doc-1", query_string=query).status_code == 400
     assert sessions_count() == 0
     # Without turkSubmitTo the session has no MTurk form to post.
-    token = start_session(client, workerId="W1", assignmentId="A1", turkSubmitTo="")
+    token = api.start_session(client, workerId="W1", assignmentId="A1", turkSubmitTo="")
     with rendered(app) as seen:
         client.get(f"/s/{token}")
     assert seen[0][1]["bootstrap"]["mturk"] is None
 
 
 def test_submitted_session_page_is_read_only_with_completion(app, client, document):
-    token = start_session(client)
-    post(client, token, body())
-    move(client, token, 1)
-    move(client, token, 2)
-    completion = submit(client, token).get_json()
+    token = api.start_session(client)
+    api.save(client, token, api.body())
+    api.move(client, token, 1)
+    api.move(client, token, 2)
+    completion = api.submit(client, token).get_json()
     with rendered(app) as seen:
         client.get(f"/s/{token}")
     context = seen[0][1]
@@ -355,8 +341,8 @@ def test_unknown_token_pages_are_404(client, document):
 
 
 def test_session_page_keeps_the_document_text_out_of_html_markup(app, client):
-    make_document("doc-x", paragraphs=("<script>alert(1)</script> & more",))
-    token = start_session(client, "doc-x")
+    api.make_document("doc-x", paragraphs=("<script>alert(1)</script> & more",))
+    token = api.start_session(client, "doc-x")
     response = client.get(f"/s/{token}")
     assert b"<script>alert(1)</script>" not in response.data
 
@@ -365,15 +351,15 @@ def test_session_page_keeps_the_document_text_out_of_html_markup(app, client):
 
 
 def _finished(client, **params: str) -> str:
-    token = start_session(client, **params)
-    move(client, token, 1)
-    move(client, token, 2)
-    assert submit(client, token).status_code == 200
+    token = api.start_session(client, **params)
+    api.move(client, token, 1)
+    api.move(client, token, 2)
+    assert api.submit(client, token).status_code == 200
     return token
 
 
 def test_complete_page_redirects_until_submitted(client, document):
-    token = start_session(client)
+    token = api.start_session(client)
     response = client.get(f"/s/{token}/complete")
     assert response.status_code == 302
     assert response.headers["Location"] == f"/s/{token}"
@@ -384,7 +370,7 @@ def test_complete_page_shows_the_code(client, document):
     response = client.get(f"/s/{token}/complete")
     assert response.status_code == 200
     assert response.headers["Cache-Control"] == "no-store"
-    code = session_row(token).completion_code
+    code = api.session_row(token).completion_code
     page = response.get_data(as_text=True)
     assert code in page
     assert "Copy code" in page
@@ -402,7 +388,7 @@ def test_complete_page_posts_the_mturk_assignment(client, document):
 
 def test_complete_page_links_back_to_prolific(client, document):
     token = _finished(client, PROLIFIC_PID="p-9")
-    code = session_row(token).completion_code
+    code = api.session_row(token).completion_code
     page = client.get(f"/s/{token}/complete").get_data(as_text=True)
     assert f"https://app.prolific.com/submissions/complete?cc={code}" in page
 
@@ -414,32 +400,32 @@ def test_home_page_links_to_the_start_address(app, client, document):
 
 
 def test_writes_refresh_last_seen(client, document):
-    token = start_session(client)
-    before = make_stale(token)
-    assert post(client, token, body(), headers=csrf(token)).status_code == 201
-    assert session_row(token).last_seen_at > before
+    token = api.start_session(client)
+    before = api.make_stale(token)
+    assert api.save(client, token, api.body(), headers=api.csrf(token)).status_code == 201
+    assert api.session_row(token).last_seen_at > before
 
 
 # --- writes: one guarded statement each (app.annotate.writes) --------------------------------
 
 
 def test_a_move_after_another_tab_submitted_is_refused(client, document):
-    token = start_session(client)
-    row = session_row(token)
+    token = api.start_session(client)
+    row = api.session_row(token)
     row.status = "submitted"  # in another tab
     db.session.commit()
-    refused = move(client, token, 1)
-    assert (refused.status_code, error_of(refused)["code"]) == (409, "session_submitted")
-    assert (session_row(token).position, session_row(token).furthest) == (0, 0)
+    refused = api.move(client, token, 1)
+    assert (refused.status_code, api.error_of(refused)["code"]) == (409, "session_submitted")
+    assert (api.session_row(token).position, api.session_row(token).furthest) == (0, 0)
 
 
 def test_a_move_back_never_lowers_how_far_the_worker_read(client, document):
-    token = start_session(client)
+    token = api.start_session(client)
     for paragraph_id in (1, 2):  # another tab reads on to the last paragraph
-        assert move(client, token, paragraph_id).status_code == 200
-    moved = move(client, token, 1).get_json()
+        assert api.move(client, token, paragraph_id).status_code == 200
+    moved = api.move(client, token, 1).get_json()
     assert (moved["position"], moved["furthest"], moved["paragraphs"]) == (1, 2, [])
-    stored = session_row(token)
+    stored = api.session_row(token)
     assert (stored.position, stored.furthest) == (1, 2)
 
 
@@ -465,68 +451,68 @@ def statements(engines_used: list | None = None):
 
 
 def test_a_save_is_one_statement(client, document):
-    token = start_session(client)
+    token = api.start_session(client)
     db.session.commit()
     with statements() as sent:
-        saved = post(client, token, body(span=span(0, "harbour")))
+        saved = api.save(client, token, api.body(span=api.span(0, "harbour")))
     assert saved.status_code == 201
-    assert saved.get_json()["span"] == span(0, "harbour")
+    assert saved.get_json()["span"] == api.span(0, "harbour")
     if db.engine.dialect.name == "postgresql":  # with the activity write, when due
         assert len(sent) == 1 and sent[0].startswith("WITH touched AS"), sent
         assert "INSERT INTO annotations" in sent[0]
-    else:  # the activity write, then the save
+    else:  # the activity write, then the api.save
         assert len(sent) == 2 and sent[1].startswith("INSERT INTO annotations"), sent
-    assert [a.span_text for a in session_row(token).annotations] == ["harbour"]
+    assert [a.span_text for a in api.session_row(token).annotations] == ["harbour"]
 
 
 def test_a_save_after_another_tab_submitted_is_refused(client, document):
-    token = start_session(client)
-    assert post(client, token, body()).status_code == 201
-    row = session_row(token)
+    token = api.start_session(client)
+    assert api.save(client, token, api.body()).status_code == 201
+    row = api.session_row(token)
     row.status = "submitted"  # by another server process, say
     db.session.commit()
-    refused = post(client, token, body(span=span(0, "harbour")))
-    assert (refused.status_code, error_of(refused)["code"]) == (409, "session_submitted")
-    assert len(session_row(token).annotations) == 1
+    refused = api.save(client, token, api.body(span=api.span(0, "harbour")))
+    assert (refused.status_code, api.error_of(refused)["code"]) == (409, "session_submitted")
+    assert len(api.session_row(token).annotations) == 1
 
 
 def test_a_save_still_needs_the_paragraph_reached(client, document):
-    token = start_session(client)
-    assert post(client, token, body()).status_code == 201
-    refused = post(client, token, body(span=span(1, "dawn")))
+    token = api.start_session(client)
+    assert api.save(client, token, api.body()).status_code == 201
+    refused = api.save(client, token, api.body(span=api.span(1, "dawn")))
     assert refused.status_code == 422
-    assert error_of(refused)["details"]["field"] == "span.paragraph_id"
-    assert len(session_row(token).annotations) == 1
+    assert api.error_of(refused)["details"]["field"] == "span.paragraph_id"
+    assert len(api.session_row(token).annotations) == 1
 
 
 def test_an_abandoned_session_saves_and_comes_back(client, document):
-    token = start_session(client)
-    assert post(client, token, body()).status_code == 201
-    row = session_row(token)
+    token = api.start_session(client)
+    assert api.save(client, token, api.body()).status_code == 201
+    row = api.session_row(token)
     row.status = "abandoned"
     db.session.commit()
-    assert post(client, token, body(span=span(0, "harbour"))).status_code == 201
-    assert session_row(token).status == "active"
+    assert api.save(client, token, api.body(span=api.span(0, "harbour"))).status_code == 201
+    assert api.session_row(token).status == "active"
 
 
 def test_a_save_is_checked_against_the_documents_current_text(client, document):
-    token = start_session(client)
-    assert move(client, token, 0).status_code == 200
+    token = api.start_session(client)
+    assert api.move(client, token, 0).status_code == 200
     # No annotation yet, so the text may still be replaced.
-    make_document(paragraphs=("Ada met Bea at the pier.", *PARAGRAPHS[1:]))
-    stale = post(client, token, body())  # "Łukasz" at the old offsets
+    api.make_document(paragraphs=("Ada met Bea at the pier.", *api.PARAGRAPHS[1:]))
+    stale = api.save(client, token, api.body())  # "Łukasz" at the old offsets
     assert stale.status_code == 422
-    assert error_of(stale)["code"] == "quote_mismatch"
-    assert session_row(token).annotations == []
+    assert api.error_of(stale)["code"] == "quote_mismatch"
+    assert api.session_row(token).annotations == []
     fresh = {"paragraph_id": 0, "start": 8, "end": 11, "text": "Bea"}
-    assert post(client, token, body(span=fresh)).status_code == 201
+    assert api.save(client, token, api.body(span=fresh)).status_code == 201
 
 
 def test_a_workers_first_open_is_one_statement_after_the_document(client, document):
     postgresql = db.engine.dialect.name == "postgresql"
     db.session.commit()
     with statements() as sent:
-        token = start_session(client, PROLIFIC_PID="p-9", STUDY_ID="st", SESSION_ID="se")
+        token = api.start_session(client, PROLIFIC_PID="p-9", STUDY_ID="st", SESSION_ID="se")
     if postgresql:  # elsewhere the ORM path (start_or_resume_session) opens it
         # A Prolific participant is bound to their first submission first (app.crowd.submissions,
         # issue 26): one INSERT more than another worker's open.
@@ -534,7 +520,7 @@ def test_a_workers_first_open_is_one_statement_after_the_document(client, docume
         assert sent[0].startswith("SELECT documents.id")
         assert "INSERT INTO submission_bindings" in sent[1]
         assert sent[2].startswith("WITH new_annotator AS")
-    row = session_row(token)
+    row = api.session_row(token)
     assert (row.annotator.label, row.platform) == ("prolific:p-9", "prolific")
     assert row.platform_params == {"study_id": "st", "session_id": "se"}
     assert (row.status, row.position, row.furthest, row.submitted_at) == ("active", 0, 0, None)
@@ -545,27 +531,27 @@ def test_a_workers_first_open_is_one_statement_after_the_document(client, docume
     # The first save is one statement too (with the activity write).
     db.session.commit()
     with statements() as saved:
-        assert post(client, token, body()).status_code == 201
+        assert api.save(client, token, api.body()).status_code == 201
     if postgresql:
         assert len(saved) == 1 and "INSERT INTO annotations" in saved[0], saved
     # Opening it again resumes it (the other path): same session, stored parameters.
-    assert start_session(client, PROLIFIC_PID="p-9", STUDY_ID="st", SESSION_ID="se") == token
-    assert session_row(token).platform_params == {"study_id": "st", "session_id": "se"}
+    assert api.start_session(client, PROLIFIC_PID="p-9", STUDY_ID="st", SESSION_ID="se") == token
+    assert api.session_row(token).platform_params == {"study_id": "st", "session_id": "se"}
     assert sessions_count() == 1
 
 
 def test_a_returning_worker_opens_another_document_in_one_statement(client, document):
-    make_document("doc-2")
-    first = start_session(client, annotator="dora")
+    api.make_document("doc-2")
+    first = api.start_session(client, annotator="dora")
     db.session.commit()
     with statements() as sent:
-        second = start_session(client, "doc-2", annotator="dora")
+        second = api.start_session(client, "doc-2", annotator="dora")
     if db.engine.dialect.name == "postgresql":
         assert len(sent) == 2, sent  # the worker's existing annotator row is reused
     assert first != second
-    assert session_row(first).annotator_id == session_row(second).annotator_id
+    assert api.session_row(first).annotator_id == api.session_row(second).annotator_id
     assert db.session.scalar(db.select(db.func.count(Annotator.id))) == 1
-    assert session_row(second).document.external_id == "doc-2"
+    assert api.session_row(second).document.external_id == "doc-2"
 
 
 def test_worker_writes_on_postgresql_run_on_the_autocommit_engine(app, client, document):
@@ -573,12 +559,12 @@ def test_worker_writes_on_postgresql_run_on_the_autocommit_engine(app, client, d
     if db.engine.dialect.name != "postgresql":
         assert autocommit is None  # SQLite writes use the request's session
         return
-    token = start_session(client)
+    token = api.start_session(client)
     db.session.commit()  # no transaction left open by the test itself
     used: list = []
     with statements(used):
-        assert post(client, token, body()).status_code == 201
-        assert move(client, token, 1).status_code == 200
+        assert api.save(client, token, api.body()).status_code == 201
+        assert api.move(client, token, 1).status_code == 200
     assert used and all(engine is autocommit for engine in used)
     # Those connections never leave autocommit: no BEGIN, no isolation-level switch.
     with autocommit.connect() as connection:
@@ -586,14 +572,14 @@ def test_worker_writes_on_postgresql_run_on_the_autocommit_engine(app, client, d
 
 
 def test_a_move_is_one_statement_and_reveals_the_paragraph(client, document):
-    token = start_session(client)
+    token = api.start_session(client)
     db.session.commit()
     with statements() as sent:
-        moved = move(client, token, 1)
-    if db.engine.dialect.name == "postgresql":  # the move and the timings in one
+        moved = api.move(client, token, 1)
+    if db.engine.dialect.name == "postgresql":  # the api.move and the timings in one
         assert len(sent) == 1 and sent[0].startswith("WITH moved AS"), sent
         assert "INSERT INTO paragraph_timings" in sent[0]
-    else:  # how far the worker had read, the move, the timings (app/annotate/timings.py),
+    else:  # how far the worker had read, the api.move, the timings (app/annotate/timings.py),
         # the paragraph's text (SQLite cannot correlate it inside RETURNING: app.annotate.writes)
         assert [" ".join(s.split()[:3]) for s in sent] == [
             "SELECT annotation_sessions.furthest FROM",
@@ -604,13 +590,13 @@ def test_a_move_is_one_statement_and_reveals_the_paragraph(client, document):
     assert moved.get_json() == {
         "position": 1,
         "furthest": 1,
-        "paragraphs": [{"paragraph_id": 1, "text": PARAGRAPHS[1]}],
+        "paragraphs": [{"paragraph_id": 1, "text": api.PARAGRAPHS[1]}],
     }
-    back = move(client, token, 0).get_json()
+    back = api.move(client, token, 0).get_json()
     assert (back["position"], back["furthest"], back["paragraphs"]) == (0, 1, [])
-    again = move(client, token, 1).get_json()
+    again = api.move(client, token, 1).get_json()
     assert (again["furthest"], again["paragraphs"]) == (1, [])
-    stored = session_row(token)
+    stored = api.session_row(token)
     assert (stored.position, stored.furthest) == (1, 1)
 
 
@@ -622,78 +608,80 @@ def test_a_move_is_one_statement_and_reveals_the_paragraph(client, document):
     ],
 )
 def test_a_refused_move_is_explained(client, document, change, target, status, code):
-    token = start_session(client)
-    row = session_row(token)
+    token = api.start_session(client)
+    row = api.session_row(token)
     for name, value in change.items():
         setattr(row, name, value)
     db.session.commit()
-    refused = move(client, token, target)
-    assert (refused.status_code, error_of(refused)["code"]) == (status, code)
-    assert (session_row(token).position, session_row(token).furthest) == (0, 0)
+    refused = api.move(client, token, target)
+    assert (refused.status_code, api.error_of(refused)["code"]) == (status, code)
+    assert (api.session_row(token).position, api.session_row(token).furthest) == (0, 0)
 
 
 def test_a_move_reveals_the_documents_current_text(client, document):
-    token = start_session(client)
-    assert move(client, token, 0).status_code == 200
-    make_document(paragraphs=(PARAGRAPHS[0], "A new second paragraph.", PARAGRAPHS[2]))
-    moved = move(client, token, 1).get_json()
+    token = api.start_session(client)
+    assert api.move(client, token, 0).status_code == 200
+    api.make_document(paragraphs=(api.PARAGRAPHS[0], "A new second paragraph.", api.PARAGRAPHS[2]))
+    moved = api.move(client, token, 1).get_json()
     assert moved["paragraphs"] == [{"paragraph_id": 1, "text": "A new second paragraph."}]
 
 
 def _remove(client, token: str, annotation_id: str):
-    return client.delete(f"/api/sessions/{token}/annotations/{annotation_id}", headers=csrf(token))
+    return client.delete(
+        f"/api/sessions/{token}/annotations/{annotation_id}", headers=api.csrf(token)
+    )
 
 
 def test_a_remove_is_one_statement_and_replays(client, document):
-    token = start_session(client)
-    saved = body()
-    assert post(client, token, saved).status_code == 201
+    token = api.start_session(client)
+    saved = api.body()
+    assert api.save(client, token, saved).status_code == 201
     db.session.commit()
     with statements() as sent:
         assert _remove(client, token, saved["id"]).status_code == 204
     if db.engine.dialect.name == "postgresql":
         assert len(sent) == 1 and "UPDATE annotations" in sent[0], sent
-    assert session_row(token).annotations[0].deleted_at is not None
+    assert api.session_row(token).annotations[0].deleted_at is not None
     db.session.commit()
     assert _remove(client, token, saved["id"]).status_code == 204  # a replay
     unknown = _remove(client, token, "00000000-0000-4000-8000-000000000000")
-    assert (unknown.status_code, error_of(unknown)["code"]) == (404, "not_found")
+    assert (unknown.status_code, api.error_of(unknown)["code"]) == (404, "not_found")
     assert _remove(client, token, "not-a-uuid").status_code == 404
 
 
 @pytest.mark.parametrize("status", ["submitted", "abandoned"])
 def test_a_remove_checks_the_session_state(client, document, status):
-    token = start_session(client)
-    saved = body()
-    assert post(client, token, saved).status_code == 201
-    row = session_row(token)
+    token = api.start_session(client)
+    saved = api.body()
+    assert api.save(client, token, saved).status_code == 201
+    row = api.session_row(token)
     row.status = status  # in another tab or process
     db.session.commit()
     answer = _remove(client, token, saved["id"])
     if status == "submitted":
-        assert (answer.status_code, error_of(answer)["code"]) == (409, "session_submitted")
-        assert session_row(token).annotations[0].deleted_at is None
+        assert (answer.status_code, api.error_of(answer)["code"]) == (409, "session_submitted")
+        assert api.session_row(token).annotations[0].deleted_at is None
     else:  # a remove revives an abandoned session, as any write does
         assert answer.status_code == 204
-        assert session_row(token).status == "active"
-        assert session_row(token).annotations[0].deleted_at is not None
+        assert api.session_row(token).status == "active"
+        assert api.session_row(token).annotations[0].deleted_at is not None
 
 
 def test_a_submit_is_one_statement_and_idempotent(app, client, document):
     app.config["COMPLETION_URL"] = "https://app.prolific.com/submissions/complete?cc={code}"
-    token = start_session(client, PROLIFIC_PID="p-1", STUDY_ID="s", SESSION_ID="x")
-    assert post(client, token, body()).status_code == 201
-    early = submit(client, token)
-    assert (early.status_code, error_of(early)["code"]) == (422, "not_finished")
-    assert session_row(token).status == "active"
+    token = api.start_session(client, PROLIFIC_PID="p-1", STUDY_ID="s", SESSION_ID="x")
+    assert api.save(client, token, api.body()).status_code == 201
+    early = api.submit(client, token)
+    assert (early.status_code, api.error_of(early)["code"]) == (422, "not_finished")
+    assert api.session_row(token).status == "active"
     for paragraph_id in (1, 2):
-        assert move(client, token, paragraph_id).status_code == 200
+        assert api.move(client, token, paragraph_id).status_code == 200
     db.session.commit()
     with statements() as sent:
-        first = submit(client, token)
+        first = api.submit(client, token)
     assert first.status_code == 200
     assert len(sent) == 1 and sent[0].startswith("UPDATE annotation_sessions"), sent
-    row = session_row(token)
+    row = api.session_row(token)
     assert (row.status, row.submitted_at is not None, row.outcome) == (
         "submitted",
         True,
@@ -706,5 +694,5 @@ def test_a_submit_is_one_statement_and_idempotent(app, client, document):
         "shown_code": row.completion_code,
     }
     db.session.commit()
-    assert submit(client, token).get_json() == first.get_json()  # again: explained
-    assert (post(client, token, body(span=span(0, "harbour"))).status_code) == 409
+    assert api.submit(client, token).get_json() == first.get_json()  # again: explained
+    assert (api.save(client, token, api.body(span=api.span(0, "harbour"))).status_code) == 409

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from datetime import timedelta
 
 from app.core.extensions import db
 from app.crowd.assignment.service import DocumentOption, choose_document
-from app.models import Annotation, AnnotationSession, Annotator, utcnow
+from app.models import AnnotationSession, Annotator
 from tests.support.assignment import (
     add_documents,
     assert_no_tasks,
+    idle_for,
     occupied,
     session_of,
     start,
 )
+from tests.support.rows import add_span
 
 # --- the pure rule --------------------------------------------------------------------------
 
@@ -151,23 +152,11 @@ def test_abandoned_sessions_free_their_place_and_keep_annotations(make_app):
         client = app.test_client()
         idle = session_of(start(client, "idle"))
         assert client.get(f"/s/{idle.token}").status_code == 200  # the page was loaded
-        db.session.add(
-            Annotation(
-                session_id=idle.id,
-                client_id="11111111-1111-4111-8111-111111111111",
-                paragraph_id=0,
-                span_start=0,
-                span_end=4,
-                span_text="Anna",
-                category="new-person",
-            )
-        )
-        idle.last_seen_at = utcnow() - timedelta(minutes=20)
-        db.session.commit()
+        add_span(idle.id, 0, 0, "Anna", "new-person")
+        idle_for(idle, 20)
         assert_no_tasks(start(client, "eager"))  # 20 minutes idle: still holds the place
 
-        idle.last_seen_at = utcnow() - timedelta(minutes=31)
-        db.session.commit()
+        idle_for(idle, 31)
         taken = session_of(start(client, "eager"))
         assert taken.document_id == ids[0]
         db.session.expire_all()
@@ -186,14 +175,12 @@ def test_returning_worker_resumes_an_abandoned_session_when_there_is_room(make_a
         add_documents(1)
         client = app.test_client()
         idle = session_of(start(client, "idle"))
-        idle.last_seen_at = utcnow() - timedelta(hours=2)
-        db.session.commit()
+        idle_for(idle, 120)
         other = session_of(start(client, "other"))  # marks idle abandoned, takes the place
         db.session.expire_all()
         assert db.session.get(AnnotationSession, idle.id).status == "abandoned"
 
-        other.last_seen_at = utcnow() - timedelta(hours=1)  # now the other one goes quiet
-        db.session.commit()
+        idle_for(other, 60)  # now the other one goes quiet
         back = session_of(start(client, "idle"))
         assert back.id == idle.id  # the same session, with whatever was saved in it
         assert back.status == "active"
@@ -212,8 +199,7 @@ def test_abandon_minutes_config_overrides_the_taxonomy(make_app):
         add_documents(1)
         client = app.test_client()
         idle = session_of(start(client, "idle"))
-        idle.last_seen_at = utcnow() - timedelta(minutes=6)
-        db.session.commit()
+        idle_for(idle, 6)
         assert session_of(start(client, "eager")).annotator.external_id == "eager"
 
 

@@ -20,7 +20,7 @@ from app.core.security import capability_csrf_token
 from app.crowd.assignment.claims import ClaimRule, holds_place
 from app.crowd.assignment.service import occupied_places
 from app.models import AnnotationSession, Annotator, Document, utcnow
-from tests.support.assignment import add_documents, assert_no_tasks, session_of, start
+from tests.support.assignment import add_documents, assert_no_tasks, idle_for, session_of, start
 
 QUOTA_ONE = {"annotators_per_document": 1, "attention_check_share": 0.0}
 
@@ -28,26 +28,6 @@ QUOTA_ONE = {"annotators_per_document": 1, "attention_check_share": 0.0}
 def load_page(client, session: AnnotationSession) -> None:
     """What the worker's browser does after /start: load /s/<token>."""
     assert client.get(f"/s/{session.token}").status_code == 200
-
-
-def idle_for(session: AnnotationSession, minutes: float) -> None:
-    """Pretend the session's last activity was `minutes` ago."""
-    db.session.execute(
-        db.update(AnnotationSession)
-        .where(AnnotationSession.id == session.id)
-        .values(last_seen_at=utcnow() - timedelta(minutes=minutes))
-    )
-    db.session.commit()
-
-
-def opened_ago(session: AnnotationSession, minutes: float) -> None:
-    """Pretend the session was opened `minutes` ago."""
-    db.session.execute(
-        db.update(AnnotationSession)
-        .where(AnnotationSession.id == session.id)
-        .values(started_at=utcnow() - timedelta(minutes=minutes))
-    )
-    db.session.commit()
 
 
 def move(client, session: AnnotationSession, paragraph_id: int):
@@ -191,7 +171,7 @@ def test_the_heartbeat_keeps_the_place(make_app):
         reader = session_of(start(client, "reader"))
         load_page(client, reader)
         assert move(client, reader, 1).status_code == 200  # real work: the next paragraph
-        opened_ago(reader, 30)
+        idle_for(reader, 30, "started_at")  # opened 30 minutes ago
         idle_for(reader, 9.5)  # reading a long paragraph: no save for a while...
         assert holding(later=1) == Counter()  # ...which would release the place soon
         response = heartbeat(client, reader.token, json={"active_seconds": 58.5})
@@ -210,10 +190,10 @@ def test_a_heartbeat_alone_holds_a_place_for_five_minutes_only(make_app):
         client = app.test_client()
         hoarder = session_of(start(client, "hoarder"))
         load_page(client, hoarder)
-        opened_ago(hoarder, 4)
+        idle_for(hoarder, 4, "started_at")
         assert heartbeat(client, hoarder.token, json={}).status_code == 204
         assert_no_tasks(start(client, "early"))  # 4 minutes: it still holds the place
-        opened_ago(hoarder, 6)
+        idle_for(hoarder, 6, "started_at")
         idle_for(hoarder, 1.5)
         assert heartbeat(client, hoarder.token, json={}).status_code == 204  # kept alive...
         assert holding() == Counter()  # ...but past 5 minutes without work: released
@@ -232,7 +212,7 @@ def test_a_save_or_a_move_is_real_work_in_its_one_statement(make_app, work):
         client = app.test_client()
         worker = session_of(start(client, "worker"))
         load_page(client, worker)
-        opened_ago(worker, 60)
+        idle_for(worker, 60, "started_at")
         idle_for(worker, 0.5)  # activity is not due: only the work is written
         assert holding() == Counter()
         if work == "save":

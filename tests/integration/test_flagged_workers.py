@@ -22,7 +22,7 @@ from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.models import AnnotationSession, ValidationItem, ValidationRound
 from tests.support.flagged import GOOD, LEFT_OUT, PARAGRAPHS, seed_flagged_study
-from tests.support.worker_api import read_to_the_end, save, submit
+from tests.support.worker_api import read_to_the_end, save, submit, token_from
 
 
 @pytest.fixture
@@ -234,7 +234,7 @@ def _do_the_check(client, params: dict, span: tuple[int, int], url: str = "/star
     Submit."""
     response = client.get(url, query_string=params)
     assert response.status_code == 302, response.data
-    token = response.headers["Location"].removeprefix("/s/")
+    token = token_from(response)
     session = db.session.scalars(db.select(AnnotationSession).filter_by(token=token)).one()
     assert session.is_attention_check
     read_to_the_end(client, token, len(PARAGRAPHS))
@@ -272,7 +272,7 @@ def test_start_hands_a_flagged_worker_nothing_more(arriving):
     # session), never a new document.
     page = client.get("/start", query_string=lazy)
     assert page.status_code == 302
-    assert page.headers["Location"].removeprefix("/s/").split("/")[0] == checked
+    assert token_from(page).split("/")[0] == checked
     assert db.session.scalar(db.select(db.func.count(AnnotationSession.id))) == sessions
 
     direct = client.application.test_client()

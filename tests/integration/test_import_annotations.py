@@ -17,8 +17,9 @@ import pytest
 
 from app import create_app
 from app.core.extensions import db
-from app.models import Annotation, AnnotationSession, Annotator, ValidationItem
+from app.models import Annotation, AnnotationSession, ValidationItem
 from tests.support.apps import ROOT, dispose_engines, make_test_config
+from tests.support.worker_api import delete_all_work
 
 BOOOOKSCORE_TAXONOMY = ROOT / "config" / "taxonomies" / "booookscore.yaml"
 FILES = {"inc-": "human-annotations.json", "hier-": "human-annotations-hier.json"}
@@ -108,10 +109,7 @@ def test_our_export_imports_back_to_the_same_export(app, runner, booookscore_sam
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     result = runner.invoke(args=["export-annotations", "--format", "jsonl", "--output", first])
     assert result.exit_code == 0, result.output
-    db.session.execute(db.delete(Annotation))
-    db.session.execute(db.delete(AnnotationSession))
-    db.session.execute(db.delete(Annotator))
-    db.session.commit()
+    delete_all_work()
     result = runner.invoke(args=["import-annotations", str(first), "--format", "auto"])
     assert result.exit_code == 0, result.output
     result = runner.invoke(args=["export-annotations", "--format", "jsonl", "--output", second])
@@ -261,7 +259,8 @@ def test_a_relation_without_labels_is_imported_counted_and_in_no_category(
     app, runner, researcher_client, booookscore_sample, tmp_path
 ):
     path, book, entry = _labelless_file(booookscore_sample, tmp_path)
-    # The README's recipe, without --skip-rejected (it exited 1 before).
+    # The recipe of docs/importing-data.md ("Scoring BooookScore's release"), without
+    # --skip-rejected (it exited 1 before).
     result = runner.invoke(args=["import-annotations", str(path), "--id-prefix", "hier-"])
     assert result.exit_code == 0, result.output
     assert f"{path.name}:{book} relations[0]: shared_labels: empty: imported without" in (

@@ -22,6 +22,7 @@ from app.models import (
     ValidationRound,
     utcnow,
 )
+from tests.support.rows import add_span, direct_annotator
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "documents"
@@ -176,26 +177,16 @@ def test_changed_text_refused_when_annotations_point_into_it(runner, tmp_path):
     path = write_jsonl(tmp_path / "d.jsonl", {"id": "doc-1", "paragraphs": ["One.", "Two."]})
     runner.invoke(args=["import-documents", str(path)])
     annotate("doc-1", how_many=2)
-    annotate_deleted_by_other_worker = Annotator(platform="direct", external_id="other")
+    # Another worker's annotation there, removed.
     session = AnnotationSession(
         document=stored("doc-1"),
-        annotator=annotate_deleted_by_other_worker,
+        annotator=direct_annotator("other"),
         taxonomy_version="test",
         platform="direct",
     )
     db.session.add(session)
-    db.session.add(
-        Annotation(
-            session=session,
-            client_id="removed",
-            paragraph_id=1,
-            span_start=0,
-            span_end=3,
-            span_text="Two",
-            category="ungrammatical",
-            deleted_at=utcnow(),
-        )
-    )
+    db.session.flush()
+    add_span(session.id, 1, 0, "Two", "ungrammatical", deleted_at=utcnow())
     db.session.commit()
     before = counts()
     write_jsonl(

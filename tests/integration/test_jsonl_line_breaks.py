@@ -13,15 +13,11 @@ from app.core.extensions import db
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.models import (
-    Annotation,
-    AnnotationSession,
-    Annotator,
-    ParagraphTiming,
     ValidationItem,
     ValidationRound,
 )
 from app.rules.jsonl import json_object_lines
-from tests.support.worker_api import read_to_the_end, save, start, submit
+from tests.support.worker_api import delete_all_work, read_to_the_end, save, start, submit
 
 BREAKS = "\u2028\u2029\x85"
 PARAGRAPHS = ("First line\u2028second line of one paragraph.", "A paragraph\x85with a NEL.")
@@ -100,11 +96,7 @@ def test_import_annotations_reads_the_apps_own_export(app, client, runner, tmp_p
     _annotated(client)
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     runner.invoke(args=["export-annotations", "--format", "jsonl", "--output", first])
-    db.session.execute(db.delete(Annotation))
-    db.session.execute(db.delete(ParagraphTiming))
-    db.session.execute(db.delete(AnnotationSession))
-    db.session.execute(db.delete(Annotator))
-    db.session.commit()
+    delete_all_work()
     result = runner.invoke(args=["import-annotations", str(first)])
     assert result.exit_code == 0, result.output
     runner.invoke(args=["export-annotations", "--format", "jsonl", "--output", second])

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from app.exports.record import ExportFilter, iter_annotation_records
 from app.imports.document_formats import parse_documents
 from app.imports.document_store import import_documents
+from tests.support.worker_api import body, save, token_from
 
 pieces = st.one_of(
     st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=6),
@@ -44,7 +45,7 @@ def test_span_round_trip_is_identity(app, client, tmp_path, parts, data):
     path.write_text(json.dumps({"id": doc_id, "paragraphs": [raw]}) + "\n", encoding="utf-8")
     import_documents(parse_documents(path))
 
-    token = client.get(f"/annotate/{doc_id}?annotator=prop").headers["Location"].rsplit("/", 1)[-1]
+    token = token_from(client.get(f"/annotate/{doc_id}?annotator=prop"))
     page = client.get(f"/s/{token}").get_data(as_text=True)
     csrf = re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
     stored = client.get(f"/api/sessions/{token}").get_json()["document"]["paragraphs"][0]["text"]
@@ -55,18 +56,7 @@ def test_span_round_trip_is_identity(app, client, tmp_path, parts, data):
     if not stored[start:end].strip():
         return
     span = {"paragraph_id": 0, "start": start, "end": end, "text": stored[start:end]}
-    annotation_id = str(uuid.uuid4())
-    saved = client.post(
-        f"/api/sessions/{token}/annotations",
-        json={
-            "id": annotation_id,
-            "category": "ungrammatical",
-            "span": span,
-            "paired_span": None,
-            "comment": None,
-        },
-        headers={"X-CSRFToken": csrf},
-    )
+    saved = save(client, token, body(span=span), headers={"X-CSRFToken": csrf})
     assert saved.status_code == 201, saved.get_json()
     assert saved.get_json()["span"] == span
 

@@ -18,8 +18,8 @@ from app.core.extensions import db
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.models import AnnotationSession
-from app.taxonomy import current_taxonomy, load_taxonomy
-from tests.support.apps import ROOT
+from app.taxonomy import current_taxonomy
+from tests.support.taxonomies import taxonomy_variant, use_taxonomy
 from tests.support.worker_api import read_to_the_end, save, start, start_study, submit
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
@@ -29,13 +29,9 @@ GOLD = [{"paragraph_id": 1, "start": 0, "end": 5, "category": "new-person"}]
 WORKER = {"PROLIFIC_PID": "p-1", "STUDY_ID": "s-1", "SESSION_ID": "x-1"}
 
 
-def use_taxonomy(app, tmp_path: Path, study: str) -> None:
-    """The default taxonomy with this `study:` section, loaded as the running one."""
-    text = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
-    head = text[: text.index("\nstudy:\n")]
-    path = tmp_path / "taxonomy.yaml"
-    path.write_text(f"{head}\nstudy:\n{study}", encoding="utf-8")
-    app.extensions["taxonomy"] = load_taxonomy(path)
+def use_study(app, tmp_path: Path, study: str) -> None:
+    """The default taxonomy with this `study:` section, as the running one."""
+    use_taxonomy(app, taxonomy_variant(tmp_path, study=study))
 
 
 CODES = (
@@ -91,7 +87,7 @@ def finish(client, document: str, *, mark_gold: bool, **worker: str):
 
 
 def test_a_prolific_worker_goes_to_the_fixed_code_of_completed(app, client, documents, tmp_path):
-    use_taxonomy(app, tmp_path, CODES)
+    use_study(app, tmp_path, CODES)
     token, answer = finish(client, "doc-1", mark_gold=False)
     row = stored(token)
     assert (row.status, row.outcome) == ("submitted", "completed")
@@ -105,7 +101,7 @@ def test_a_prolific_worker_goes_to_the_fixed_code_of_completed(app, client, docu
 
 
 def test_missed_checks_fail_when_the_study_says_so(app, client, documents, tmp_path):
-    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
+    use_study(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
     token, answer = finish(client, "check-1", mark_gold=False)
     assert stored(token).outcome == "failed_checks"
     assert (answer["outcome"], answer["redirect_url"]) == ("failed_checks", f"{PROLIFIC}CQ5R4S3T")
@@ -117,7 +113,7 @@ def test_missed_checks_fail_when_the_study_says_so(app, client, documents, tmp_p
 
 
 def test_found_checks_and_ordinary_documents_complete_under_fail(app, client, documents, tmp_path):
-    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
+    use_study(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
     token, answer = finish(client, "check-1", mark_gold=True)
     assert (stored(token).outcome, answer["redirect_url"]) == ("completed", f"{PROLIFIC}C1A2B3C4")
     other = {"PROLIFIC_PID": "p-2", "STUDY_ID": "s-1", "SESSION_ID": "x-2"}
@@ -126,23 +122,23 @@ def test_found_checks_and_ordinary_documents_complete_under_fail(app, client, do
 
 
 def test_missed_checks_only_flag_by_default(app, client, documents, tmp_path):
-    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST)  # attention_checks: flag, the default
+    use_study(app, tmp_path, CODES + CHECKS_FIRST)  # attention_checks: flag, the default
     token, answer = finish(client, "check-1", mark_gold=False)
     assert (stored(token).outcome, answer["redirect_url"]) == ("completed", f"{PROLIFIC}C1A2B3C4")
 
 
 def test_first_wave_completion_urls_still_work(app, client, documents, tmp_path):
-    use_taxonomy(app, tmp_path, f'  completion_url: "{PROLIFIC}{{code}}"\n')
+    use_study(app, tmp_path, f'  completion_url: "{PROLIFIC}{{code}}"\n')
     token, answer = finish(client, "doc-1", mark_gold=False)
     assert answer["redirect_url"] == f"{PROLIFIC}{stored(token).completion_code}"
-    use_taxonomy(app, tmp_path, f'  completion_url: "{PROLIFIC}FIXED99"\n')
+    use_study(app, tmp_path, f'  completion_url: "{PROLIFIC}FIXED99"\n')
     other = {"PROLIFIC_PID": "p-2", "STUDY_ID": "s-1", "SESSION_ID": "x-2"}
     _, answer = finish(client, "doc-1", mark_gold=False, **other)
     assert answer["redirect_url"] == f"{PROLIFIC}FIXED99"
 
 
 def test_completion_url_setting_overrides_every_outcome(app, client, documents, tmp_path):
-    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
+    use_study(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
     app.config["COMPLETION_URL"] = "https://example.org/done?code={code}"
     token, answer = finish(client, "check-1", mark_gold=False)
     code = stored(token).completion_code
@@ -155,7 +151,7 @@ def test_completion_url_setting_overrides_every_outcome(app, client, documents, 
 
 
 def test_mturk_completion_page_posts_the_outcome(app, client, documents, tmp_path):
-    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
+    use_study(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
     worker = {
         "workerId": "W1",
         "assignmentId": "A1",
@@ -172,7 +168,7 @@ def test_mturk_completion_page_posts_the_outcome(app, client, documents, tmp_pat
 def test_sessions_export_has_the_outcome_and_no_code_before_submit(
     app, client, runner, researcher_client, documents, tmp_path
 ):
-    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
+    use_study(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
     failed, _ = finish(client, "check-1", mark_gold=False)
     # Another participant: a Prolific submission is one session, failing is final and the
     # worker who failed the check gets no more documents (flagged).
@@ -198,7 +194,7 @@ def test_sessions_export_has_the_outcome_and_no_code_before_submit(
 def test_dashboard_and_study_pages_show_outcomes(
     app, client, researcher_client, documents, tmp_path
 ):
-    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
+    use_study(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
     finish(client, "check-1", mark_gold=False)
     html = researcher_client.get("/research/").get_data(as_text=True)
     assert "<code>failed_checks</code> 1" in html
@@ -210,7 +206,7 @@ def test_dashboard_and_study_pages_show_outcomes(
         assert "<code>CQ5R4S3T</code>" in page
         assert "<code>fail</code>" in page
         assert "manual review" not in page  # every named code is fixed
-    use_taxonomy(app, tmp_path, f'  completion_url: "{PROLIFIC}{{code}}"\n')
+    use_study(app, tmp_path, f'  completion_url: "{PROLIFIC}{{code}}"\n')
     study = researcher_client.get("/research/study").get_data(as_text=True)
     assert "manual review" in study  # the first-wave template: a warning says why
 
@@ -218,7 +214,7 @@ def test_dashboard_and_study_pages_show_outcomes(
 def test_under_fail_an_ordinary_document_is_still_submitted_in_one_statement(
     app, client, documents, tmp_path
 ):
-    use_taxonomy(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
+    use_study(app, tmp_path, CODES + CHECKS_FIRST + "  attention_checks: fail\n")
     sent: list[str] = []
 
     def record(conn, cursor, statement, parameters, context, executemany):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-from pathlib import Path
 
 import pytest
 from sqlalchemy import update
@@ -14,6 +13,7 @@ from app.core.extensions import db
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.models import ParagraphTiming
+from tests.support.taxonomies import taxonomy_variant, use_taxonomy
 from tests.support.worker_api import csrf, start, submit
 
 # 4, 3 and 2 words.
@@ -153,14 +153,8 @@ def test_paragraphs_download(researcher_client, client, document):
 
 def use_speed_limit(app, tmp_path, limit: int) -> None:
     """The default taxonomy with study.min_words_per_minute set, as the running one."""
-    from app.taxonomy import load_taxonomy
-    from config.settings import DEFAULT_TAXONOMY
-
-    text = Path(DEFAULT_TAXONOMY).read_text(encoding="utf-8")
-    text = text.replace("study:\n", f"study:\n  min_words_per_minute: {limit}\n", 1)
-    path = tmp_path / "taxonomy.yaml"
-    path.write_text(text, encoding="utf-8")
-    app.extensions["taxonomy"] = load_taxonomy(path)
+    study_lines = f"  min_words_per_minute: {limit}\n"
+    use_taxonomy(app, taxonomy_variant(tmp_path, study_lines=study_lines))
 
 
 def read_in(client, annotator: str, seconds_per_paragraph: float) -> str:

@@ -3,47 +3,28 @@ study links, taxonomy preview."""
 
 from __future__ import annotations
 
-import shutil
 from datetime import timedelta
 
 import pytest
 
 from app.core.extensions import db
 from app.crowd.settings import study_settings
-from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
+from app.models import Annotation, AnnotationSession, Document, utcnow
 from app.research.dashboard import load_study
 from app.taxonomy import current_taxonomy
-from bench.dashboard_bench import count_statements, seed_study
-from config.settings import DEFAULT_TAXONOMY
+from tests.support.apps import log_in_directly
+from tests.support.flagged import PARAGRAPHS, document
+from tests.support.rows import add_span, direct_annotator
+from tests.support.synthetic_study import count_statements, seed_study
+from tests.support.taxonomies import taxonomy_variant
 
 # Sentences: p0 = "Anna met Bob." (0-13) + "They talked." (14-26); p1 = "Then it rained." (0-15)
-PARAGRAPHS = ["Anna met Bob. They talked.", "Then it rained."]
-
-
-def add_document(external_id: str, gold=None) -> Document:
-    document = Document(
-        external_id=external_id,
-        content_hash=external_id.ljust(64, "0"),
-        paragraph_count=len(PARAGRAPHS),
-        gold=gold,
-    )
-    document.paragraphs = [Paragraph(position=i, text=t) for i, t in enumerate(PARAGRAPHS)]
-    db.session.add(document)
-    db.session.flush()
-    return document
 
 
 def add_session(document: Document, worker: str, status: str, spans=(), **fields):
-    annotator = db.session.scalars(
-        db.select(Annotator).filter_by(platform="direct", external_id=worker)
-    ).first()
-    if annotator is None:
-        annotator = Annotator(platform="direct", external_id=worker)
-        db.session.add(annotator)
-        db.session.flush()
     session = AnnotationSession(
         document_id=document.id,
-        annotator_id=annotator.id,
+        annotator_id=direct_annotator(worker).id,
         status=status,
         furthest=len(PARAGRAPHS) - 1 if status == "submitted" else 0,
         position=0,
@@ -54,17 +35,9 @@ def add_session(document: Document, worker: str, status: str, spans=(), **fields
     db.session.add(session)
     db.session.flush()
     for index, (paragraph_id, start, end, category) in enumerate(spans):
-        db.session.add(
-            Annotation(
-                session_id=session.id,
-                client_id=f"00000000-0000-4000-8000-{session.id:06d}{index:06d}",
-                paragraph_id=paragraph_id,
-                span_start=start,
-                span_end=end,
-                span_text=PARAGRAPHS[paragraph_id][start:end],
-                category=category,
-            )
-        )
+        text = PARAGRAPHS[paragraph_id][start:end]
+        client_id = f"00000000-0000-4000-8000-{session.id:06d}{index:06d}"
+        add_span(session.id, paragraph_id, start, text, category, client_id=client_id)
     db.session.flush()
     return session
 
@@ -72,25 +45,14 @@ def add_session(document: Document, worker: str, status: str, spans=(), **fields
 @pytest.fixture
 def small_study(app):
     """One document read by two workers, one attention check, one stale active session."""
-    doc = add_document("doc-a")
+    doc = document("doc-a")
     # Worker A marks "Anna" (sentence 0) and "rained" (sentence 2).
     add_session(doc, "a", "submitted", [(0, 0, 4, "new-person"), (1, 8, 14, "missing-info")])
     # Worker B marks "Bob" (sentence 0) and "talked" (sentence 1); plus a removed one.
     b = add_session(doc, "b", "submitted", [(0, 9, 12, "new-person"), (0, 19, 25, "repetition")])
-    db.session.add(
-        Annotation(
-            session_id=b.id,
-            client_id="99999999-0000-4000-8000-000000000000",
-            paragraph_id=1,
-            span_start=0,
-            span_end=4,
-            span_text="Then",
-            category="ungrammatical",
-            deleted_at=utcnow(),
-        )
-    )
+    add_span(b.id, 1, 0, "Then", "ungrammatical", deleted_at=utcnow())
     add_session(doc, "c", "active", last_seen_at=utcnow() - timedelta(days=1))
-    check = add_document(
+    check = document(
         "check-1", gold=[{"paragraph_id": 0, "start": 0, "end": 4, "category": "new-person"}]
     )
     add_session(check, "a", "submitted", is_attention_check=True, spans=[(1, 0, 4, "new-person")])
@@ -138,14 +100,14 @@ def test_load_study_figures_by_hand(app, small_study):
 def test_study_figures_leave_attention_checks_out_and_count_error_units(app, small_study):
     # Both workers agree perfectly on a second check: its F1 (1.0) and its sentences
     # would move every pooled figure if checks were counted.
-    check = add_document(
+    check = document(
         "check-2", gold=[{"paragraph_id": 1, "start": 0, "end": 4, "category": "new-person"}]
     )
     for worker in ("a", "b"):
         add_session(check, worker, "submitted", [(1, 0, 4, "new-person")], is_attention_check=True)
     # A span over "Bob. They" covers sentences 0 and 1: one error unit of the document's 3
     # sentences (the release's Scorer.get_score; footnote 12 merged sentences before).
-    doc = add_document("doc-long")
+    doc = document("doc-long")
     add_session(doc, "d", "submitted", [(0, 9, 18, "new-person")])
     db.session.commit()
     study = load_study(study_settings(), include_flagged=True)  # a and b are flagged
@@ -197,7 +159,7 @@ def test_document_page(researcher_client, small_study):
 
 
 def test_dashboard_text_is_escaped(researcher_client, app):
-    doc = add_document("<script>alert(1)</script>")
+    doc = document("<script>alert(1)</script>")
     add_session(doc, "<b>worker</b>", "submitted", [(0, 0, 4, "new-person")])
     db.session.commit()
     html = researcher_client.get("/research/").get_data(as_text=True)
@@ -258,13 +220,10 @@ def test_study_links_page(researcher_client):
     assert "served over plain HTTP" not in html
 
 
-def test_study_links_warn_on_http_and_show_config_overrides(app, researcher):
+def test_study_links_warn_on_http_and_show_config_overrides(app, researcher_client):
     app.config["COMPLETION_URL"] = "https://example.org/done?code={code}"
     app.config["ABANDON_AFTER_MINUTES"] = 45
-    client = app.test_client()
-    with client.session_transaction() as session:
-        session["_user_id"] = str(researcher.id)
-    html = client.get("/research/study").get_data(as_text=True)
+    html = researcher_client.get("/research/study").get_data(as_text=True)
     assert "served over plain HTTP" in html
     assert "https://example.org/done?code={code}" in html
     assert "45 minutes" in html
@@ -277,12 +236,10 @@ def test_study_links_warn_on_http_and_show_config_overrides(app, researcher):
 
 
 def test_taxonomy_preview_and_file_checks(app, researcher, tmp_path):
-    path = tmp_path / "taxonomy.yaml"
-    shutil.copy(DEFAULT_TAXONOMY, path)
+    path = taxonomy_variant(tmp_path)
     app.config["TAXONOMY_PATH"] = str(path)
     client = app.test_client()
-    with client.session_transaction() as session:
-        session["_user_id"] = str(researcher.id)
+    log_in_directly(client, researcher)
 
     html = client.get("/research/taxonomy").get_data(as_text=True)
     assert "is valid and is the version running" in html
@@ -322,7 +279,7 @@ def test_dashboard_shows_claimed_and_released_places_and_documents_over_quota(
     researcher_client, app
 ):
     now = utcnow()
-    full, spare = add_document("doc-full"), add_document("doc-spare")
+    full, spare = document("doc-full"), document("doc-spare")
     loaded = now - timedelta(hours=1)
     # doc-full, quota 3: two submitted, two working (one came back after its place was
     # given away): 4 places occupied. Plus one idle for 20 minutes: released.

@@ -1,6 +1,7 @@
 """`validation create-round` from our export takes submitted sessions only (issue 14 point 11):
-the README's recipe exports every session, and an active worker's annotations, which they
-may still change or remove, must not be judged unless the researcher asks for them."""
+the recipe of docs/validation-rounds.md ("A round from start to finish") exports every
+session, and an active worker's annotations, which they may still change or remove, must
+not be judged unless the researcher asks for them."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ def _export(runner, tmp_path):
     carol = make_session("doc-b", "carol", status="abandoned")
     add_annotation(carol, 0, "letter", "repetition", occurrence=1, paired=(0, "letter"))
     path = tmp_path / "export.jsonl"
-    result = runner.invoke(args=["export-annotations", "--output", str(path)])  # README's recipe
+    result = runner.invoke(
+        args=["export-annotations", "--output", str(path)]
+    )  # docs/validation-rounds.md
     assert result.exit_code == 0, result.output
     return path
 

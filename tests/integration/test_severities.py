@@ -15,10 +15,10 @@ from app import create_app
 from app.core.extensions import db
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
-from app.models import Annotation, AnnotationSession, Annotator, ParagraphTiming
+from app.models import Annotation
 from tests.support.apps import dispose_engines, make_test_config
 from tests.support.severities import severity_taxonomy
-from tests.support.worker_api import read_to_the_end, save, start, submit
+from tests.support.worker_api import delete_all_work, read_to_the_end, save, start, submit
 
 # 20 words in all: one weight point is 5 per 100 words.
 PARAGRAPHS = (
@@ -182,11 +182,7 @@ def test_without_severities_the_report_has_no_mqm_score(database_uri, tmp_path):
 def test_our_export_with_severities_imports_back_the_same(app, runner, scored, tmp_path):
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     assert runner.invoke(args=["export-annotations", "--output", str(first)]).exit_code == 0
-    db.session.execute(db.delete(Annotation))
-    db.session.execute(db.delete(ParagraphTiming))
-    db.session.execute(db.delete(AnnotationSession))
-    db.session.execute(db.delete(Annotator))
-    db.session.commit()
+    delete_all_work()
     result = runner.invoke(args=["import-annotations", str(first)])
     assert result.exit_code == 0, result.output
     assert runner.invoke(args=["export-annotations", "--output", str(second)]).exit_code == 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-from pathlib import Path
 
 import pytest
 from flask_migrate import downgrade, upgrade
@@ -18,43 +17,20 @@ from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.models import AnnotationSession, ConsentDecision, SurveyAnswer
 from app.rules.statuses import SessionStatus
-from app.taxonomy import load_taxonomy
-from tests.support.apps import ROOT
+from tests.support.taxonomies import STEPS, taxonomy_variant, use_taxonomy
 from tests.support.worker_api import read_to_the_end, start, start_study, submit
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
 WORKER = {"PROLIFIC_PID": "p-1", "STUDY_ID": "s-1", "SESSION_ID": "x-1"}
 PARAGRAPHS = ("Anna met Bob at the harbour.", "Carol waved at the ship.")
-STEPS = """\
-study:
-  completion:
-    completed: C1A2B3C4
-    no_consent: CN1M2L3K
-consent: |
-  **Taking part.** You will read a summary. <b>raw</b>
-survey:
-  before:
-    - {key: native, type: choice, text: "Is English your first language?",
-       options: ["Yes", "No"], required: true}
-    - {key: tools, type: multi, text: "What will you use?", options: [Notes, Dictionary]}
-  after:
-    - {key: difficulty, type: likert, scale: 5, text: "How hard was the task?", required: true}
-    - {key: feedback, type: text, text: "Anything else?", max_length: 200}
-"""
-
-
-def use_steps(app, tmp_path: Path) -> None:
-    """The default taxonomy with consent, both surveys and Prolific codes per outcome."""
-    text = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
-    path = tmp_path / "taxonomy.yaml"
-    path.write_text(f"{text[: text.index(chr(10) + 'study:' + chr(10))]}\n{STEPS}", "utf-8")
-    app.extensions["taxonomy"] = load_taxonomy(path)
+CODES = "  completion:\n    completed: C1A2B3C4\n    no_consent: CN1M2L3K\n"
 
 
 @pytest.fixture
 def study(app, tmp_path):
-    """The app with every step, and one two-paragraph document."""
-    use_steps(app, tmp_path)
+    """The app with every step (consent, both surveys, Prolific codes per outcome), and
+    one two-paragraph document."""
+    use_taxonomy(app, taxonomy_variant(tmp_path, study=CODES, append=STEPS))
     import_documents([DocumentInput("doc-1", None, PARAGRAPHS)])
     db.session.commit()
     return app

@@ -8,6 +8,7 @@ from app.core.extensions import db
 from app.models import AnnotationSession
 from tests.support.assignment import add_documents, session_of
 from tests.support.assignment import start as start_link
+from tests.support.worker_api import token_from
 
 
 def _arms() -> Counter:
@@ -33,7 +34,7 @@ def test_twenty_arrivals_split_evenly_and_a_worker_keeps_their_arm(make_app):
         assert _arms() == Counter({"show": 10, "none": 10})
         # w0 submits nothing but opens the other document: the same arm again.
         other = client.get("/annotate/doc-001", query_string={"annotator": "w0"})
-        token = other.headers["Location"].removeprefix("/s/")
+        token = token_from(other)
         page = client.get(f"/s/{token}")
         assert page.status_code == 200
         db.session.expire_all()

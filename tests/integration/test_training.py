@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
 
 import pytest
 from werkzeug.security import generate_password_hash
@@ -24,6 +23,7 @@ from tests.support.training import (
     right_answers,
     training_taxonomy,
 )
+from tests.support.worker_api import token_from
 
 TASK = {"id": "task-1", "paragraphs": ["Anna met Bob.", "Then it rained."]}
 TASK_2 = {"id": "task-2", "paragraphs": ["Carl left early.", "Nobody noticed."]}
@@ -41,7 +41,7 @@ def open_task(client, document="task-1", **params) -> str:
     params = {"annotator": "w1", **params}
     response = client.get(f"/annotate/{document}", query_string=params)
     assert response.status_code == 302
-    return response.headers["Location"].rsplit("/", 1)[1]
+    return token_from(response)
 
 
 def check(client, token, annotations, document_id=PRACTICE_ID, csrf=True):
@@ -131,16 +131,15 @@ def test_whole_paragraphs_fail_the_practice_and_near_exact_spans_pass(study):
 
 
 def test_failed_training_sends_a_prolific_worker_to_the_outcome_code(make_app, tmp_path):
-    path = Path(training_taxonomy(tmp_path, attempts=1))
-    completion = "study:\n  completion: {completed: CDONE, failed_training: CTRAIN}\n"
-    path.write_text(path.read_text(encoding="utf-8").replace("study:\n", completion, 1))
+    completion = "  completion: {completed: CDONE, failed_training: CTRAIN}\n"
+    path = training_taxonomy(tmp_path, attempts=1, study_lines=completion)
     app = make_app({"TAXONOMY_PATH": str(path)})
     with app.app_context():
         import_practice(app, tmp_path, TASK)
         client = app.test_client()
         params = {"PROLIFIC_PID": "p" * 24, "STUDY_ID": "s" * 24, "SESSION_ID": "x" * 24}
         response = client.get("/start", query_string=params)  # a study with codes starts here
-        token = response.headers["Location"].rsplit("/", 1)[1]
+        token = token_from(response)
         assert check(client, token, []).get_json()["failed"] is True
         end = client.get(f"/s/{token}/end").get_data(as_text=True)
         assert "Return to the study" in end
@@ -170,7 +169,7 @@ def test_passing_leads_to_the_task_and_is_not_asked_again_in_the_study(study):
         "/annotate/task-2",
         query_string={"PROLIFIC_PID": "p" * 24, "STUDY_ID": "a" * 24, "SESSION_ID": "b" * 24},
     )
-    other_token = other.headers["Location"].rsplit("/", 1)[1]
+    other_token = token_from(other)
     assert client.get(f"/s/{other_token}").headers["Location"].endswith("/training")
     # Passing ends no session: a later visit of the practice page goes to the task.
     assert client.get(f"/s/{token}/training").headers["Location"] == f"/s/{token}"
@@ -213,7 +212,7 @@ def test_practice_documents_are_never_assigned_nor_counted(study, tmp_path):
     given = set()
     for worker in range(6):
         response = client.get("/start", query_string={"annotator": f"s{worker}"})
-        token = response.headers["Location"].rsplit("/", 1)[1]
+        token = token_from(response)
         given.add(session_of(token).document.external_id)
     assert given == {"task-1", "task-2"}
     study_figures = load_study(study_settings())

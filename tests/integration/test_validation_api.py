@@ -9,8 +9,7 @@ import pytest
 
 from app.core.extensions import db
 from app.models import ValidationItem, ValidationJudgment, ValidationSession
-from app.taxonomy import load_taxonomy
-from tests.support.apps import ROOT
+from tests.support.taxonomies import taxonomy_variant, use_taxonomy
 from tests.support.validation import (
     add_annotation,
     judge,
@@ -22,6 +21,7 @@ from tests.support.validation import (
     vcsrf,
     write_jsonl,
 )
+from tests.support.worker_api import token_from
 
 # Distinctive source names: the blindness test looks for them in every response.
 SOURCE_A = "srcalpha-secret"
@@ -160,13 +160,8 @@ def test_a_prolific_validator_is_sent_to_the_studys_completion_url(app, client, 
 def test_a_validator_who_finishes_completed_with_the_studys_fixed_code(
     app, client, round_r, tmp_path
 ):
-    taxonomy = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
-    path = tmp_path / "taxonomy.yaml"
-    path.write_text(
-        taxonomy.replace("\nstudy:\n", "\nstudy:\n  completion: {completed: C1A2B3C4}\n", 1),
-        encoding="utf-8",
-    )
-    app.extensions["taxonomy"] = load_taxonomy(path)
+    completion = "  completion: {completed: C1A2B3C4}\n"
+    use_taxonomy(app, taxonomy_variant(tmp_path, study_lines=completion))
     token = start_validator(client, round_r, PROLIFIC_PID="p-7", STUDY_ID="s", SESSION_ID="x")
     while (answer := next_item(client, token))["item"] is not None:
         assert judge(client, token, answer["item"]["id"], "agree").status_code == 201
@@ -341,7 +336,7 @@ def test_validators_never_see_the_source(app, runner, client, tmp_path):
     for validator in ("v1", "v2"):
         link = client.get("/validate/blind", query_string={"annotator": validator})
         bodies.append(link.get_data(as_text=True))
-        token = link.headers["Location"].removeprefix("/v/")
+        token = token_from(link)
         page = client.get(f"/v/{token}")
         bodies.append(page.get_data(as_text=True))
         while True:

@@ -27,6 +27,7 @@ from app.imports.document_store import import_documents
 from tests.resilience.conftest import PARAGRAPH
 from tests.support.apps import require_or_skip
 from tests.support.servers import free_port, start_gunicorn, stop, worker_pids
+from tests.support.worker_api import token_from
 
 MIN_SAVES_PER_CLIENT = 10
 SINGLETONS = ("ungrammatical", "new-person", "missing-info", "abrupt-transition")
@@ -230,7 +231,7 @@ def test_database_error_during_submit_leaves_no_partial_state(app, client):
 
     import_documents([DocumentInput("submit-doc", None, ("Only paragraph.",))])
     response = client.get("/annotate/submit-doc?annotator=w1")
-    token = response.headers["Location"].rsplit("/", 1)[-1]
+    token = token_from(response)
     csrf = re.search(
         r'name="csrf-token" content="([^"]+)"', client.get(f"/s/{token}").get_data(as_text=True)
     ).group(1)

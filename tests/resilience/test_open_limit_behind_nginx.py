@@ -30,11 +30,10 @@ from tests.support.apps import require_or_skip
 from tests.support.nginx import (
     compose_config,
     heroku_config,
+    nginx_before,
     nginx_binary,
-    start_nginx,
-    stop_nginx,
 )
-from tests.support.servers import free_port, start_gunicorn, stop
+from tests.support.servers import free_port, start_gunicorn
 
 GUNICORN = {
     "OPEN_RATE_LIMIT": "3 per minute",
@@ -72,15 +71,9 @@ def _compose(pg_url, tmp_path: Path, **settings: str) -> Iterator[int]:
     _require_nginx()
     app_port, port = free_port(), free_port()
     app = start_gunicorn("app:create_app()", pg_url, app_port, TRUSTED_PROXIES="1", **settings)
-    try:
-        config = compose_config(tmp_path, port, [f"127.0.0.1:{app_port}"])
-        nginx = start_nginx(tmp_path, config, port)
-    except Exception:
-        stop(app)
-        raise
-    yield port
-    stop_nginx(nginx)
-    stop(app)
+    upstreams = [f"127.0.0.1:{app_port}"]
+    with nginx_before(app, tmp_path, port, lambda: compose_config(tmp_path, port, upstreams)):
+        yield port
 
 
 @pytest.fixture
@@ -92,14 +85,8 @@ def heroku_shape(pg_url, tmp_path: Path) -> Iterator[int]:
         "app:create_app()", pg_url, None, socket_path=socket_path, TRUSTED_PROXIES="2", **GUNICORN
     )
     port = free_port()
-    try:
-        nginx = start_nginx(tmp_path, heroku_config(tmp_path, port, socket_path), port)
-    except Exception:
-        stop(app)
-        raise
-    yield port
-    stop_nginx(nginx)
-    stop(app)
+    with nginx_before(app, tmp_path, port, lambda: heroku_config(tmp_path, port, socket_path)):
+        yield port
 
 
 class Client:

@@ -17,6 +17,7 @@ import pytest
 from app import create_app
 from tests.resilience.conftest import PARAGRAPH
 from tests.support.apps import make_test_config
+from tests.support.worker_api import token_from
 
 
 def terminate_other_backends(database_url: str) -> int:
@@ -46,7 +47,7 @@ def app(pg_url):
 def test_every_worker_call_survives_its_pooled_connection_dying(app, pg_url):
     client = app.test_client()
     opened = client.get("/annotate/fault-doc?annotator=reconnect")
-    token = opened.headers["Location"].rsplit("/", 1)[-1]
+    token = token_from(opened)
     page = client.get(f"/s/{token}").data
     csrf = re.search(rb'name="csrf-token" content="([^"]+)"', page).group(1).decode()
     headers = {"X-CSRFToken": csrf}

@@ -12,6 +12,7 @@ import requests
 
 from tests.resilience.conftest import PARAGRAPH
 from tests.support.servers import free_port, start_gunicorn, stop
+from tests.support.worker_api import token_from
 
 
 @pytest.fixture
@@ -27,9 +28,9 @@ def test_one_session_alternating_between_two_servers(two_servers):
     a, b = two_servers
     with requests.Session() as browser:
         first = browser.get(f"{a}/annotate/fault-doc?annotator=roamer", allow_redirects=False)
-        token = first.headers["Location"].rsplit("/", 1)[-1]
+        token = token_from(first)
         again = browser.get(f"{b}/annotate/fault-doc?annotator=roamer", allow_redirects=False)
-        assert again.headers["Location"].rsplit("/", 1)[-1] == token
+        assert token_from(again) == token
 
         page = browser.get(f"{b}/s/{token}").text
         headers = {"X-CSRFToken": re.search(r'name="csrf-token" content="([^"]+)"', page)[1]}

@@ -26,6 +26,7 @@ from tests.support.login import add_accounts, login_from
 from tests.support.nginx import access_log, compose_config, nginx_binary, start_nginx, stop_nginx
 from tests.support.redis import redis_binary, start_redis, stop_redis
 from tests.support.servers import error_log_text, free_port, start_gunicorn, stop
+from tests.support.worker_api import token_from
 
 LIMITS = {
     "ANNOTATE_WRITE_LIMIT": "10 per minute",
@@ -93,7 +94,7 @@ def _session(browser: requests.Session, url: str) -> tuple[str, dict[str, str]]:
     """A worker's session opened through nginx: its token and its API's CSRF header."""
     opened = browser.get(f"{url}/annotate/fault-doc?annotator=sharer", allow_redirects=False)
     assert opened.status_code == 302, opened.text
-    token = opened.headers["Location"].rsplit("/", 1)[-1]
+    token = token_from(opened)
     page = browser.get(f"{url}/s/{token}").text
     return token, {"X-CSRFToken": re.search(r'name="csrf-token" content="([^"]+)"', page)[1]}
 

@@ -16,7 +16,7 @@ import pytest
 import requests
 
 from tests.support.apps import require_or_skip
-from tests.support.nginx import heroku_config, nginx_binary, start_nginx, stop_nginx
+from tests.support.nginx import heroku_config, nginx_before, nginx_binary
 from tests.support.servers import free_port, start_gunicorn, stop
 
 SLOW_CLIENTS = 64
@@ -93,14 +93,8 @@ def nginx_in_front(pg_url, tmp_path) -> Iterator[tuple[str, int]]:
     socket_path = tmp_path / "nginx.socket"
     app = start_gunicorn("app:create_app()", pg_url, None, socket_path=socket_path, **GUNICORN)
     port = free_port()
-    try:
-        nginx = start_nginx(tmp_path, heroku_config(tmp_path, port, socket_path), port)
-    except Exception:
-        stop(app)
-        raise
-    yield f"http://127.0.0.1:{port}", port
-    stop_nginx(nginx)
-    stop(app)
+    with nginx_before(app, tmp_path, port, lambda: heroku_config(tmp_path, port, socket_path)):
+        yield f"http://127.0.0.1:{port}", port
 
 
 @pytest.fixture

@@ -5,16 +5,15 @@ in tests/support/routes.py."""
 from __future__ import annotations
 
 import json
-import uuid
 
 import pytest
 
 from app.core.extensions import db
-from app.core.security import capability_csrf_token
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.models import Document
 from tests.support.routes import World
+from tests.support.worker_api import body, save, start, token_from
 
 XSS = '<img src=x onerror=alert(1)><script>alert("x")</script>'
 PARAGRAPHS = (
@@ -23,35 +22,19 @@ PARAGRAPHS = (
 )
 
 
-def _start(client, document_id: str, who: str) -> str:
-    response = client.get(f"/annotate/{document_id}?annotator={who}")
-    assert response.status_code == 302, response.status_code
-    return response.headers["Location"].rsplit("/", 1)[-1]
-
-
 def _annotate(client, token: str) -> str:
-    annotation_id = str(uuid.uuid4())
-    response = client.post(
-        f"/api/sessions/{token}/annotations",
-        json={
-            "id": annotation_id,
-            "category": "ungrammatical",
-            "span": {"paragraph_id": 0, "start": 0, "end": 3, "text": "Zoë"},
-            "paired_span": None,
-            "comment": XSS,
-        },
-        headers={"X-CSRFToken": capability_csrf_token("annotate", token)},
-    )
+    annotation = body(span={"paragraph_id": 0, "start": 0, "end": 3, "text": "Zoë"}, comment=XSS)
+    response = save(client, token, annotation)
     assert response.status_code == 201, response.get_json()
-    return annotation_id
+    return annotation["id"]
 
 
 @pytest.fixture
 def world(app, client, runner, tmp_path) -> World:
     """Import a document, open two sessions with an annotation each, create a round."""
     import_documents([DocumentInput("sec-doc", f"Title {XSS}", PARAGRAPHS, ("Zoë",))])
-    owner = _start(client, "sec-doc", "owner")
-    other = _start(client, "sec-doc", "other")
+    owner = start(client, "sec-doc", annotator="owner")
+    other = start(client, "sec-doc", annotator="other")
     owner_annotation = _annotate(client, owner)
     other_annotation = _annotate(client, other)
 
@@ -87,6 +70,6 @@ def world(app, client, runner, tmp_path) -> World:
         owner_annotation=owner_annotation,
         other_annotation=other_annotation,
         round_name="sec-round",
-        validator_token=validator.headers["Location"].rsplit("/", 1)[-1],
-        other_validator_token=other_validator.headers["Location"].rsplit("/", 1)[-1],
+        validator_token=token_from(validator),
+        other_validator_token=token_from(other_validator),
     )

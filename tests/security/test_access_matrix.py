@@ -9,17 +9,12 @@ import pytest
 
 from app.core.security import capability_csrf_token
 from app.models import Annotation
-from tests.support.routes import route_family, rules, url_for_rule
+from tests.support.apps import log_in_directly
+from tests.support.routes import assert_walked, route_family, rules, url_for_rule
 
 ACTORS = ("anonymous", "other-worker", "owner", "researcher")
 # Worker pages of one study step (app.crowd.journey): a session at another step is redirected.
 STEP_PAGES = ("/complete", "/consent", "/survey/before", "/survey/after", "/training", "/end")
-
-
-def _login(client, researcher) -> None:
-    with client.session_transaction() as session:
-        session["_user_id"] = str(researcher.id)
-        session["_fresh"] = True
 
 
 def _call(client, method: str, url: str, headers=None):
@@ -30,12 +25,14 @@ def _call(client, method: str, url: str, headers=None):
 
 @pytest.mark.parametrize("actor", ACTORS)
 def test_every_route_answers_every_actor_as_its_family_requires(app, world, researcher, actor):
+    walked = []
     for rule, methods in rules(app):
+        walked.append(rule)
         family = route_family(rule)
         for method in methods:
             client = app.test_client()
             if actor == "researcher":
-                _login(client, researcher)
+                log_in_directly(client, researcher)
             token = None
             if family in ("worker-token", "validator-token"):
                 token = {
@@ -81,6 +78,7 @@ def test_every_route_answers_every_actor_as_its_family_requires(app, world, rese
                 elif actor == "owner" and method == "GET":
                     # A step page the session is not at sends its owner to the one it is at.
                     assert response.status_code in (200, 302, 303), where
+    assert_walked(app, walked)
 
 
 def test_another_workers_token_cannot_remove_the_owners_annotation(app, client, world):

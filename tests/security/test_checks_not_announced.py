@@ -14,50 +14,29 @@ import html
 import json
 import re
 import uuid
-from pathlib import Path
 
 import pytest
 
 from app.core.extensions import db
 from app.core.security import capability_csrf_token
 from app.models import AnnotationSession, Document
-from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT
+from tests.support.taxonomies import STEPS, taxonomy_variant, use_taxonomy
+from tests.support.worker_api import token_from
 
 SOURCE = ROOT / "tests" / "fixtures" / "planted" / "source.json"
 SOURCE_ID = "the-golden-doves"
 CHECK_ID = f"{SOURCE_ID}-check-1"
 SOURCE_TITLE = "The Golden Doves (GPT-4 summary, BooookScore sample)"
 WORKER = {"PROLIFIC_PID": "p-1", "STUDY_ID": "s-1", "SESSION_ID": "x-1"}
-STUDY = """\
-study:
-  completion:
-    completed: C1A2B3C4
-  attention_check_share: 0.5
-checks: {repetition: repetition, inconsistency: inconsistency, new-entity: new-person}
-consent: |
-  **Taking part.** You will read a summary.
-survey:
-  before:
-    - {key: native, type: choice, text: "Is English your first language?",
-       options: ["Yes", "No"], required: true}
-  after:
-    - {key: feedback, type: text, text: "Anything else?", max_length: 200}
-"""
-
-
-def use_study(app, tmp_path: Path) -> None:
-    """The default taxonomy with consent, surveys and Prolific codes: entered at /start."""
-    text = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
-    path = tmp_path / "taxonomy.yaml"
-    path.write_text(f"{text[: text.index(chr(10) + 'study:' + chr(10))]}\n{STUDY}", "utf-8")
-    app.extensions["taxonomy"] = load_taxonomy(path)
+STUDY = "  completion:\n    completed: C1A2B3C4\n  attention_check_share: 0.5\n"
+# (The shipped taxonomy's checks: section names the categories plant-checks uses.)
 
 
 @pytest.fixture
 def study(app, tmp_path):
-    """The app running the study of STUDY."""
-    use_study(app, tmp_path)
+    """The app running the study of STUDY with consent and surveys: entered at /start."""
+    use_taxonomy(app, taxonomy_variant(tmp_path, study=STUDY, append=STEPS))
     return app
 
 
@@ -102,7 +81,7 @@ def a_whole_study(seen: Seen) -> str:
     """The worker's way through the study from its link; their session token."""
     opened = seen.get("start", "/start", query_string=WORKER)
     assert opened.status_code == 302, opened.data
-    token = opened.headers["Location"].removeprefix("/s/")
+    token = token_from(opened)
     assert seen.get("task before consent", f"/s/{token}").status_code == 303
     assert seen.get("consent", f"/s/{token}/consent").status_code == 200
     agreed = seen.send(
@@ -153,7 +132,7 @@ def a_whole_study(seen: Seen) -> str:
         "survey after sent",
         "POST",
         f"/s/{token}/survey/after",
-        data=form(token, **{"q-feedback": "Fine."}),
+        data=form(token, **{"q-difficulty": "3", "q-feedback": "Fine."}),
     )
     assert finished.status_code == 303
     assert seen.get("complete", f"/s/{token}/complete?follow=1").status_code == 200
@@ -188,7 +167,7 @@ def test_the_worker_api_gives_an_opaque_id_per_session(app, check):
     for number in (1, 2):
         client = app.test_client()
         opened = client.get(f"/annotate/{SOURCE_ID}", query_string={"annotator": f"w{number}"})
-        token = opened.headers["Location"].removeprefix("/s/")
+        token = token_from(opened)
         page = client.get(f"/s/{token}").get_data(as_text=True)
         first = client.get(f"/api/sessions/{token}").get_json()["document"]["id"]
         again = client.get(f"/api/sessions/{token}").get_json()["document"]["id"]

@@ -6,7 +6,8 @@ from sqlalchemy import func, select
 
 from app.core.extensions import db
 from app.models import Annotation, AnnotationSession, ValidationJudgment
-from tests.support.routes import route_family, rules, url_for_rule
+from tests.support.apps import log_in_directly
+from tests.support.routes import assert_walked, route_family, rules, url_for_rule
 
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
@@ -31,9 +32,7 @@ def test_every_write_route_needs_a_csrf_token(app, world, researcher):
         for method in sorted(set(methods) & WRITE_METHODS):
             client = app.test_client()
             if route_family(rule) == "researcher":
-                with client.session_transaction() as session:
-                    session["_user_id"] = str(researcher.id)
-                    session["_fresh"] = True
+                log_in_directly(client, researcher)
             url = url_for_rule(rule, world)
             for headers in ({}, {"X-CSRFToken": "forged"}):
                 response = client.open(url, method=method, json={}, headers=headers)
@@ -44,6 +43,7 @@ def test_every_write_route_needs_a_csrf_token(app, world, researcher):
                     response.status_code,
                 )
             checked.append(f"{method} {rule}")
+    assert_walked(app, [entry.split(" ", 1)[1] for entry in checked], "write")
     db.session.expire_all()
     assert _state() == before
     # The known write routes are among those checked (new ones are added automatically).

@@ -13,10 +13,10 @@ import json
 
 import pytest
 
-from app.core.security import capability_csrf_token
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.rules.csv_safety import safe_cell
+from tests.support.worker_api import body, save, start
 
 DOC = "@doc"
 PARAGRAPH = "=SUM(A1)+1 said the keeper, +then -left."
@@ -50,20 +50,9 @@ def hostile(app, client, tmp_path, runner):
     """A document, a worker session opened with formula-like URL parameters and an
     annotation whose span and comment start formulas, and a judged validation round."""
     import_documents([DocumentInput(DOC, None, (PARAGRAPH, "Second paragraph."))])
-    response = client.get(f"/annotate/{DOC}", query_string=URL_PARAMS)
-    assert response.status_code == 302, response.data
-    token = response.headers["Location"].rsplit("/", 1)[-1]
-    response = client.post(
-        f"/api/sessions/{token}/annotations",
-        json={
-            "id": "0b6b5b8e-8a52-4a3c-9c61-7c1f0d7a4e11",
-            "category": "ungrammatical",
-            "span": {"paragraph_id": 0, "start": 0, "end": 10, "text": "=SUM(A1)+1"},
-            "paired_span": None,
-            "comment": COMMENT,
-        },
-        headers={"X-CSRFToken": capability_csrf_token("annotate", token)},
-    )
+    token = start(client, DOC, **URL_PARAMS)
+    formula = {"paragraph_id": 0, "start": 0, "end": 10, "text": "=SUM(A1)+1"}
+    response = save(client, token, body(span=formula, comment=COMMENT))
     assert response.status_code == 201, response.get_json()
 
     items = tmp_path / "items.jsonl"

@@ -19,12 +19,13 @@ import pytest
 from app.core.extensions import db
 from app.core.security import capability_csrf_token
 from app.models import AnnotationSession, ValidationSession, utcnow
-from config.settings import DEFAULT_TAXONOMY
 from tests.support import signed_links
 from tests.support.apps import app_factory, make_test_config
 from tests.support.assignment import add_documents
+from tests.support.taxonomies import taxonomy_variant
 from tests.support.training import PRACTICE_ID, import_practice, training_taxonomy
 from tests.support.validation import judge, vcsrf, write_jsonl
+from tests.support.worker_api import token_from
 
 SECRET = "test-secret-key-for-the-hoarding-tests-0123456789"
 BEHIND_NGINX = {"TRUSTED_PROXIES": 1, "OPEN_RATE_LIMIT": "1000 per minute", "SECRET_KEY": SECRET}
@@ -35,21 +36,13 @@ FULL = "Too many tasks are open from your network"
 START_LINK = "Open this study from your study link"
 
 
-def taxonomy_file(tmp_path: Path, study: str = "", extra: str = "") -> str:
-    """The default taxonomy with this `study:` section (and top-level `extra`)."""
-    text = DEFAULT_TAXONOMY.read_text(encoding="utf-8")
-    head = text[: text.index("\nstudy:\n")]
-    path = tmp_path / "taxonomy.yaml"
-    path.write_text(f"{head}\nstudy:\n{study or '  annotators_per_document: 3'}\n{extra}")
-    return str(path)
-
-
 @pytest.fixture
 def make_app(database_uri, tmp_path):
     """make_app(study_lines, extra_top_level, **config): an app behind one trusted proxy."""
 
     def config(study: str = "", extra: str = "", **overrides) -> dict:
-        path = taxonomy_file(tmp_path, study, extra)
+        study = study or "  annotators_per_document: 3\n"
+        path = str(taxonomy_variant(tmp_path, study=study, append=extra))
         return make_test_config(
             database_uri, **{"TAXONOMY_PATH": path, **BEHIND_NGINX, **overrides}
         )
@@ -63,11 +56,6 @@ def prolific(number: int) -> dict[str, str]:
 
 def open_from(client, address: str, path: str = "/start", **params):
     return client.get(path, query_string=params, headers={"X-Forwarded-For": address})
-
-
-def token_of(response) -> str:
-    assert response.status_code == 302, response.get_data(as_text=True)[:300]
-    return response.headers["Location"].rsplit("/", 1)[-1]
 
 
 def sessions() -> int:
@@ -96,7 +84,7 @@ def test_a_network_holds_at_most_three_open_sessions(make_app):
     with app.app_context():
         add_documents(10)
         client = app.test_client()
-        tokens = [token_of(open_from(client, HOARDER, **prolific(n))) for n in range(3)]
+        tokens = [token_from(open_from(client, HOARDER, **prolific(n))) for n in range(3)]
         refused = open_from(client, HOARDER, **prolific(3))
         assert refused.status_code == 429
         page = refused.get_data(as_text=True)
@@ -111,7 +99,7 @@ def test_a_network_holds_at_most_three_open_sessions(make_app):
         assert sessions() == 3
         # Another network is not held up; the hoarder's own sessions still resume.
         assert open_from(client, NEIGHBOUR, **prolific(5)).status_code == 302
-        assert token_of(open_from(app.test_client(), HOARDER, **prolific(0))) == tokens[0]
+        assert token_from(open_from(app.test_client(), HOARDER, **prolific(0))) == tokens[0]
         # A submitted session no longer counts: the network may open one more.
         submit_task(client, tokens[0])
         assert open_from(client, HOARDER, **prolific(6)).status_code == 302
@@ -243,7 +231,7 @@ def test_a_start_study_creates_no_session_from_an_unsigned_document_link(make_ap
         assert open_from(app.test_client(), NEIGHBOUR, "/annotate/doc-001").status_code == 403
         assert sessions() == 0
         # The study link works; the session it opened resumes by its proof on either link.
-        token = token_of(open_from(client, NEIGHBOUR, **prolific(1)))
+        token = token_from(open_from(client, NEIGHBOUR, **prolific(1)))
         document = (
             db.session.scalars(db.select(AnnotationSession).filter_by(token=token))
             .one()
@@ -251,7 +239,7 @@ def test_a_start_study_creates_no_session_from_an_unsigned_document_link(make_ap
         )
         other_browser = app.test_client()
         again = open_from(other_browser, NEIGHBOUR, f"/annotate/{document}", **prolific(1))
-        assert token_of(again) == token
+        assert token_from(again) == token
         # A signed link (the researchers' own) still creates a session.
         sig = signed_links.sign(SECRET, "doc-001", "team-1")
         signed = open_from(client, NEIGHBOUR, "/annotate/doc-001", annotator="team-1", sig=sig)
@@ -269,7 +257,7 @@ def test_a_declined_session_stays_ended_and_gives_no_place_back(make_app):
     with app.app_context():
         [document_id] = add_documents(1)
         client = app.test_client()
-        token = token_of(open_from(client, HOARDER, **prolific(1)))
+        token = token_from(open_from(client, HOARDER, **prolific(1)))
         form = {"csrf_token": capability_csrf_token("annotate", token), "decision": "decline"}
         assert client.post(f"/s/{token}/consent", data=form).status_code == 303
         before = db.session.scalars(db.select(AnnotationSession).filter_by(token=token)).one()
@@ -281,13 +269,13 @@ def test_a_declined_session_stays_ended_and_gives_no_place_back(make_app):
         )
         assert client.get(f"/s/{token}").headers["Location"] == f"/s/{token}/end"
         again = open_from(app.test_client(), HOARDER, **prolific(1))  # the link reopened
-        assert token_of(again) == token
+        assert token_from(again) == token
         assert client.get(f"/s/{token}/end").status_code == 200
         db.session.expire_all()
         after = db.session.get(AnnotationSession, before.id)
         assert (after.status, after.outcome) == ("abandoned", "no_consent")
         # Its place went to the next worker, and stays theirs.
-        nxt = token_of(open_from(client, NEIGHBOUR, **prolific(2)))
+        nxt = token_from(open_from(client, NEIGHBOUR, **prolific(2)))
         assert (
             db.session.scalars(db.select(AnnotationSession).filter_by(token=nxt)).one().document_id
             == document_id
@@ -299,7 +287,7 @@ def test_a_failed_training_stays_ended(make_app, tmp_path):
     with app.app_context():
         import_practice(app, tmp_path, {"id": "task-1", "paragraphs": ["Anna met Bob.", "Rain."]})
         client = app.test_client()
-        token = token_of(open_from(client, HOARDER, "/annotate/task-1", **prolific(1)))
+        token = token_from(open_from(client, HOARDER, "/annotate/task-1", **prolific(1)))
         failed = client.post(
             f"/api/sessions/{token}/training",
             json={"document_id": PRACTICE_ID, "annotations": []},
@@ -309,7 +297,7 @@ def test_a_failed_training_stays_ended(make_app, tmp_path):
         heartbeat = client.post(f"/api/sessions/{token}/heartbeat", headers=headers(token))
         assert heartbeat.status_code == 204
         again = open_from(app.test_client(), HOARDER, "/annotate/task-1", **prolific(1))
-        assert token_of(again) == token
+        assert token_from(again) == token
         assert client.get(f"/s/{token}/training").headers["Location"] == f"/s/{token}/end"
         db.session.expire_all()
         stored = db.session.scalars(db.select(AnnotationSession).filter_by(token=token)).one()
@@ -335,7 +323,7 @@ def make_round(app, tmp_path: Path, items: int) -> None:
 def validator(app, number: int, address: str = HOARDER) -> tuple[object, str]:
     client = app.test_client()
     opened = open_from(client, address, "/validate/r1", **prolific(number))
-    return client, token_of(opened)
+    return client, token_from(opened)
 
 
 def next_from(client, token: str, address: str = HOARDER):

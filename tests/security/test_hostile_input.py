@@ -13,8 +13,8 @@ from sqlalchemy import inspect
 from app import create_app
 from app.core.extensions import db
 from app.core.security import capability_csrf_token
-from tests.support.apps import dispose_engines, make_test_config
-from tests.support.routes import route_family, rules, url_for_rule
+from tests.support.apps import dispose_engines, log_in_directly, make_test_config
+from tests.support.routes import assert_walked, route_family, rules, url_for_rule
 
 INJECTIONS = ["' OR '1'='1", "1; DROP TABLE annotations; --", '" OR ""="', "%27%20OR%201=1--"]
 
@@ -110,9 +110,7 @@ def test_mass_assignment_is_rejected(client, world, extra):
 
 def test_sql_injection_strings_in_ids_and_parameters(app, world, researcher):
     client = app.test_client()
-    with client.session_transaction() as session:
-        session["_user_id"] = str(researcher.id)
-        session["_fresh"] = True
+    log_in_directly(client, researcher)
     tables_before = set(inspect(db.engine).get_table_names())
     for injection in INJECTIONS:
         for url in (
@@ -140,12 +138,12 @@ def test_sql_injection_strings_in_ids_and_parameters(app, world, researcher):
 
 def test_security_headers_on_every_page(app, world, researcher):
     client = app.test_client()
-    with client.session_transaction() as session:
-        session["_user_id"] = str(researcher.id)
-        session["_fresh"] = True
+    log_in_directly(client, researcher)
+    walked = []
     for rule, methods in rules(app):
         if "GET" not in methods:
             continue
+        walked.append(rule)
         response = client.get(url_for_rule(rule, world))
         response.close()
         csp = response.headers.get("Content-Security-Policy", "")
@@ -155,6 +153,7 @@ def test_security_headers_on_every_page(app, world, researcher):
         assert response.headers.get("Referrer-Policy") == "same-origin", rule
         if route_family(rule) in ("worker-token", "validator-token"):
             assert "no-store" in response.headers.get("Cache-Control", ""), rule
+    assert_walked(app, walked, "GET")
 
 
 def _failed_logins(client, addresses):

@@ -40,11 +40,10 @@ from tests.support.identity import (
     session_of,
     sessions_count,
     study_taxonomy,
-    token_of,
 )
 from tests.support.prolific import API_TOKEN, prolific_api
 from tests.support.training import right_answers
-from tests.support.worker_api import read_to_the_end
+from tests.support.worker_api import read_to_the_end, token_from
 
 VICTIM = prolific("real-submission")
 JUNK = prolific("junk-submission")
@@ -131,7 +130,7 @@ def test_another_submission_of_a_bound_participant_gets_the_conflict_page(app):
     """The issue's second attack: another document with the victim's PID and one heartbeat
     made /start resume the attacker's session, and the victim's own links got 403."""
     victim = app.test_client()
-    token = token_of(victim.get("/start", query_string=VICTIM))
+    token = token_from(victim.get("/start", query_string=VICTIM))
     attacker = app.test_client()
     for path in ("/start", "/annotate/doc-3", "/id=doc-4"):
         html = refused(attacker.get(path, query_string=JUNK), 409, "already has a submission")
@@ -144,13 +143,13 @@ def test_another_submission_of_a_bound_participant_gets_the_conflict_page(app):
     assert conflict.submission == "junk-submission"
     assert conflict.arrivals == 3 and conflict.decision is None
     # The victim, in their browser and in another, still lands on their own session.
-    assert token_of(victim.get("/start", query_string=VICTIM)) == token
-    assert token_of(app.test_client().get("/start", query_string=VICTIM)) == token
+    assert token_from(victim.get("/start", query_string=VICTIM)) == token
+    assert token_from(app.test_client().get("/start", query_string=VICTIM)) == token
 
 
 def test_the_dashboard_lists_conflicts_and_allow_gives_the_submission_a_session_of_its_own(app):
     victim = app.test_client()
-    token = token_of(victim.get("/start", query_string=VICTIM))
+    token = token_from(victim.get("/start", query_string=VICTIM))
     assert consent(victim, token).status_code == 303
     attacker = app.test_client()
     assert attacker.get("/start", query_string=JUNK).status_code == 409
@@ -176,27 +175,27 @@ def test_the_dashboard_lists_conflicts_and_allow_gives_the_submission_a_session_
         data={"decision": "allowed", "csrf_token": csrf_token},
     )
     assert allowed.status_code == 303
-    other = token_of(attacker.get("/start", query_string=JUNK))
+    other = token_from(attacker.get("/start", query_string=JUNK))
     assert other != token
     assert session_of(other).document_id != session_of(token).document_id
     # What the allowed submission does touches nothing of the first one: it declines,
     # sends heartbeats; the victim's /start still resumes the victim's session at its step.
     assert consent(attacker, other, "decline").status_code == 303
     attacker.post(f"/api/sessions/{other}/heartbeat", headers=csrf(other))
-    assert token_of(victim.get("/start", query_string=VICTIM)) == token
+    assert token_from(victim.get("/start", query_string=VICTIM)) == token
     assert session_of(token).outcome is None
     assert victim.get(f"/s/{token}").headers["Location"] == f"/s/{token}/training"
 
 
 def test_what_an_allowed_submission_fails_in_training_does_not_fail_another(app):
     victim = app.test_client()
-    token = token_of(victim.get("/start", query_string=VICTIM))
+    token = token_from(victim.get("/start", query_string=VICTIM))
     attacker = app.test_client()
     attacker.get("/start", query_string=JUNK)
     conflict = db.session.scalars(db.select(IdentityConflict)).one()
     conflict.decision = "allowed"
     db.session.commit()
-    other = token_of(attacker.get("/start", query_string=JUNK))
+    other = token_from(attacker.get("/start", query_string=JUNK))
     consent(attacker, other)
     assert practice_check(attacker, other, []).get_json()["failed"] is True
     assert session_of(other).outcome == "failed_training"
@@ -222,11 +221,11 @@ def test_an_open_submission_of_the_participant_is_verified(make_app, api):
     api.submissions["real-submission"] = ("victim-pid", STUDY_ID, "ACTIVE")
     app = api_app(make_app, api)
     with app.app_context():
-        token = token_of(app.test_client().get("/start", query_string=VICTIM))
+        token = token_from(app.test_client().get("/start", query_string=VICTIM))
         assert session_of(token).verification == "verified"
         assert api.asked == [("/api/v1/submissions/real-submission/", f"Token {API_TOKEN}")]
         # Reopening the link asks nothing more: the submission has its session.
-        assert token_of(app.test_client().get("/start", query_string=VICTIM)) == token
+        assert token_from(app.test_client().get("/start", query_string=VICTIM)) == token
         assert len(api.asked) == 1
 
 
@@ -260,7 +259,7 @@ def test_without_an_answer_in_time_the_worker_is_let_in_unverified(make_app, api
         api.delay = 1.0
     app = api_app(make_app, api, PROLIFIC_API_TIMEOUT=0.3)
     with app.app_context():
-        token = token_of(app.test_client().get("/start", query_string=VICTIM))
+        token = token_from(app.test_client().get("/start", query_string=VICTIM))
         assert session_of(token).verification == "unverified"
         console = researcher_client(app)
         page = console.get("/research/").get_data(as_text=True)
@@ -283,7 +282,7 @@ def test_training_moves_and_text_are_refused_before_consent(app):
     """The issue's first attack: one empty training check before consent failed the victim
     for good, and PUT /position answered paragraph text before consent."""
     client = app.test_client()
-    token = token_of(client.get("/start", query_string=VICTIM))
+    token = token_from(client.get("/start", query_string=VICTIM))
     check = practice_check(client, token, [])
     assert check.status_code == 409 and check.get_json()["error"]["code"] == "step_pending"
     assert db.session.scalar(db.select(db.func.count(TrainingAttempt.id))) == 0
@@ -311,17 +310,17 @@ def test_declining_under_a_workers_id_does_not_lock_their_assignment_out(make_ap
     with app.app_context():
         forged = {"workerId": "VICTIM", "assignmentId": "A-junk", "turkSubmitTo": SANDBOX}
         attacker = app.test_client()
-        junk = token_of(attacker.get("/start", query_string=forged))
+        junk = token_from(attacker.get("/start", query_string=forged))
         assert consent(attacker, junk, "decline").headers["Location"] == f"/s/{junk}/end"
         real = {"workerId": "VICTIM", "assignmentId": "A-real", "turkSubmitTo": SANDBOX}
         worker = app.test_client()
-        token = token_of(worker.get("/start", query_string=real))
+        token = token_from(worker.get("/start", query_string=real))
         assert token != junk
         session = session_of(token)
         assert (session.outcome, session.submission) == (None, "A-real")
         assert worker.get(f"/s/{token}").headers["Location"] == f"/s/{token}/consent"
         # Reopening the HIT lands on the same session (one assignment, one session).
-        assert token_of(app.test_client().get("/start", query_string=real)) == token
+        assert token_from(app.test_client().get("/start", query_string=real)) == token
 
 
 # --- the study's Prolific id -----------------------------------------------------------------
@@ -348,7 +347,7 @@ def test_production_refuses_prolific_arrivals_until_the_study_names_its_id(
     with app.app_context():
         no_submission = {"PROLIFIC_PID": "victim-pid", "STUDY_ID": STUDY_ID}
         refused(app.test_client().get("/start", query_string=no_submission), 400, "study link")
-        assert token_of(app.test_client().get("/start", query_string=VICTIM))
+        assert token_from(app.test_client().get("/start", query_string=VICTIM))
 
 
 def test_check_taxonomy_reports_a_prolific_study_without_its_id(make_app, tmp_path):
@@ -369,7 +368,7 @@ def test_failing_training_cannot_be_retried_under_another_study_id_or_submission
     """The issue: another document's link with another STUDY_ID, or none, trained again,
     and the second try passed."""
     client = app.test_client()
-    token = token_of(client.get("/start", query_string=VICTIM))
+    token = token_from(client.get("/start", query_string=VICTIM))
     consent(client, token)
     assert practice_check(client, token, []).get_json()["failed"] is True
     for study in ("another-study", None):
@@ -377,7 +376,7 @@ def test_failing_training_cannot_be_retried_under_another_study_id_or_submission
         refused(retry, 403, "another study")
     refused(client.get("/annotate/doc-3", query_string=prolific("x-3")), 409, "already has")
     # The same submission on another document's link: its own session, at its end.
-    again = token_of(client.get("/annotate/doc-3", query_string=VICTIM))
+    again = token_from(client.get("/annotate/doc-3", query_string=VICTIM))
     assert again == token
     assert client.get(f"/s/{token}").headers["Location"] == f"/s/{token}/end"
     assert sessions_count() == 1
@@ -389,7 +388,7 @@ def test_training_attempts_are_numbered_atomically_per_worker_and_study(make_app
     with app.app_context():
         client = app.test_client()
         tokens = [
-            token_of(client.get(f"/annotate/{doc}", query_string={"annotator": "w1"}))
+            token_from(client.get(f"/annotate/{doc}", query_string={"annotator": "w1"}))
             for doc in ("doc-1", "doc-2", "doc-3", "doc-4")
         ]
         for token in tokens:
@@ -454,13 +453,13 @@ def test_failed_checks_is_final_on_every_later_document(make_app, tmp_path):
         assert imported.exit_code == 0, imported.output
         client = app.test_client()
         alice = {"annotator": "alice"}
-        early = token_of(client.get("/annotate/doc-4", query_string=alice))  # opened before
-        failing = token_of(client.get("/annotate/check-1", query_string=alice))
+        early = token_from(client.get("/annotate/doc-4", query_string=alice))  # opened before
+        failing = token_from(client.get("/annotate/check-1", query_string=alice))
         client.get(f"/s/{failing}")
         read_to_the_end(client, failing, 2)
         done = client.post(f"/api/sessions/{failing}/submit", headers=csrf(failing))
         assert done.get_json()["outcome"] == "failed_checks"
-        later = token_of(client.get("/annotate/doc-2", query_string=alice))
+        later = token_from(client.get("/annotate/doc-2", query_string=alice))
         assert client.get(f"/s/{later}").headers.get("Location") == f"/s/{later}/end"
         end = client.get(f"/s/{later}/end").get_data(as_text=True)
         assert "Your part in this study has ended" in end
@@ -501,17 +500,17 @@ def test_reopening_the_study_link_after_submit_resumes_the_same_session(make_app
     app = make_app(path)
     with app.app_context():
         client = app.test_client()
-        token = token_of(client.get("/start", query_string=VICTIM))
+        token = token_from(client.get("/start", query_string=VICTIM))
         consent(client, token)
         assert client.get(f"/s/{token}").status_code == 200
         read_to_the_end(client, token, 2)
         client.post(f"/api/sessions/{token}/submit", headers=csrf(token))
         for browser in (client, app.test_client()):
             again = browser.get("/start", query_string=VICTIM)
-            assert token_of(again) == token
+            assert token_from(again) == token
             assert browser.get(f"/s/{token}").headers["Location"] == f"/s/{token}/survey/after"
         client.post(f"/s/{token}/survey/after", data=form(token, **{"q-fine": "ok"}))
-        assert token_of(client.get("/start", query_string=VICTIM)) == token
+        assert token_from(client.get("/start", query_string=VICTIM)) == token
         assert client.get(f"/s/{token}/complete").status_code == 200
         submission = db.select(db.func.count(AnnotationSession.id)).filter_by(
             submission="real-submission"
@@ -520,11 +519,11 @@ def test_reopening_the_study_link_after_submit_resumes_the_same_session(make_app
         assert sessions_count() == 1
         # A signed (here: unsigned, testing) annotator link still gets another document.
         named = app.test_client()
-        first = token_of(named.get("/start", query_string={"annotator": "lab-member"}))
+        first = token_from(named.get("/start", query_string={"annotator": "lab-member"}))
         session = session_of(first)
         session.status = "submitted"
         db.session.commit()
-        assert token_of(named.get("/start", query_string={"annotator": "lab-member"})) != first
+        assert token_from(named.get("/start", query_string={"annotator": "lab-member"})) != first
 
 
 def test_one_submission_arriving_at_once_is_one_session(app):
@@ -547,7 +546,7 @@ def test_one_submission_arriving_at_once_is_one_session(app):
     for thread in threads:
         thread.join()
     assert sorted(r.status_code for r in answers) == [302] * 10
-    assert len({token_of(r) for r in answers}) == 1
+    assert len({token_from(r) for r in answers}) == 1
     assert sessions_count() == 1
 
 

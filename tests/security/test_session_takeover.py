@@ -8,9 +8,6 @@ opened the session, the platform's per-submission secret, or a signed annotator 
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 
 from app.core.extensions import db
@@ -18,9 +15,11 @@ from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.models import AnnotationSession, Annotator, ValidationSession
 from app.rules.platforms import mturk_submit_url
-from config.settings import DEFAULT_TAXONOMY, config_for
+from config.settings import config_for
 from tests.support import signed_links
 from tests.support.apps import app_factory, make_test_config
+from tests.support.taxonomies import taxonomy_variant
+from tests.support.worker_api import token_from
 
 SECRET = "a-production-secret-key-of-more-than-32-characters"
 SANDBOX = "https://workersandbox.mturk.com"
@@ -32,14 +31,6 @@ CONFLICT = "already has a submission in this study"  # another SESSION_ID of a b
 def sign(target: str, name: str, key: str = SECRET) -> str:
     """The `sig` of a link to TARGET for NAME (docs/contracts.md#signed-links)."""
     return signed_links.sign(key, target, name)
-
-
-def taxonomy_file(tmp_path: Path, study_lines: str) -> str:
-    """The default taxonomy with more lines in its study section."""
-    text = DEFAULT_TAXONOMY.read_text(encoding="utf-8")
-    path = tmp_path / "taxonomy.yaml"
-    path.write_text(text.replace("study:\n", f"study:\n{study_lines}", 1), encoding="utf-8")
-    return str(path)
 
 
 @pytest.fixture
@@ -72,14 +63,6 @@ def world(make_app, database_uri, tmp_path):
         assert result.exit_code == 0, result.output
         db.session.remove()
     return make_app
-
-
-def token_of(response) -> str:
-    """The token of the /s/ or /v/ page a start link redirected to."""
-    assert response.status_code == 302, response.get_data(as_text=True)[:400]
-    match = re.fullmatch(r"/[sv]/([A-Za-z0-9_-]+)", response.headers["Location"])
-    assert match, response.headers["Location"]
-    return match.group(1)
 
 
 def assert_refused(response, *tokens: str, status: int = 403, says: str = REFUSED) -> None:
@@ -123,7 +106,7 @@ OPEN_PATHS = ["/annotate/doc-1", "/id=doc-1", "/start", "/validate/r1"]
 def test_a_prolific_id_does_not_open_the_victims_session(world, path, forged):
     app = world()
     with app.app_context():
-        victim = token_of(app.test_client().get(path, query_string=PROLIFIC))
+        victim = token_from(app.test_client().get(path, query_string=PROLIFIC))
         attacker = app.test_client().get(path, query_string=forged)
         if forged.get("SESSION_ID") == "guess" and path != "/validate/r1":
             # Another submission of the bound participant in the same study (issue 26).
@@ -137,7 +120,7 @@ def test_a_prolific_id_does_not_open_the_victims_session(world, path, forged):
 def test_a_worker_id_does_not_open_the_victims_session_nor_move_its_submit_target(world, path):
     app = world()
     with app.app_context():
-        victim = token_of(app.test_client().get(path, query_string=MTURK))
+        victim = token_from(app.test_client().get(path, query_string=MTURK))
         for forged in (
             {"workerId": "VICTIM"},
             {"workerId": "VICTIM", "assignmentId": "A-evil", "turkSubmitTo": SANDBOX},
@@ -147,7 +130,7 @@ def test_a_worker_id_does_not_open_the_victims_session_nor_move_its_submit_targe
             if path == "/start" and "assignmentId" in forged:
                 # Another assignment is another session on another document (issue 27
                 # point 2): never the victim's.
-                assert token_of(answer) != victim
+                assert token_from(answer) != victim
             else:
                 assert_refused(answer, victim)
         assert stored_params(victim) == {
@@ -163,7 +146,7 @@ def test_an_unsigned_annotator_name_does_not_open_the_victims_session_in_product
     target = {"/start": "start", "/validate/r1": "round:r1"}.get(path, "doc-1")
     with app.app_context():
         signed = {"annotator": "alice", "sig": sign(target, "alice")}
-        victim = token_of(app.test_client().get(path, query_string=signed))
+        victim = token_from(app.test_client().get(path, query_string=signed))
         for forged in (
             {"annotator": "alice"},
             {"annotator": "alice", "sig": "0" * 64},
@@ -190,27 +173,27 @@ def test_the_browser_that_opened_a_session_resumes_it(world, path):
     app = world()
     with app.app_context():
         browser = app.test_client()
-        token = token_of(browser.get(path, query_string=PROLIFIC))
+        token = token_from(browser.get(path, query_string=PROLIFIC))
         # The same browser comes back through a link without the per-submission secret.
-        assert token_of(browser.get(path, query_string={"PROLIFIC_PID": "victim-pid"})) == token
-        mturk_token = token_of(browser.get(path, query_string={**MTURK, "workerId": "W2"}))
-        assert token_of(browser.get(path, query_string={"workerId": "W2"})) == mturk_token
+        assert token_from(browser.get(path, query_string={"PROLIFIC_PID": "victim-pid"})) == token
+        mturk_token = token_from(browser.get(path, query_string={**MTURK, "workerId": "W2"}))
+        assert token_from(browser.get(path, query_string={"workerId": "W2"})) == mturk_token
 
 
 @pytest.mark.parametrize("path", OPEN_PATHS)
 def test_prolific_session_id_with_pid_and_study_resumes_in_another_browser(world, path):
     app = world()
     with app.app_context():
-        token = token_of(app.test_client().get(path, query_string=PROLIFIC))
-        assert token_of(app.test_client().get(path, query_string=PROLIFIC)) == token
+        token = token_from(app.test_client().get(path, query_string=PROLIFIC))
+        assert token_from(app.test_client().get(path, query_string=PROLIFIC)) == token
 
 
 @pytest.mark.parametrize("path", OPEN_PATHS)
 def test_mturk_assignment_in_progress_resumes_in_another_browser(world, path):
     app = world()
     with app.app_context():
-        token = token_of(app.test_client().get(path, query_string=MTURK))
-        assert token_of(app.test_client().get(path, query_string=MTURK)) == token
+        token = token_from(app.test_client().get(path, query_string=MTURK))
+        assert token_from(app.test_client().get(path, query_string=MTURK)) == token
 
 
 @pytest.mark.parametrize("path", OPEN_PATHS)
@@ -220,7 +203,7 @@ def test_a_new_assignment_never_rewrites_the_submit_target_of_another(world, pat
     app = world()
     with app.app_context():
         browser = app.test_client()
-        token = token_of(browser.get(path, query_string=MTURK))
+        token = token_from(browser.get(path, query_string=MTURK))
         other_assignment = {
             **MTURK,
             "assignmentId": "A-new",
@@ -228,12 +211,12 @@ def test_a_new_assignment_never_rewrites_the_submit_target_of_another(world, pat
         }
         if path == "/start":
             # The study link: one assignment, one session and one document (issue 27).
-            other = token_of(app.test_client().get(path, query_string=other_assignment))
+            other = token_from(app.test_client().get(path, query_string=other_assignment))
             assert other != token
-            assert token_of(browser.get(path, query_string=other_assignment)) == other
+            assert token_from(browser.get(path, query_string=other_assignment)) == other
         else:
             assert_refused(app.test_client().get(path, query_string=other_assignment), token)
-            assert token_of(browser.get(path, query_string=other_assignment)) == token
+            assert token_from(browser.get(path, query_string=other_assignment)) == token
         assert stored_params(token) == {
             "assignment_id": "A-victim",
             "hit_id": "H1",
@@ -248,17 +231,17 @@ def test_a_signed_link_resumes_in_another_browser(world, env, path):
     target = {"/start": "start", "/validate/r1": "round:r1"}.get(path, "doc-1")
     query = {"annotator": "alice", "sig": sign(target, "alice")}
     with app.app_context():
-        token = token_of(app.test_client().get(path, query_string=query))
-        assert token_of(app.test_client().get(path, query_string=query)) == token
+        token = token_from(app.test_client().get(path, query_string=query))
+        assert token_from(app.test_client().get(path, query_string=query)) == token
 
 
 @pytest.mark.parametrize("env", ["testing", "development"])
 def test_unsigned_names_work_in_development_and_testing(world, env):
     app = world(env)
     with app.app_context():
-        token = token_of(app.test_client().get("/annotate/doc-1?annotator=carol"))
-        assert token_of(app.test_client().get("/annotate/doc-1?annotator=carol")) == token
-        assert token_of(app.test_client().get("/validate/r1?annotator=carol"))
+        token = token_from(app.test_client().get("/annotate/doc-1?annotator=carol"))
+        assert token_from(app.test_client().get("/annotate/doc-1?annotator=carol")) == token
+        assert token_from(app.test_client().get("/validate/r1?annotator=carol"))
 
 
 def test_a_new_identity_on_a_new_document_still_opens_a_new_session(world):
@@ -266,9 +249,11 @@ def test_a_new_identity_on_a_new_document_still_opens_a_new_session(world):
     no access to the identity's other sessions."""
     app = world()
     with app.app_context():
-        victim = token_of(app.test_client().get("/annotate/doc-1", query_string=PROLIFIC))
+        victim = token_from(app.test_client().get("/annotate/doc-1", query_string=PROLIFIC))
         attacker = app.test_client()
-        own = token_of(attacker.get("/annotate/doc-2", query_string={"PROLIFIC_PID": "victim-pid"}))
+        own = token_from(
+            attacker.get("/annotate/doc-2", query_string={"PROLIFIC_PID": "victim-pid"})
+        )
         assert own != victim
         assert_refused(
             attacker.get("/annotate/doc-1", query_string={"PROLIFIC_PID": "victim-pid"}), victim
@@ -321,7 +306,7 @@ def test_mturk_origins_are_accepted(world, value):
     app = world()
     with app.app_context():
         query = {"workerId": "W9", "assignmentId": "A9", "turkSubmitTo": value}
-        token = token_of(app.test_client().get("/annotate/doc-1", query_string=query))
+        token = token_from(app.test_client().get("/annotate/doc-1", query_string=query))
         assert stored_params(token)["turk_submit_to"] == origin
 
 
@@ -340,33 +325,39 @@ def test_production_asks_for_the_study_link_instead_of_making_anonymous_workers(
 
 
 def test_a_study_may_accept_anonymous_workers(world, tmp_path):
-    app = world("production", TAXONOMY_PATH=taxonomy_file(tmp_path, "  anonymous: true\n"))
+    app = world(
+        "production",
+        TAXONOMY_PATH=str(taxonomy_variant(tmp_path, study_lines="  anonymous: true\n")),
+    )
     with app.app_context():
         browser = app.test_client()
         response = browser.get("/start")
-        token = token_of(response)
+        token = token_from(response)
         assert "Secure" in response.headers["Set-Cookie"]
-        assert token_of(browser.get("/start")) == token
+        assert token_from(browser.get("/start")) == token
         # A made-up anonymous cookie is not one the app issued: a new worker, not theirs.
         forger = app.test_client()
         forger.set_cookie("falte_anon", "A" * 24)
-        assert token_of(forger.get("/start")) != token
+        assert token_from(forger.get("/start")) != token
 
 
 def test_a_cookie_from_the_app_still_opens_in_production(world, tmp_path):
     """A worker remembered by the anonymous cookie (from a study that accepted them) keeps
     working after the study stops accepting new anonymous workers."""
-    anonymous = world("production", TAXONOMY_PATH=taxonomy_file(tmp_path, "  anonymous: true\n"))
+    anonymous = world(
+        "production",
+        TAXONOMY_PATH=str(taxonomy_variant(tmp_path, study_lines="  anonymous: true\n")),
+    )
     with anonymous.app_context():
         browser = anonymous.test_client()
-        token = token_of(browser.get("/annotate/doc-1"))
+        token = token_from(browser.get("/annotate/doc-1"))
         cookies = {name: browser.get_cookie(name).value for name in ("falte_anon",)}
     app = world("production")
     with app.app_context():
         later = app.test_client()  # the same browser, after a redeploy without anonymous
         for name, value in cookies.items():
             later.set_cookie(name, value)
-        assert token_of(later.get("/annotate/doc-1")) == token
+        assert token_from(later.get("/annotate/doc-1")) == token
 
 
 def _opens(app, addresses, path="/annotate/doc-1"):

@@ -10,8 +10,8 @@ from app import create_app
 from app.core.extensions import db
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
-from tests.support.apps import dispose_engines, make_test_config
-from tests.support.routes import rules, url_for_rule
+from tests.support.apps import dispose_engines, log_in_directly, make_test_config
+from tests.support.routes import assert_walked, rules, url_for_rule
 
 FRAMED_PAGES = ("/annotate/", "/id=", "/start", "/s/", "/validate/", "/v/")
 GOLD = [{"paragraph_id": 0, "start": 0, "end": 4, "category": "ungrammatical"}]
@@ -57,12 +57,12 @@ def test_frame_ancestors_per_blueprint(app, world, researcher):
     configured = app.config["FRAME_ANCESTORS"]
     assert configured != "'none'"
     client = app.test_client()
-    with client.session_transaction() as session:
-        session["_user_id"] = str(researcher.id)
-    seen = {"framed": 0, "research": 0}
+    log_in_directly(client, researcher)
+    seen, walked = {"framed": 0, "research": 0}, []
     for rule, methods in rules(app):
         if "GET" not in methods:
             continue
+        walked.append(rule)
         url = url_for_rule(rule, world)
         response = client.get(url)
         response.close()
@@ -73,6 +73,7 @@ def test_frame_ancestors_per_blueprint(app, world, researcher):
         elif not url.startswith("/api/"):  # JSON is not framed: either value is harmless
             assert value == "'none'", url
             seen["research"] += url.startswith("/research/")
+    assert_walked(app, walked, "GET")
     # The researcher's own error pages too (e.g. an unknown round).
     assert _frame_ancestors(client.get("/research/rounds/no-such-round")) == "'none'"
     assert _frame_ancestors(client.get("/s/no-such-token")) == configured

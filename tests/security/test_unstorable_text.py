@@ -13,7 +13,8 @@ import re
 import pytest
 
 from app.core.security import capability_csrf_token
-from tests.support.routes import route_family, rules, url_for_rule
+from tests.support.apps import log_in_directly
+from tests.support.routes import assert_walked, route_family, rules, url_for_rule
 
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 NUL_SEGMENT = "a%00b"
@@ -21,9 +22,7 @@ NUL_SEGMENT = "a%00b"
 
 def _client(app, researcher):
     client = app.test_client()
-    with client.session_transaction() as session:
-        session["_user_id"] = str(researcher.id)
-        session["_fresh"] = True
+    log_in_directly(client, researcher)
     return client
 
 
@@ -53,15 +52,21 @@ def _assert_refused(response, where: str, status: int = 400) -> None:
         assert response.is_json, where
 
 
-def _each_route(app, world):
-    for rule, methods in rules(app):
-        for method in methods:
-            yield rule, method, url_for_rule(rule, world)
+def _each_route(app, world) -> list[tuple[str, str, str]]:
+    """(rule, method, URL) of every route of the URL map; checked to be all of them."""
+    walk = [
+        (rule, method, url_for_rule(rule, world))
+        for rule, methods in rules(app)
+        for method in methods
+    ]
+    assert_walked(app, [rule for rule, _, _ in walk])
+    return walk
 
 
 def test_a_nul_in_any_path_segment(app, world, researcher):
-    checked = 0
+    checked, walked = 0, []
     for rule, methods in rules(app):
+        walked.append(rule)
         variables = re.findall(r"<([^>]+)>", rule)
         if not variables:
             continue
@@ -75,6 +80,7 @@ def test_a_nul_in_any_path_segment(app, world, researcher):
             else:
                 _assert_refused(response, where)
                 checked += 1
+    assert_walked(app, walked)
     assert checked >= 10
 
 

@@ -1,10 +1,14 @@
 """A document with three annotators' submitted sessions, to adjudicate (shared by the
-integration and Chromium tests)."""
+integration and Chromium tests), and a researcher's adjudication API calls."""
 
 from __future__ import annotations
 
+import re
+import uuid
+
 from app.core.extensions import db
-from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph
+from app.models import Annotation, AnnotationSession, Document, Paragraph
+from tests.support.rows import add_span, direct_annotator
 
 DOC_ID = "adj-doc"
 PARAGRAPHS = [
@@ -12,6 +16,9 @@ PARAGRAPHS = [
     "Then Anna met Bob again at the mill. It rained 🌧 all day.",
 ]
 ANNOTATORS = ("ann-1", "ann-2", "ann-3")
+STATE_URL = f"/research/api/documents/{DOC_ID}/adjudication"
+DECIDE_URL = f"{STATE_URL}/decisions"
+JSON = {"Accept": "application/json"}
 
 
 def _span(paragraph: int, text: str, occurrence: int = 0) -> tuple[int, int, int]:
@@ -41,16 +48,9 @@ MARKS = [
 def submitted_session(document_id: int, annotator: str, furthest: int) -> AnnotationSession:
     """A submitted session of the direct annotator `annotator` (created when new) on the
     document, at its paragraph `furthest`; flushed, so it has its id."""
-    found = db.session.scalar(
-        db.select(Annotator).filter_by(platform="direct", external_id=annotator)
-    )
-    if found is None:
-        found = Annotator(platform="direct", external_id=annotator)
-        db.session.add(found)
-        db.session.flush()
     session = AnnotationSession(
         document_id=document_id,
-        annotator_id=found.id,
+        annotator_id=direct_annotator(annotator).id,
         status="submitted",
         position=furthest,
         furthest=furthest,
@@ -98,18 +98,15 @@ def seed_document(
                 "paired_end": p_end,
                 "paired_text": paragraphs[p_par][p_start:p_end],
             }
-        db.session.add(
-            Annotation(
-                session_id=sessions[name].id,
-                client_id=f"00000000-0000-4000-8000-{index:012d}",
-                paragraph_id=paragraph,
-                span_start=start,
-                span_end=end,
-                span_text=paragraphs[paragraph][start:end],
-                category=category,
-                comment=comment,
-                **values,
-            )
+        add_span(
+            sessions[name].id,
+            paragraph,
+            start,
+            paragraphs[paragraph][start:end],
+            category,
+            client_id=f"00000000-0000-4000-8000-{index:012d}",
+            comment=comment,
+            **values,
         )
     db.session.commit()
     return document
@@ -128,3 +125,45 @@ def seed_graded_document() -> Document:
         row.severity = severity
     db.session.commit()
     return document
+
+
+# --- the researcher's adjudication API ------------------------------------------------
+
+
+def csrf_token(client) -> str:
+    """The CSRF token of the adjudication page of DOC_ID."""
+    page = client.get(f"/research/documents/{DOC_ID}/adjudicate")
+    assert page.status_code == 200
+    return re.search(r'name="csrf-token" content="([^"]+)"', page.text).group(1)
+
+
+def decide(client, token, **body):
+    """POST a decision on DOC_ID (a fresh id unless given)."""
+    body.setdefault("id", str(uuid.uuid4()))
+    return client.post(DECIDE_URL, json=body, headers={"X-CSRFToken": token, **JSON})
+
+
+def candidates(client) -> list[dict]:
+    """DOC_ID's candidates, as the page reads them."""
+    return client.get(STATE_URL, headers=JSON).get_json()["candidates"]
+
+
+def by_category(client, category: str) -> dict:
+    """The first candidate of a category."""
+    return next(c for c in candidates(client) if c["category"] == category)
+
+
+def adjudicate_all(client) -> None:
+    """Accept, merge, reject, keep one as is and add an own span."""
+    token = csrf_token(client)
+    decide(client, token, candidate=by_category(client, "new-person")["key"], decision="merge")
+    decide(client, token, candidate=by_category(client, "missing-info")["key"], decision="reject")
+    decide(client, token, candidate=by_category(client, "repetition")["key"], decision="accept")
+    decide(
+        client,
+        token,
+        decision="own",
+        category="abrupt-transition",
+        span={"paragraph_id": 1, "start": 0, "end": 4, "text": "Then"},
+        note="my own",
+    )

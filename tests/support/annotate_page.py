@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from playwright.sync_api import Page, expect
@@ -79,8 +79,11 @@ def select_span(
     last = page.evaluate(CHAR_RECT_JS, [paragraph, last_unit])
     begin = (first["left"] + 1, (first["top"] + first["bottom"]) / 2)
     finish = (last["right"] - 1, (last["top"] + last["bottom"]) / 2)
-    if backwards:
-        begin, finish = finish, begin
+    drag(page, *((finish, begin) if backwards else (begin, finish)))
+
+
+def drag(page: Page, begin: tuple[float, float], finish: tuple[float, float]) -> None:
+    """Press the mouse at `begin`, move it to `finish` in steps, release it."""
     page.mouse.move(*begin)
     page.mouse.down()
     page.mouse.move((begin[0] + finish[0]) / 2, (begin[1] + finish[1]) / 2, steps=3)
@@ -108,6 +111,32 @@ def wait_for_value(page: Page, script: str, expected: Any, timeout: float = 5.0)
         page.wait_for_timeout(50)
         value = page.evaluate(script)
     assert value == expected, f"{script} returned {value!r}, expected {expected!r}"
+
+
+def wait_until(page: Page, condition: Callable[[], Any], timeout: float = 5.0) -> None:
+    """Poll `condition` (letting the page run meanwhile) until it is true."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"still false after {timeout} s: {condition}"
+        page.wait_for_timeout(50)
+
+
+def resize(page: Page, width: int, height: int = 800) -> None:
+    """Set the viewport and wait until the page is laid out at that width."""
+    page.set_viewport_size({"width": width, "height": height})
+    wait_for_value(page, "innerWidth", width)
+
+
+def settled(page: Page, locator) -> None:
+    """Wait until the element stops moving (smooth scrolling done)."""
+    before, now = None, locator.bounding_box()
+
+    def still() -> bool:
+        nonlocal before, now
+        before, now = now, locator.bounding_box()
+        return before == now
+
+    wait_until(page, still)
 
 
 def submit_task(page: Page) -> None:

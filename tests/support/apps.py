@@ -32,6 +32,13 @@ def require_or_skip(reason: str) -> None:
     pytest.skip(reason)
 
 
+def log_in_directly(client, researcher) -> None:
+    """Log a test client in as `researcher` (Flask-Login's session set directly, fresh)."""
+    with client.session_transaction() as session:
+        session["_user_id"] = str(researcher.id)
+        session["_fresh"] = True
+
+
 def make_test_config(database_uri: str, **overrides) -> dict:
     """The app config used by integration tests."""
     config = {

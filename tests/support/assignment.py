@@ -3,26 +3,22 @@ the sessions they get."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 from app.core.extensions import db
-from app.models import AnnotationSession, Document, Paragraph
-from config.settings import DEFAULT_TAXONOMY
+from app.models import AnnotationSession, Document, Paragraph, utcnow
+from tests.support.taxonomies import taxonomy_variant
+from tests.support.worker_api import token_from
 
 GOLD = [{"paragraph_id": 0, "start": 0, "end": 4, "category": "new-person"}]
 
 
 def taxonomy_with(tmp_path: Path, **study) -> str:
     """A copy of the default taxonomy with other study settings."""
-    text = DEFAULT_TAXONOMY.read_text(encoding="utf-8")
-    head, rest = text.split("study:\n", 1)
-    rest = rest.split("validation:", 1)[1]
     lines = "".join(f"  {key}: {value}\n" for key, value in study.items())
-    path = tmp_path / "taxonomy.yaml"
-    path.write_text(f"{head}study:\n{lines}validation:{rest}", encoding="utf-8")
-    return str(path)
+    return str(taxonomy_variant(tmp_path, study=lines))
 
 
 def add_documents(count: int, checks: int = 0) -> list[int]:
@@ -54,8 +50,7 @@ def start(client, worker: str, **params):
 
 def session_of(response) -> AnnotationSession:
     """The session a /start response redirected to."""
-    assert response.status_code == 302, response.get_data(as_text=True)[:500]
-    token = re.fullmatch(r"/s/([A-Za-z0-9_-]+)", response.headers["Location"]).group(1)
+    token = token_from(response)
     db.session.expire_all()
     return db.session.scalars(db.select(AnnotationSession).filter_by(token=token)).one()
 
@@ -77,3 +72,13 @@ def assert_no_tasks(response) -> None:
     html = response.get_data(as_text=True)
     assert "No tasks left" in html
     assert "completion code:" not in html.lower()
+
+
+def idle_for(session: AnnotationSession, minutes: float, column: str = "last_seen_at") -> None:
+    """Pretend the session's last activity (or another moment, `column`) was `minutes` ago."""
+    db.session.execute(
+        db.update(AnnotationSession)
+        .where(AnnotationSession.id == session.id)
+        .values({column: utcnow() - timedelta(minutes=minutes)})
+    )
+    db.session.commit()

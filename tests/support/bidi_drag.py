@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page
 
-from tests.support.annotate_page import utf16
+from tests.support.annotate_page import drag, utf16
 
 BOUNDARY_POINT_JS = """
 ([paragraph, offset]) => {
@@ -97,10 +97,4 @@ def drag_select(
     page.locator(f'[data-paragraph="{paragraph}"]').scroll_into_view_if_needed()
     begin = boundary_point(page, paragraph, utf16(text, start))
     finish = boundary_point(page, paragraph, utf16(text, end))
-    if backwards:
-        begin, finish = finish, begin
-    page.mouse.move(*begin)
-    page.mouse.down()
-    page.mouse.move((begin[0] + finish[0]) / 2, (begin[1] + finish[1]) / 2, steps=3)
-    page.mouse.move(*finish, steps=3)
-    page.mouse.up()
+    drag(page, *((finish, begin) if backwards else (begin, finish)))

@@ -12,6 +12,7 @@ from app.core.security import capability_csrf_token
 from app.imports.document_formats import parse_documents
 from app.imports.document_store import import_documents
 from app.taxonomy import current_taxonomy
+from tests.support.worker_api import token_from
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 WORD = re.compile(r"\w+(?: \w+){0,3}")
@@ -37,7 +38,7 @@ def seed_demo_study(app, workers: int = 3, seed: int = 1) -> None:
     for w in range(workers):
         for d, document in enumerate(documents):
             opened = client.get(f"/annotate/{document}?annotator=demo-{w + 1:02d}")
-            token = opened.headers["Location"].rsplit("/", 1)[-1]
+            token = token_from(opened)
             with app.app_context():
                 headers = {"X-CSRFToken": capability_csrf_token("annotate", token)}
             state = client.get(f"/api/sessions/{token}").get_json()

@@ -12,15 +12,14 @@ import uuid
 
 from app.core.extensions import db
 from app.models import (
-    Annotation,
     AnnotationSession,
-    Annotator,
     Document,
     Paragraph,
     Suggestion,
     SuggestionRejection,
     utcnow,
 )
+from tests.support.rows import add_span, direct_annotator
 
 PARAGRAPHS = ["Anna met Bob. They talked.", "Then it rained."]
 GOLD = [{"paragraph_id": 0, "start": 0, "end": 4, "category": "new-person"}]
@@ -52,16 +51,9 @@ def session(
     doc: Document, worker: str, spans=(), status: str = "submitted", **fields
 ) -> AnnotationSession:
     """A session of the direct worker `worker` on `doc` with live `spans`."""
-    annotator = db.session.scalar(
-        db.select(Annotator).filter_by(platform="direct", external_id=worker)
-    )
-    if annotator is None:
-        annotator = Annotator(platform="direct", external_id=worker)
-        db.session.add(annotator)
-        db.session.flush()
     row = AnnotationSession(
         document_id=doc.id,
-        annotator_id=annotator.id,
+        annotator_id=direct_annotator(worker).id,
         status=status,
         furthest=len(PARAGRAPHS) - 1,
         position=0,
@@ -74,18 +66,14 @@ def session(
     db.session.add(row)
     db.session.flush()
     for paragraph_id, start, end, category, *suggestion in spans:
-        db.session.add(
-            Annotation(
-                session_id=row.id,
-                client_id=str(uuid.uuid4()),
-                paragraph_id=paragraph_id,
-                span_start=start,
-                span_end=end,
-                span_text=PARAGRAPHS[paragraph_id][start:end],
-                category=category,
-                suggestion_id=suggestion[0] if suggestion else None,
-                origin="suggestion-accepted" if suggestion else "worker",
-            )
+        add_span(
+            row.id,
+            paragraph_id,
+            start,
+            PARAGRAPHS[paragraph_id][start:end],
+            category,
+            suggestion_id=suggestion[0] if suggestion else None,
+            origin="suggestion-accepted" if suggestion else "worker",
         )
     db.session.flush()
     return row

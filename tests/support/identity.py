@@ -3,13 +3,13 @@ study with consent, training and codes per outcome, and the arrivals at its link
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from app.core.extensions import db
 from app.core.security import capability_csrf_token
 from app.models import AnnotationSession
-from tests.support.training import PRACTICE_ID, import_practice, training_taxonomy
+from tests.support.taxonomies import taxonomy_variant
+from tests.support.training import PRACTICE_ID, import_practice, training_section
 
 STUDY_ID = "study-1"
 CONTACT = "lab@example.org"
@@ -33,18 +33,13 @@ def study_taxonomy(
 ) -> str:
     """The default taxonomy with Prolific codes per outcome, the study's contact, and as
     asked consent, training (one practice text, one check) and `prolific_study_id`."""
-    path = Path(training_taxonomy(tmp_path, attempts=1))
-    text = path.read_text(encoding="utf-8")
-    if not training:
-        text = text[: text.index("\ntraining:")] + "\n"
     lines = CODES + f"  contact: {CONTACT}\n" + study_lines
     if prolific_study_id:
         lines += f"  prolific_study_id: {prolific_study_id}\n"
-    text = text.replace("study:\n", f"study:\n{lines}", 1)
+    sections = training_section(attempts=1) if training else ""
     if consent:
-        text += "consent: |\n  You will mark errors in a short text.\n"
-    path.write_text(text, encoding="utf-8")
-    return str(path)
+        sections += "consent: |\n  You will mark errors in a short text.\n"
+    return str(taxonomy_variant(tmp_path, study_lines=lines, append=sections))
 
 
 def import_study(app, tmp_path: Path) -> None:
@@ -58,14 +53,6 @@ def prolific(submission: str, pid: str = "victim-pid", study: str | None = STUDY
     if study is not None:
         params["STUDY_ID"] = study
     return params
-
-
-def token_of(response) -> str:
-    """The token of the /s/ page a start link redirected to."""
-    assert response.status_code == 302, (response.status_code, response.get_data(as_text=True))
-    match = re.fullmatch(r"/s/([A-Za-z0-9_-]+)", response.headers["Location"])
-    assert match, response.headers["Location"]
-    return match.group(1)
 
 
 def session_of(token: str) -> AnnotationSession:

@@ -49,3 +49,12 @@ def serving(database_uri: str, **overrides) -> Iterator[LiveServer]:
         live.stop()
         with live.app.app_context():
             dispose_engines()
+
+
+def run_commands(live: LiveServer, *commands: list[str]) -> None:
+    """Run `flask` commands (each a list of arguments) in the served app; each must
+    succeed."""
+    runner = live.app.test_cli_runner()
+    for args in commands:
+        result = runner.invoke(args=[str(arg) for arg in args])
+        assert result.exit_code == 0, (args, result.output)

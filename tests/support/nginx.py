@@ -12,7 +12,8 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.support.servers import stop
@@ -144,3 +145,21 @@ def access_log(process: subprocess.Popen) -> str:
 def stop_nginx(process: subprocess.Popen) -> None:
     """Fast shutdown (SIGTERM); SIGKILL if it lingers (servers.stop)."""
     stop(process)
+
+
+@contextmanager
+def nginx_before(
+    app: subprocess.Popen, prefix: Path, port: int, config: Callable[[], Path]
+) -> Iterator[subprocess.Popen]:
+    """nginx on `port` with the file `config()` writes, in front of the started `app`;
+    both stopped on leaving (the app at once when nginx does not start)."""
+    try:
+        nginx = start_nginx(prefix, config(), port)
+    except Exception:
+        stop(app)
+        raise
+    try:
+        yield nginx
+    finally:
+        stop_nginx(nginx)
+        stop(app)

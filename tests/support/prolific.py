@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from playwright.sync_api import Page, Route
+from playwright.sync_api import Page, Route, expect
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
 API_TOKEN = "stand-in-token"
@@ -98,3 +98,12 @@ def prolific_api() -> Iterator[ProlificStandIn]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def returned_with(page: Page, asked: list[str], code: str) -> None:
+    """The page's "Return to the study" link goes to Prolific with `code`, and the page
+    follows it there (once: `asked`, from stub_prolific)."""
+    target = f"{PROLIFIC}{code}"
+    expect(page.get_by_role("link", name="Return to the study")).to_have_attribute("href", target)
+    page.wait_for_url(target)
+    assert asked == [target]

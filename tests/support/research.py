@@ -9,6 +9,7 @@ from werkzeug.security import generate_password_hash
 
 from app.core.extensions import db
 from app.models import Researcher
+from tests.support.annotate_page import resize
 
 EMAIL = "lead@example.org"
 PASSWORD = "a-long-enough-password"
@@ -43,7 +44,6 @@ def overflow_by_width(page: Page, height: int = 800) -> dict[int, int]:
     """horizontal_overflow at each of WIDTHS (the page is resized, not reloaded)."""
     found = {}
     for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": height})
-        page.wait_for_timeout(50)
+        resize(page, width, height)
         found[width] = horizontal_overflow(page)
     return found

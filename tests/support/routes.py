@@ -74,7 +74,25 @@ def url_for_rule(rule: str, world: World, *, token: str | None = None) -> str:
     return re.sub(r"<([^>]+)>", fill, rule)
 
 
-def rules(app):
+def rules(app) -> list[tuple[str, list[str]]]:
     """Every URL rule with its methods (without HEAD/OPTIONS)."""
-    for rule in app.url_map.iter_rules():
-        yield rule.rule, sorted(rule.methods - {"HEAD", "OPTIONS"})
+    return [
+        (rule.rule, sorted(rule.methods - {"HEAD", "OPTIONS"})) for rule in app.url_map.iter_rules()
+    ]
+
+
+# How many rules the URL map had when the walks were written (44; 32 answer GET, 17 take a
+# write). A walk that visits fewer lost routes: it must fail rather than pass vacuously.
+# Raise the numbers when routes are added.
+AT_LEAST = {None: 44, "GET": 32, "write": 17}
+WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+def assert_walked(app, walked: list[str], kind: str | None = None) -> None:
+    """A walk visited every rule of the URL map (of a `kind`: "GET" pages, or "write"
+    routes), and the map has at least AT_LEAST[kind] of them. `walked`: the rules the
+    walk visited (a rule may be visited more than once)."""
+    wanted = {"GET": {"GET"}, "write": WRITE_METHODS, None: None}[kind]
+    expected = {rule for rule, methods in rules(app) if wanted is None or wanted & set(methods)}
+    assert set(walked) == expected, sorted(expected ^ set(walked))
+    assert len(expected) >= AT_LEAST[kind], (kind, len(expected))

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.apps import ROOT
+from tests.support.taxonomies import DEFAULT_TAXONOMY, taxonomy_variant
 
-DEFAULT_TAXONOMY = ROOT / "config" / "taxonomy.yaml"
+__all__ = ["DEFAULT_TAXONOMY", "SEVERITIES", "WEIGHTS", "severity_taxonomy"]
+
 SEVERITIES = """\
 severities:
   - key: minor
@@ -22,12 +23,11 @@ severities:
     shortcut: w
 """
 WEIGHTS = {"minor": 1.0, "major": 5.0}
+# `ungrammatical` (shortcut 6) offers only minor.
+ONLY_MINOR = {'    shortcut: "6"\n': '    shortcut: "6"\n    severities: [minor]\n'}
 
 
 def severity_taxonomy(folder: Path) -> str:
     """Write the default taxonomy with severities into `folder`; return its path."""
-    text = DEFAULT_TAXONOMY.read_text("utf-8")
-    text = text.replace('    shortcut: "6"\n', '    shortcut: "6"\n    severities: [minor]\n')
-    path = folder / "severities.yaml"
-    path.write_text(text + SEVERITIES, encoding="utf-8")
+    path = taxonomy_variant(folder, replace=ONLY_MINOR, append=SEVERITIES, name="severities.yaml")
     return str(path)

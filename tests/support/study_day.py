@@ -5,18 +5,17 @@ through it, by selectors that hold in every interface language."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import shutil
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
 from tests.support.annotate_page import select_span
-from tests.support.live_server import LiveServer, serving
-from tests.support.severities import severity_taxonomy
-from tests.support.training import PRACTICE_ID, PRACTICE_PARAGRAPHS, practice_record
+from tests.support.live_server import LiveServer, run_commands
+from tests.support.severities import ONLY_MINOR, SEVERITIES
+from tests.support.taxonomies import taxonomy_variant
+from tests.support.training import PRACTICE_PARAGRAPHS, practice_record, training_section
 
 STUDY_ID = "study-27"
 SESSION_ID = "session-27a"
@@ -40,8 +39,7 @@ SUGGESTIONS = (
     {"id": "s-rain", "document_id": TASK_ID, "category": "ungrammatical",
      "span": {"text": "It rained all day.", "paragraph_id": 1}},
 )  # fmt: skip
-STUDY = f"""\
-study:
+STUDY = """\
   annotators_per_document: 3
   suggestions: show
   completion:
@@ -49,43 +47,36 @@ study:
     failed_training: CX9Y8Z7W
     failed_checks: CQ5R4S3T
     no_consent: CN1M2L3K
-training:
-  documents: [{PRACTICE_ID}]
-  pass: {{recall: 0.5, precision: 0.5}}
-  attempts: 2
+"""
+STEPS = """\
 consent: |
   ## About this study
   You will read a short summary and mark its errors. Your answers are anonymous.
 survey:
   before:
-    - {{key: native, type: choice, text: "Is English your first language?",
-       options: ["Yes", "No"], required: true}}
+    - {key: native, type: choice, text: "Is English your first language?",
+       options: ["Yes", "No"], required: true}
   after:
-    - {{key: difficulty, type: likert, scale: 5, text: "How hard was the task?",
-       low: Very easy, high: Very hard, required: true}}
+    - {key: difficulty, type: likert, scale: 5, text: "How hard was the task?",
+       low: Very easy, high: Very hard, required: true}
 """
 
 
 def study_day_taxonomy(folder: Path, language: str | None = None) -> Path:
-    """The default taxonomy with severities (minor q, major w) and the study above (in
-    the interface `language`, if given)."""
-    path = Path(severity_taxonomy(folder))
-    text = path.read_text(encoding="utf-8")
-    head, _, rest = text.partition("\nstudy:\n")
-    tail = rest[rest.index("\nvalidation:\n") :]
-    study = STUDY.replace("study:\n", f"study:\n  language: {language}\n") if language else STUDY
-    path.write_text(f"{head}\n{study}{tail.lstrip(chr(10))}", encoding="utf-8")
-    return path
+    """The default taxonomy with severities (minor q, major w), the study above (in the
+    interface `language`, if given), its training, consent and surveys."""
+    study = f"  language: {language}\n{STUDY}" if language else STUDY
+    sections = training_section(recall=0.5, precision=0.5) + STEPS
+    return taxonomy_variant(
+        folder, replace=ONLY_MINOR, study=study, append=SEVERITIES + sections, name="study.yaml"
+    )
 
 
-@contextlib.contextmanager
-def serving_study_day(
-    tmp_path: Path, sqlite_template: Path, language: str | None = None
-) -> Iterator[LiveServer]:
-    """The whole study served on a fresh SQLite copy: the practice and task texts and the
-    suggestions imported with the real commands."""
-    database = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, database)
+def serve_study_day(
+    live_app: Callable[..., LiveServer], tmp_path: Path, language: str | None = None
+) -> LiveServer:
+    """Start the whole study (the e2e `live_app` fixture): the practice and task texts and
+    the suggestions imported with the real commands."""
     taxonomy = study_day_taxonomy(tmp_path, language)
     documents = tmp_path / "documents.jsonl"
     records = [
@@ -96,16 +87,14 @@ def serving_study_day(
     documents.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     suggestions = tmp_path / "suggestions.jsonl"
     suggestions.write_text("".join(json.dumps(s) + "\n" for s in SUGGESTIONS), "utf-8")
-    with serving(f"sqlite:///{database}", TAXONOMY_PATH=str(taxonomy)) as live:
-        runner = live.app.test_cli_runner()
-        for args in (
-            ["check-taxonomy", str(taxonomy)],
-            ["import-documents", str(documents)],
-            ["import-suggestions", str(suggestions), "--source", "model", "--format", "jsonl"],
-        ):
-            result = runner.invoke(args=args)
-            assert result.exit_code == 0, result.output
-        yield live
+    live = live_app(taxonomy=taxonomy)
+    run_commands(
+        live,
+        ["check-taxonomy", taxonomy],
+        ["import-documents", documents],
+        ["import-suggestions", suggestions, "--source", "model", "--format", "jsonl"],
+    )
+    return live
 
 
 # --- the worker's steps --------------------------------------------------------------
@@ -159,3 +148,13 @@ def pass_training(page: Page) -> None:
     next_paragraph(page, 2, 2)
     check_practice(page)
     page.locator(".js-practice-next").click()
+
+
+def reach_the_task(page: Page, live: LiveServer) -> None:
+    """Arrive by the study link, agree, answer the first survey, pass the training: the
+    task page, ready."""
+    page.goto(f"{live.url}/start?{WORKER}")
+    agree(page)
+    answer_survey(page, native=0)
+    pass_training(page)
+    annotator_ready(page)

@@ -3,27 +3,33 @@ the sample's summaries as a document, and its GPT-4 annotations as suggestions."
 
 from __future__ import annotations
 
-import contextlib
 import json
-import shutil
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-from tests.support.apps import BOOOOKSCORE_SAMPLE, ROOT
-from tests.support.live_server import serving
+from tests.support.apps import BOOOOKSCORE_SAMPLE
+from tests.support.live_server import LiveServer, run_commands
+from tests.support.taxonomies import BOOOOKSCORE_TAXONOMY, taxonomy_variant
 
-BOOOOKSCORE_TAXONOMY = ROOT / "config" / "taxonomies" / "booookscore.yaml"
 BOOK = "the-golden-doves.epub"
+# Two of GPT-4's suggestions on the book's summary (the first one's sentence, and a later
+# one the tests edit down to its start).
+FIRST = "Anderson accepts a promotion and a mission to find Nazi scientist Dr."
+SHIFT = "The story shifts to Josie, now Captain Anderson, in a Paris hotel."
+SHIFT_START = "The story shifts to Josie"
 
 
-def taxonomy_showing(tmp_path: Path, *lines: str) -> Path:
+def taxonomy_showing(tmp_path: Path, *lines: str, append: str = "") -> Path:
     """BooookScore's taxonomy with these lines added to its study section (default:
-    `suggestions: show`)."""
-    text = BOOOOKSCORE_TAXONOMY.read_text(encoding="utf-8")
+    `suggestions: show`) and `append`ed sections."""
     added = "".join(f"  {line}\n" for line in (lines or ("suggestions: show",)))
-    path = tmp_path / "taxonomy-suggestions.yaml"
-    path.write_text(text.replace("\nstudy:\n", f"\nstudy:\n{added}", 1), encoding="utf-8")
-    return path
+    return taxonomy_variant(
+        tmp_path,
+        base=BOOOOKSCORE_TAXONOMY,
+        study_lines=added,
+        append=append,
+        name="taxonomy-suggestions.yaml",
+    )
 
 
 def summary_paragraphs(book: str = BOOK) -> list[str]:
@@ -54,18 +60,16 @@ def model_sentences(book: str = BOOK) -> dict:
     return data[book]
 
 
-@contextlib.contextmanager
-def serving_with_suggestions(tmp_path: Path, sqlite_template: Path, *lines: str) -> Iterator:
-    """The app on a fresh SQLite copy with BooookScore's taxonomy (suggestions shown, or
-    these study lines), the sample summary and GPT-4's suggestions on it imported."""
-    path = tmp_path / "e2e.sqlite3"
-    shutil.copy(sqlite_template, path)
-    taxonomy = taxonomy_showing(tmp_path, *lines)
-    with serving(f"sqlite:///{path}", TAXONOMY_PATH=str(taxonomy)) as server:
-        runner = server.app.test_cli_runner()
-        result = runner.invoke(args=["import-documents", str(write_summary(tmp_path))])
-        assert result.exit_code == 0, result.output
-        args = ["import-suggestions", str(model_file(tmp_path)), "--source", "gpt-4"]
-        result = runner.invoke(args=args)
-        assert result.exit_code == 0, result.output
-        yield server
+def serve_with_suggestions(
+    live_app: Callable[..., LiveServer], tmp_path: Path, *lines: str, append: str = ""
+) -> LiveServer:
+    """Start the app (the e2e `live_app` fixture) with BooookScore's taxonomy (suggestions
+    shown, or these study lines; `append`ed sections), the sample summary and GPT-4's
+    suggestions on it imported."""
+    live = live_app(taxonomy=taxonomy_showing(tmp_path, *lines, append=append))
+    run_commands(
+        live,
+        ["import-documents", write_summary(tmp_path)],
+        ["import-suggestions", model_file(tmp_path), "--source", "gpt-4"],
+    )
+    return live

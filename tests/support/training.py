@@ -7,7 +7,7 @@ import json
 import uuid
 from pathlib import Path
 
-from config.settings import DEFAULT_TAXONOMY
+from tests.support.taxonomies import taxonomy_variant
 
 PRACTICE_ID = "practice-1"
 PRACTICE_PARAGRAPHS = [
@@ -35,15 +35,22 @@ PRACTICE_GOLD = [
 ]
 
 
-def training_taxonomy(tmp_path: Path, *, attempts: int = 2, recall=1.0, precision=0.5) -> str:
-    """The default taxonomy with a training section on PRACTICE_ID."""
-    text = DEFAULT_TAXONOMY.read_text(encoding="utf-8")
-    text += (
-        f"\ntraining:\n  documents: [{PRACTICE_ID}]\n"
+def training_section(*, attempts: int = 2, recall=1.0, precision=0.5) -> str:
+    """A `training:` section on PRACTICE_ID."""
+    return (
+        f"training:\n  documents: [{PRACTICE_ID}]\n"
         f"  pass: {{recall: {recall}, precision: {precision}}}\n  attempts: {attempts}\n"
     )
-    path = tmp_path / "training-taxonomy.yaml"
-    path.write_text(text, encoding="utf-8")
+
+
+def training_taxonomy(
+    tmp_path: Path, *, attempts: int = 2, recall=1.0, precision=0.5, study_lines: str = ""
+) -> str:
+    """The default taxonomy with a training section on PRACTICE_ID (and `study_lines`)."""
+    section = training_section(attempts=attempts, recall=recall, precision=precision)
+    path = taxonomy_variant(
+        tmp_path, study_lines=study_lines, append=section, name="training-taxonomy.yaml"
+    )
     return str(path)
 
 

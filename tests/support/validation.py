@@ -15,6 +15,7 @@ from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.models import Annotation, AnnotationSession
 from app.taxonomy import current_taxonomy
+from tests.support.worker_api import token_from
 
 DOCS = {
     "doc-a": (
@@ -121,11 +122,9 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
 
 def start_validator(client, round_name: str, **params: str) -> str:
     """Open the validator link and return the session token from the redirect."""
-    response = client.get(f"/validate/{round_name}", query_string=params or {"annotator": "v1"})
-    assert response.status_code == 302, response.data
-    location = response.headers["Location"]
-    assert location.startswith("/v/")
-    return location.removeprefix("/v/")
+    return token_from(
+        client.get(f"/validate/{round_name}", query_string=params or {"annotator": "v1"})
+    )
 
 
 def vcsrf(token: str) -> dict[str, str]:

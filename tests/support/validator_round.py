@@ -47,8 +47,16 @@ def seed_round(live, tmp_path: Path) -> None:
             "comment": "Said twice?",
         },
     ]
+    seed_round_of(live, tmp_path, "blind-1", items, seed=3)
+
+
+def seed_round_of(
+    live, tmp_path: Path, name: str, items: list[dict], seed: int, paragraphs=PARAGRAPHS
+) -> None:
+    """The voyage document (of `paragraphs`) and a round `name` of these items (seeded
+    order)."""
     path = tmp_path / "items.jsonl"
     path.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), "utf-8")
     with live.app.app_context():
-        import_documents([DocumentInput("voyage", "A voyage", PARAGRAPHS)])
-        create_round("blind-1", [path], current_taxonomy(), seed=3)
+        import_documents([DocumentInput("voyage", "A voyage", paragraphs)])
+        create_round(name, [path], current_taxonomy(), seed=seed)

@@ -22,6 +22,7 @@ from app.core.i18n import (
     text_direction,
 )
 from app.taxonomy import TaxonomyError, load_taxonomy
+from tests.support.taxonomies import taxonomy_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGUAGES = [name for name in INTERFACE_LANGUAGES if name != "en"]
@@ -219,10 +220,7 @@ def test_html_lang_and_direction():
 
 
 def taxonomy_with_language(tmp_path, value: str) -> Path:
-    text = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
-    path = tmp_path / "taxonomy.yaml"
-    path.write_text(text.replace("study:\n", f"study:\n  language: {value}\n", 1), "utf-8")
-    return path
+    return taxonomy_variant(tmp_path, study_lines=f"  language: {value}\n")
 
 
 def test_study_language_is_read_as_a_shipped_locale(tmp_path):

@@ -19,19 +19,7 @@ from app.interop.w3c import (
     source_iri,
 )
 from app.interop.w3c_import import read_w3c, read_w3c_data
-from tests.support.interop import (
-    ALICE,
-    BOB,
-    DOCUMENTS,
-    STUDY,
-    nfd,
-    projection,
-    random_study,
-    record,
-    span,
-    study_records,
-    units,
-)
+from tests.support import interop as fx
 from tests.support.w3c_model import model_problems
 
 KEEP = Pseudonyms(None, keep_ids=True)
@@ -39,8 +27,8 @@ SECRET = "test-secret-for-pseudonyms"
 
 
 def lines(records=None, pseudonymise=KEEP) -> list[str]:
-    records = study_records() if records is None else records
-    return list(export_lines(records, DOCUMENTS, study=STUDY, pseudonymise=pseudonymise))
+    records = fx.study_records() if records is None else records
+    return list(export_lines(records, fx.DOCUMENTS, study=fx.STUDY, pseudonymise=pseudonymise))
 
 
 def annotation(source: str, selectors: list, bodies: list | None = None, **extra) -> dict:
@@ -75,20 +63,20 @@ def position(start: int, end: int) -> dict:
 
 
 def test_round_trip_gives_back_the_records_but_their_ids():
-    records = study_records()
-    read = read_w3c("\n".join(lines(records)), DOCUMENTS, name="export.jsonl")
-    assert projection(read.records) == projection(records)
-    assert units(read.records) == units(records)  # the two-label unit stays one unit
+    records = fx.study_records()
+    read = read_w3c("\n".join(lines(records)), fx.DOCUMENTS, name="export.jsonl")
+    assert fx.projection(read.records) == fx.projection(records)
+    assert fx.units(read.records) == fx.units(records)  # the two-label unit stays one unit
     assert read.warnings == []
     assert all(list(r) == list(READ_KEYS) for r in read.records)
 
 
 def test_a_line_separator_inside_a_comment_stays_inside_its_line():
     comment = "first\u2028second\u2029third\x85fourth"
-    records = [dict(study_records()[0], comment=comment)]
+    records = [dict(fx.study_records()[0], comment=comment)]
     (line,) = lines(records)
     assert len(line.splitlines()) == 1
-    assert read_w3c(line, DOCUMENTS).records[0]["comment"] == comment
+    assert read_w3c(line, fx.DOCUMENTS).records[0]["comment"] == comment
 
 
 def test_every_line_is_one_annotation_with_its_context_and_keeps_the_model():
@@ -113,7 +101,7 @@ def test_the_model_check_fails_on_what_breaks_the_recommendation():
 
 
 def test_selectors_count_code_points_over_paragraphs_joined_by_a_blank_line():
-    text = DOCUMENTS["ch-1"]
+    text = fx.DOCUMENTS["ch-1"]
     joined = "\n\n".join(text)
     first, *_ = (json.loads(line) for line in lines())
     # "Zoë met Łukasz": Zoë is three code points (NFC), the emoji after it one.
@@ -172,12 +160,12 @@ def test_creators_are_pseudonymised_unless_ids_are_kept():
     exported = "\n".join(lines(pseudonymise=pseudonyms))
     assert "5f3c0a1b2c3d4e5f60718293" not in exported and "A1B2C3D4E5F6G7" not in exported
     first = json.loads(exported.splitlines()[0])
-    assert first["creator"]["nickname"] == pseudonyms(ALICE)
+    assert first["creator"]["nickname"] == pseudonyms(fx.ALICE)
     assert first["creator"]["type"] == "Person"
-    read = read_w3c(exported, DOCUMENTS)
-    assert {r["annotator_id"] for r in read.records} == {pseudonyms(ALICE), pseudonyms(BOB)}
+    read = read_w3c(exported, fx.DOCUMENTS)
+    assert {r["annotator_id"] for r in read.records} == {pseudonyms(fx.ALICE), pseudonyms(fx.BOB)}
     kept = json.loads(lines()[0])
-    assert kept["creator"]["nickname"] == ALICE
+    assert kept["creator"]["nickname"] == fx.ALICE
     assert kept["creator"]["id"] == "urn:falte:demo:annotator:prolific%3A5f3c0a1b2c3d4e5f60718293"
 
 
@@ -190,14 +178,14 @@ def test_document_sources_are_urns_that_parse_back():
 
 
 def test_export_refuses_a_record_that_does_not_quote_its_document():
-    bad = record("ch-1", {"paragraph_id": 0, "start": 0, "end": 3, "text": "Zoe"}, "new-person",
+    bad = fx.record("ch-1", {"paragraph_id": 0, "start": 0, "end": 3, "text": "Zoe"}, "new-person",
                  unit_id=1)  # fmt: skip
     with pytest.raises(InteropError) as caught:
-        list(export_annotations([bad], DOCUMENTS, study=STUDY, pseudonymise=KEEP))
+        list(export_annotations([bad], fx.DOCUMENTS, study=fx.STUDY, pseudonymise=KEEP))
     assert str(caught.value) == "annotation 1 (document ch-1): span.text: does not quote the " \
         "document at its offsets"  # fmt: skip
     with pytest.raises(InteropError, match="document_id: no such document given"):
-        list(export_annotations([dict(bad, document_id="nope")], DOCUMENTS, study=STUDY,
+        list(export_annotations([dict(bad, document_id="nope")], fx.DOCUMENTS, study=fx.STUDY,
                                 pseudonymise=KEEP))  # fmt: skip
 
 
@@ -205,13 +193,13 @@ def test_export_refuses_a_record_that_does_not_quote_its_document():
 
 
 def test_a_single_annotation_an_array_a_page_and_a_collection_are_read():
-    text = DocumentText.of(DOCUMENTS["ch-2"]).text
+    text = DocumentText.of(fx.DOCUMENTS["ch-2"]).text
     one = annotation(
         "https://example.org/texts/ch-2.txt",
         [quote("café", "Nobody came to the ", ".")],
         [{"type": "TextualBody", "purpose": "tagging", "value": "missing-info"}],
     )
-    expected = span("ch-2", 1, "café")
+    expected = fx.span("ch-2", 1, "café")
     assert text.count("café") == 4
     for data in (
         one,
@@ -221,11 +209,11 @@ def test_a_single_annotation_an_array_a_page_and_a_collection_are_read():
             "type": "AnnotationPage", "items": [], "next": {"type": "AnnotationPage",
                                                             "items": [one]}}},
     ):  # fmt: skip
-        read = read_w3c_data(data, DOCUMENTS, name="tool.json")
+        read = read_w3c_data(data, fx.DOCUMENTS, name="tool.json")
         assert [r["span"] for r in read.records] == [expected], data
         assert read.records[0]["category"] == "missing-info"
         assert read.warnings == []
-    assert read_w3c(json.dumps([one], indent=2), DOCUMENTS).records[0]["span"] == expected
+    assert read_w3c(json.dumps([one], indent=2), fx.DOCUMENTS).records[0]["span"] == expected
 
 
 def test_positions_that_disagree_are_replaced_by_the_quote_and_said():
@@ -237,13 +225,13 @@ def test_positions_that_disagree_are_replaced_by_the_quote_and_said():
         creator="https://example.org/users/kim",
         created="2024-12-01T08:00:00Z",
     )
-    read = read_w3c(json.dumps(node), DOCUMENTS, name="tool.json")
+    read = read_w3c(json.dumps(node), fx.DOCUMENTS, name="tool.json")
     assert read.records == [
         {
             "document_id": "ch-1",
             "paragraph_id": 0,
             "category": None,
-            "span": span("ch-1", 0, "Łukasz"),
+            "span": fx.span("ch-1", 0, "Łukasz"),
             "paired_span": None,
             "comment": "Who is this?",
             "severity": None,
@@ -259,20 +247,22 @@ def test_positions_that_disagree_are_replaced_by_the_quote_and_said():
 
 def test_prefix_and_suffix_choose_between_occurrences():
     second = annotation("ch-2", [quote("the café", "closed at noon; ", " is gone")])
-    read = read_w3c(json.dumps(second), DOCUMENTS)
-    assert read.records[0]["span"] == span("ch-2", 0, "the café", occurrence=1)
+    read = read_w3c(json.dumps(second), fx.DOCUMENTS)
+    assert read.records[0]["span"] == fx.span("ch-2", 0, "the café", occurrence=1)
     assert read.warnings == []
     # Without context, the first of equals is taken and the reader says so.
     bare = annotation("ch-2", [quote("café")], id="http://example.org/anno/2")
-    read = read_w3c(json.dumps(bare), DOCUMENTS, name="t.json")
-    assert read.records[0]["span"] == span("ch-2", 0, "café")
+    read = read_w3c(json.dumps(bare), fx.DOCUMENTS, name="t.json")
+    assert read.records[0]["span"] == fx.span("ch-2", 0, "café")
     assert read.warnings == ["t.json: the quote 'café' fits 4 places in ch-2 equally; the "
                              "first one is used (4-8)"]  # fmt: skip
 
 
 def test_a_decomposed_quote_finds_the_composed_stored_text():
-    node = annotation("ch-1", [quote(nfd("Zoë said"))])
-    assert read_w3c(json.dumps(node), DOCUMENTS).records[0]["span"] == span("ch-1", 2, "Zoë said")
+    node = annotation("ch-1", [quote(fx.nfd("Zoë said"))])
+    assert read_w3c(json.dumps(node), fx.DOCUMENTS).records[0]["span"] == fx.span(
+        "ch-1", 2, "Zoë said"
+    )
 
 
 def test_hypothesis_style_body_value_and_a_linking_pair_from_another_tool():
@@ -285,11 +275,11 @@ def test_hypothesis_style_body_value_and_a_linking_pair_from_another_tool():
         id="http://tool/a2",
         motivation="linking",
     )
-    read = read_w3c("\n".join(json.dumps(a) for a in (link, first)), DOCUMENTS)
+    read = read_w3c("\n".join(json.dumps(a) for a in (link, first)), fx.DOCUMENTS)
     (only,) = read.records
     assert only["comment"] == "Repeated."
-    assert only["span"] == span("ch-1", 1, "waved again")
-    assert only["paired_span"] == span("ch-1", 1, "waved at the ship")
+    assert only["span"] == fx.span("ch-1", 1, "waved again")
+    assert only["paired_span"] == fx.span("ch-1", 1, "waved at the ship")
 
 
 # --- refusals ----------------------------------------------------------------------------
@@ -297,7 +287,7 @@ def test_hypothesis_style_body_value_and_a_linking_pair_from_another_tool():
 
 def refused(text: str, name: str = "in.jsonl") -> list[str]:
     with pytest.raises(InteropError) as caught:
-        read_w3c(text, DOCUMENTS, name=name)
+        read_w3c(text, fx.DOCUMENTS, name=name)
     return [str(problem) for problem in caught.value.problems]
 
 
@@ -372,17 +362,17 @@ def test_refusals_in_arrays_and_collections_name_the_item():
 def test_a_refused_file_gives_no_records_even_for_its_good_lines():
     text = "\n".join([lines()[0], json.dumps(annotation("ch-1", [quote("absent text")]))])
     with pytest.raises(InteropError) as caught:
-        read_w3c(text, DOCUMENTS, name="f.jsonl")
+        read_w3c(text, fx.DOCUMENTS, name="f.jsonl")
     assert len(caught.value.problems) == 1
 
 
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_any_spans_round_trip_exactly(data):
-    documents, records = random_study(data.draw)
-    exported = list(export_lines(records, documents, study=STUDY, pseudonymise=KEEP))
+    documents, records = fx.random_study(data.draw)
+    exported = list(export_lines(records, documents, study=fx.STUDY, pseudonymise=KEEP))
     for line in exported:
         assert model_problems(json.loads(line)) == []
     read = read_w3c("\n".join(exported), documents)
-    assert projection(read.records) == projection(records)
-    assert units(read.records) == units(records)
+    assert fx.projection(read.records) == fx.projection(records)
+    assert fx.units(read.records) == fx.units(records)

@@ -19,7 +19,8 @@ from app.rules.outcomes import (
     completion_targets,
     session_outcome,
 )
-from app.taxonomy import TaxonomyError, check_taxonomy_command, load_taxonomy
+from app.taxonomy import check_taxonomy_command, load_taxonomy
+from tests.support.taxonomies import problems_of, write_taxonomy
 
 ROOT = Path(__file__).resolve().parents[2]
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
@@ -33,15 +34,7 @@ categories:
 
 
 def write(tmp_path: Path, study: str) -> Path:
-    path = tmp_path / "taxonomy.yaml"
-    path.write_text(HEAD + study, encoding="utf-8")
-    return path
-
-
-def problems_of(path: Path) -> list[str]:
-    with pytest.raises(TaxonomyError) as caught:
-        load_taxonomy(path)
-    return [f"{p.line}: {p.key}: {p.message}" for p in caught.value.problems]
+    return write_taxonomy(tmp_path, HEAD + study)
 
 
 # --- which outcome -------------------------------------------------------------------

@@ -10,21 +10,12 @@ from app.research import mqm
 from app.rules.annotation import SeverityError, check_severity
 from app.taxonomy import TaxonomyError, load_taxonomy, summarise
 from tests.support.severities import DEFAULT_TAXONOMY, WEIGHTS, severity_taxonomy
+from tests.support.taxonomies import TWO_CATEGORIES
 
-BASE = """\
-title: Test taxonomy
-instructions: Read each paragraph.
-categories:
-  - key: vague
-    name: Vague
-    type: singleton
-    description: Too vague to follow.
-    shortcut: "1"
-  - key: echo
-    name: Echo
-    type: paired
-    description: Says the same thing twice.
-"""
+# The vague category with shortcut 1.
+BASE = TWO_CATEGORIES.replace(
+    "Too vague to follow.\n", 'Too vague to follow.\n    shortcut: "1"\n', 1
+)
 
 
 def problems_of(tmp_path: Path, content: str) -> list[str]:

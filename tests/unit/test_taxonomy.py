@@ -21,24 +21,13 @@ from app.taxonomy import (
     load_taxonomy,
     summarise,
 )
+from tests.support.taxonomies import TWO_CATEGORIES, problems_of, write_taxonomy
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = ROOT / "config" / "taxonomy.yaml"
 BOOOOKSCORE = ROOT / "config" / "taxonomies" / "booookscore.yaml"
 
-GOOD = """\
-title: Test taxonomy
-instructions: Read each paragraph.
-categories:
-  - key: vague
-    name: Vague
-    type: singleton
-    description: Too vague to follow.
-  - key: echo
-    name: Echo
-    type: paired
-    description: Says the same thing twice.
-"""
+GOOD = TWO_CATEGORIES
 
 # Every line below with a comment has exactly one problem, reported at that line.
 BROKEN = """\
@@ -71,19 +60,6 @@ study:
 validation:
   reasons: ["A. ok", ""]              # 28: empty reason
 """
-
-
-def write(tmp_path: Path, content: str, name: str = "taxonomy.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(content, encoding="utf-8")
-    return path
-
-
-def problems_of(path: Path) -> list[str]:
-    """The problems of a bad file as "line: key: message" strings."""
-    with pytest.raises(TaxonomyError) as caught:
-        load_taxonomy(path)
-    return [f"{p.line}: {p.key}: {p.message}" for p in caught.value.problems]
 
 
 # --- the shipped files ---------------------------------------------------------------
@@ -156,7 +132,7 @@ def test_booookscore_taxonomy_has_the_eight_types_and_the_real_reasons():
 
 
 def test_minimal_file_gets_defaults(tmp_path):
-    taxonomy = load_taxonomy(write(tmp_path, GOOD))
+    taxonomy = load_taxonomy(write_taxonomy(tmp_path, GOOD))
     vague, echo = taxonomy.categories
     assert (vague.color, echo.color) == (PALETTE[0], PALETTE[1])
     assert vague.shortcut is None and vague.paired_prompt is None
@@ -178,20 +154,20 @@ def test_unquoted_digit_shortcut_and_short_colour_are_accepted(tmp_path):
         "    description: Too vague to follow.\n",
         '    description: Too vague to follow.\n    shortcut: 1\n    color: "#ABC"\n',
     )
-    vague = load_taxonomy(write(tmp_path, content)).category("vague")
+    vague = load_taxonomy(write_taxonomy(tmp_path, content)).category("vague")
     assert vague.shortcut == "1"
     assert vague.color == "#abc"
 
 
 def test_version_is_stable_and_follows_the_content(tmp_path):
-    path = write(tmp_path, GOOD)
+    path = write_taxonomy(tmp_path, GOOD)
     first = load_taxonomy(path).version
     assert re.fullmatch(r"[0-9a-f]{16}", first)
     assert load_taxonomy(path).version == first
     copy = tmp_path / "copy.yaml"
     shutil.copyfile(path, copy)
     assert load_taxonomy(copy).version == first
-    write(tmp_path, GOOD.replace("Too vague", "Much too vague"))
+    write_taxonomy(tmp_path, GOOD.replace("Too vague", "Much too vague"))
     assert load_taxonomy(path).version != first
 
 
@@ -232,7 +208,7 @@ def test_instructions_html_escapes_raw_html_and_drops_javascript_links(tmp_path)
         "  [bad](javascript:alert(3)) <javascript:alert(4)> [good](https://example.org)\n"
     )
     content = GOOD.replace("instructions: Read each paragraph.\n", instructions)
-    html = load_taxonomy(write(tmp_path, content)).instructions_html
+    html = load_taxonomy(write_taxonomy(tmp_path, content)).instructions_html
     assert "<strong>Read</strong>" in html
     assert "<script" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<img" not in html and "&lt;img" in html
@@ -244,7 +220,7 @@ def test_instructions_html_escapes_raw_html_and_drops_javascript_links(tmp_path)
 
 
 def test_every_problem_is_reported_at_once_with_its_line(tmp_path):
-    path = write(tmp_path, BROKEN)
+    path = write_taxonomy(tmp_path, BROKEN)
     with pytest.raises(TaxonomyError) as caught:
         load_taxonomy(path)
     located = [f"{p.line}: {p.key}" for p in caught.value.problems]
@@ -275,12 +251,12 @@ def test_every_problem_is_reported_at_once_with_its_line(tmp_path):
 
 
 def test_yaml_syntax_error_reports_its_line(tmp_path):
-    path = write(tmp_path, "title: ok\ninstructions: ok\n  bad: indentation\n")
+    path = write_taxonomy(tmp_path, "title: ok\ninstructions: ok\n  bad: indentation\n")
     assert problems_of(path) == ["3: yaml: mapping values are not allowed here"]
 
 
 def test_unclosed_quote_names_where_it_started(tmp_path):
-    path = write(tmp_path, 'title: "ok\ninstructions: x\n')
+    path = write_taxonomy(tmp_path, 'title: "ok\ninstructions: x\n')
     [problem] = problems_of(path)
     assert problem.startswith("3: yaml: ") and "at line 1" in problem
 
@@ -289,7 +265,7 @@ def test_duplicate_mapping_keys_are_caught_anywhere(tmp_path):
     content = GOOD.replace("title: Test taxonomy\n", "title: One\ntitle: Two\n").replace(
         "    name: Vague\n", "    name: Vague\n    name: Vaguer\n"
     )
-    assert problems_of(write(tmp_path, content)) == [
+    assert problems_of(write_taxonomy(tmp_path, content)) == [
         "2: title: duplicate key (first at line 1)",
         "7: categories[0].name: duplicate key (first at line 6)",
     ]
@@ -297,7 +273,7 @@ def test_duplicate_mapping_keys_are_caught_anywhere(tmp_path):
 
 def test_unknown_type_bad_colour_and_unknown_field(tmp_path):
     content = GOOD.replace("type: paired", "type: pair\n    colour: red\n    color: red")
-    assert problems_of(write(tmp_path, content)) == [
+    assert problems_of(write_taxonomy(tmp_path, content)) == [
         "10: categories[1].type: must be one of singleton, paired, got 'pair'",
         "11: categories[1].colour: unknown key; expected one of key, name, type, "
         "description, shortcut, color, paired_prompt",
@@ -308,18 +284,18 @@ def test_unknown_type_bad_colour_and_unknown_field(tmp_path):
 @pytest.mark.parametrize("shortcut", ['" "', '"ab"', '"\\n"', '""', "[x]"])
 def test_shortcut_must_be_one_printable_character(tmp_path, shortcut):
     content = GOOD.replace("type: singleton", f"type: singleton\n    shortcut: {shortcut}")
-    [problem] = problems_of(write(tmp_path, content))
+    [problem] = problems_of(write_taxonomy(tmp_path, content))
     assert problem.startswith("7: categories[0].shortcut: must be one printable character")
 
 
 def test_required_fields_and_empty_categories(tmp_path):
-    assert problems_of(write(tmp_path, "title: ''\ncategories: []\n")) == [
+    assert problems_of(write_taxonomy(tmp_path, "title: ''\ncategories: []\n")) == [
         "1: title: must be non-empty text",
         "1: instructions: is required",
         "2: categories: must be a non-empty list of categories",
     ]
     content = "title: t\ninstructions: i\ncategories:\n  - name: n\n  - just text\n"
-    assert problems_of(write(tmp_path, content)) == [
+    assert problems_of(write_taxonomy(tmp_path, content)) == [
         "4: categories[0].key: is required",
         "4: categories[0].type: is required",
         "4: categories[0].description: is required",
@@ -334,7 +310,7 @@ def test_settings_sections_are_checked(tmp_path):
         " anonymous: 'no'}\n"
         "validation: {partial_counts_as_valid: 1, reasons: [A, A]}\n"
     )
-    assert problems_of(write(tmp_path, content)) == [
+    assert problems_of(write_taxonomy(tmp_path, content)) == [
         "12: comment.label: must be non-empty text",
         "12: comment.required: must be true or false, got 'yes'",
         "12: comment.max_length: must be a whole number from 1 to 10000, got 0",
@@ -354,25 +330,25 @@ def test_settings_sections_are_checked(tmp_path):
 @pytest.mark.parametrize("value", ["0", "-1", "1.5", "'3'", "true"])
 def test_max_open_per_network_is_a_whole_number_of_at_least_one(tmp_path, value):
     content = GOOD + f"study: {{max_open_per_network: {value}}}\n"
-    [problem] = problems_of(write(tmp_path, content))
+    [problem] = problems_of(write_taxonomy(tmp_path, content))
     assert problem.startswith("12: study.max_open_per_network: must be a whole number from 1")
 
 
 def test_max_open_per_network_defaults_to_three(tmp_path):
-    assert load_taxonomy(write(tmp_path, GOOD)).study.max_open_per_network == 3
+    assert load_taxonomy(write_taxonomy(tmp_path, GOOD)).study.max_open_per_network == 3
     study = GOOD + "study: {max_open_per_network: 12}\n"
-    assert load_taxonomy(write(tmp_path, study)).study.max_open_per_network == 12
+    assert load_taxonomy(write_taxonomy(tmp_path, study)).study.max_open_per_network == 12
 
 
 @pytest.mark.parametrize("value", ["2", "0", "1.5", "'10'", "true"])
 def test_claim_minutes_must_be_at_least_three_whole_minutes(tmp_path, value):
     content = GOOD + f"study: {{claim_minutes: {value}}}\n"
-    [problem] = problems_of(write(tmp_path, content))
+    [problem] = problems_of(write_taxonomy(tmp_path, content))
     assert problem.startswith("12: study.claim_minutes: must be a whole number from 3 to 100000")
 
 
 def test_claim_minutes_is_read(tmp_path):
-    taxonomy = load_taxonomy(write(tmp_path, GOOD + "study: {claim_minutes: 25}\n"))
+    taxonomy = load_taxonomy(write_taxonomy(tmp_path, GOOD + "study: {claim_minutes: 25}\n"))
     assert taxonomy.study.claim_minutes == 25
 
 
@@ -414,7 +390,7 @@ def test_check_taxonomy_summarises_a_good_file():
 
 
 def test_check_taxonomy_lists_every_problem_of_a_bad_file(tmp_path):
-    path = write(tmp_path, BROKEN)
+    path = write_taxonomy(tmp_path, BROKEN)
     result = CliRunner().invoke(check_taxonomy_command, [str(path)])
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
@@ -427,7 +403,7 @@ def test_check_taxonomy_lists_every_problem_of_a_bad_file(tmp_path):
 
 def test_check_taxonomy_defaults_to_the_environment_then_the_shipped_file(tmp_path, monkeypatch):
     monkeypatch.delenv("FLASK_TAXONOMY_PATH", raising=False)
-    monkeypatch.setenv("TAXONOMY_PATH", str(write(tmp_path, "title: [")))
+    monkeypatch.setenv("TAXONOMY_PATH", str(write_taxonomy(tmp_path, "title: [")))
     result = CliRunner().invoke(check_taxonomy_command, [])
     assert result.exit_code == 1
     assert str(tmp_path) in result.stderr
@@ -451,7 +427,7 @@ def test_init_app_registers_the_taxonomy_or_refuses_to_start(tmp_path):
         assert current_taxonomy().keys[0] == "new-person"
 
     broken = Flask(__name__)
-    broken.config["TAXONOMY_PATH"] = str(write(tmp_path, BROKEN))
+    broken.config["TAXONOMY_PATH"] = str(write_taxonomy(tmp_path, BROKEN))
     with pytest.raises(TaxonomyError, match=r"taxonomy\.yaml:3: colour: unknown key"):
         init_app(broken)
     assert "taxonomy" not in broken.extensions
@@ -460,7 +436,7 @@ def test_init_app_registers_the_taxonomy_or_refuses_to_start(tmp_path):
 def test_flask_commands_report_a_broken_app_taxonomy_without_a_traceback(tmp_path):
     # `flask COMMAND` builds the app before looking an app command up, so init_app fails
     # first. (check-taxonomy itself is a CLI plugin that runs without the app.)
-    path = write(tmp_path, BROKEN)
+    path = write_taxonomy(tmp_path, BROKEN)
 
     def create_app() -> Flask:
         app = Flask(__name__)
@@ -477,11 +453,11 @@ def test_flask_commands_report_a_broken_app_taxonomy_without_a_traceback(tmp_pat
 
 def test_suggestion_settings(tmp_path):
     content = GOOD + "study: {suggestion_arms: {show: 0.5, none: 0.5}}\n"
-    taxonomy = load_taxonomy(write(tmp_path, content))
+    taxonomy = load_taxonomy(write_taxonomy(tmp_path, content))
     assert taxonomy.study.suggestion_arms == (("show", 0.5), ("none", 0.5))
     assert taxonomy.study.suggestions == "none"
     content = GOOD + "study: {suggestions: always, suggestion_arms: {show: 0, maybe: 1}}\n"
-    assert problems_of(write(tmp_path, content)) == [
+    assert problems_of(write_taxonomy(tmp_path, content)) == [
         "12: study.suggestions: must be one of show, none, got 'always'",
         "12: study.suggestion_arms.maybe: unknown key; expected one of show, none",
         "12: study.suggestion_arms.show: must be a number from 0.001 to 1000.0, got 0",
@@ -490,15 +466,15 @@ def test_suggestion_settings(tmp_path):
 
 def test_the_prolific_study_id_and_contact_are_read_and_checked(tmp_path):
     study = "study: {prolific_study_id: 60aa0000bbbb1111cccc2222, contact: lab@example.org}\n"
-    taxonomy = load_taxonomy(write(tmp_path, GOOD + study))
+    taxonomy = load_taxonomy(write_taxonomy(tmp_path, GOOD + study))
     assert taxonomy.study.prolific_study_id == "60aa0000bbbb1111cccc2222"
     assert taxonomy.study.contact == "lab@example.org"
     bad = "study: {prolific_study_id: '{{%STUDY_ID%}}', contact: ''}\n"
-    assert problems_of(write(tmp_path, GOOD + bad)) == [
+    assert problems_of(write_taxonomy(tmp_path, GOOD + bad)) == [
         "12: study.prolific_study_id: must be the study's id itself, not a placeholder, "
         "got '{{%STUDY_ID%}}'",
         "12: study.contact: must be non-empty text",
     ]
     spaced = "study: {prolific_study_id: 'two words'}\n"
-    [problem] = problems_of(write(tmp_path, GOOD + spaced))
+    [problem] = problems_of(write_taxonomy(tmp_path, GOOD + spaced))
     assert problem.startswith("12: study.prolific_study_id: must be the study's id as")

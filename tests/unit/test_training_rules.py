@@ -9,7 +9,7 @@ from app.crowd.training.feedback import Answer, PassRule, check_answers
 from app.crowd.training.service import study_key
 from app.crowd.training.summary import summarise
 from app.taxonomy import TaxonomyError, load_taxonomy, training_summary
-from config.settings import DEFAULT_TAXONOMY
+from tests.support.taxonomies import DEFAULT_TAXONOMY, taxonomy_variant
 from tests.support.training import PRACTICE_GOLD, PRACTICE_PARAGRAPHS
 
 TEXTS = PRACTICE_PARAGRAPHS
@@ -95,19 +95,23 @@ def test_nothing_marked_fails_and_no_gold_never_passes():
 
 
 def test_study_key_is_title_and_study_id():
-    assert study_key("T", "S1") == study_key("T", "S1")
+    # Stored in training_attempts.study_key: a change would forget every passed training,
+    # so a known study's key is pinned.
+    key = study_key("Coherence errors in narrative summaries", "60aa0000bbbb1111cccc2222")
+    assert key == "4bbf14f16ce47ed41ea6583b0700d7b5"
     assert study_key("T", "S1") != study_key("T", "S2")
     assert study_key("T", None) == study_key("T", "") != study_key("U", None)
+    # The title and the study id cannot trade characters.
+    assert study_key("T\nS1", None) != study_key("T", "S1")
+    assert study_key("TS", "1") != study_key("T", "S1")
 
 
 def _taxonomy(tmp_path, section: str):
-    path = tmp_path / "t.yaml"
-    path.write_text(DEFAULT_TAXONOMY.read_text(encoding="utf-8") + section, encoding="utf-8")
-    return path
+    return taxonomy_variant(tmp_path, append=section, name="t.yaml")
 
 
 def test_taxonomy_training_section(tmp_path):
-    section = "\ntraining:\n  documents: [practice-1, 7]\n  pass: {recall: 0.8}\n  attempts: 3\n"
+    section = "training:\n  documents: [practice-1, 7]\n  pass: {recall: 0.8}\n  attempts: 3\n"
     training = load_taxonomy(_taxonomy(tmp_path, section)).training
     assert training.documents == ("practice-1", "7")
     assert (training.min_recall, training.min_precision, training.attempts) == (0.8, 0.5, 3)
@@ -117,14 +121,14 @@ def test_taxonomy_training_section(tmp_path):
 
 def test_taxonomy_training_problems_have_file_and_line(tmp_path):
     section = (
-        "\ntraining:\n"
+        "training:\n"
         "  documents: [practice-1, practice-1]\n"
         "  pass: {recall: 2, f1: 0.5}\n"
         "  attempts: 0\n"
         "  intro: hello\n"
     )
     path = _taxonomy(tmp_path, section)
-    base = len(DEFAULT_TAXONOMY.read_text(encoding="utf-8").splitlines()) + 2
+    base = len(DEFAULT_TAXONOMY.read_text(encoding="utf-8").splitlines()) + 1
     with pytest.raises(TaxonomyError) as caught:
         load_taxonomy(path)
     problems = [str(p) for p in caught.value.problems]
@@ -142,10 +146,10 @@ def test_taxonomy_training_problems_have_file_and_line(tmp_path):
 
 def test_taxonomy_training_needs_documents(tmp_path):
     with pytest.raises(TaxonomyError) as caught:
-        load_taxonomy(_taxonomy(tmp_path, "\ntraining:\n  attempts: 2\n"))
+        load_taxonomy(_taxonomy(tmp_path, "training:\n  attempts: 2\n"))
     assert [p.key for p in caught.value.problems] == ["training.documents"]
     with pytest.raises(TaxonomyError) as caught:
-        load_taxonomy(_taxonomy(tmp_path, "\ntraining:\n  documents: []\n"))
+        load_taxonomy(_taxonomy(tmp_path, "training:\n  documents: []\n"))
     assert "non-empty list" in caught.value.problems[0].message
 
 
