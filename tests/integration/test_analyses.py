@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import uuid
 
 import numpy as np
@@ -381,3 +382,25 @@ def test_plan_study_command(small_study):
     assert refused.exit_code == 1 and "judged annotations in a validation round" in refused.output
     bad = runner.invoke(args=["plan-study", "--figure", "kappa", "--half-width", "5"])
     assert bad.exit_code == 2
+
+
+def test_the_analyses_page_computes_on_post_only(small_study, researcher_client):
+    page = researcher_client.get("/research/analyses")
+    assert page.status_code == 200
+    assert b"Compute the recall estimate" in page.data and b"doc-003" not in page.data
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page.get_data(as_text=True))[1]
+
+    def post(**form):
+        return researcher_client.post("/research/analyses", data={"csrf_token": token, **form})
+
+    recall = post(analysis="recall")
+    assert recall.status_code == 200 and b"doc-003" in recall.data
+    plan = post(analysis="plan", figure="error-rate", half_width="x")
+    assert plan.status_code == 200 and b"half width: give a number" in plan.data
+    judge = post(analysis="judge", judge="model:judge", unit="span")
+    assert judge.status_code == 200
+    assert b"model:judge against 2 humans on 4 documents" in judge.data
+    assert post(analysis="recall").status_code == 200
+    assert (
+        researcher_client.post("/research/analyses", data={"analysis": "recall"}).status_code == 400
+    )
