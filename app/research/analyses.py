@@ -223,25 +223,26 @@ def _ratio(parts: Sequence[tuple[float, float]], scale: float = 100.0) -> float 
 
 def _arm_figures() -> dict[str, Callable]:
     """The arms' figures, each from the list of one arm's documents (a document: its
-    readings in that arm, each a dict)."""
+    readings in that arm, each a dict, and its per-document figures, computed once: the
+    bootstrap only re-averages them)."""
 
     def accepted(documents):
-        return _ratio([(r["taken"], r["decided"]) for d in documents for r in d])
+        return _ratio([(r["taken"], r["decided"]) for d in documents for r in d["readings"]])
 
     def errors(documents):
-        return _ratio([(r["units"], r["sentences"]) for d in documents for r in d])
+        return _ratio([(r["units"], r["sentences"]) for d in documents for r in d["readings"]])
 
     def score(documents):
-        means = [metrics.mean(r["score"] for r in d if r["score"] is not None) for d in documents]
-        return metrics.mean(means)
+        return metrics.mean(d["booookscore"] for d in documents)
 
     def agreement(documents):
-        values = [metrics.mean_pairwise_f1([r["reading"] for r in d]) for d in documents]
-        value = metrics.mean(values)
+        value = metrics.mean(d["agreement"] for d in documents)
         return None if value is None else 100 * value
 
     def seconds(documents):
-        return _ratio([(r["seconds"], r["paragraphs"]) for d in documents for r in d], 1.0)
+        return _ratio(
+            [(r["seconds"], r["paragraphs"]) for d in documents for r in d["readings"]], 1.0
+        )
 
     return {
         "accepted": accepted,
@@ -249,6 +250,15 @@ def _arm_figures() -> dict[str, Callable]:
         "booookscore": score,
         "agreement": agreement,
         "seconds_per_paragraph": seconds,
+    }
+
+
+def _arm_document(readings: list[dict]) -> dict[str, Any]:
+    """One document's readings in one arm, with the per-document figures computed once."""
+    return {
+        "readings": readings,
+        "booookscore": metrics.mean(r["score"] for r in readings if r["score"] is not None),
+        "agreement": metrics.mean_pairwise_f1([r["reading"] for r in readings]),
     }
 
 
@@ -292,7 +302,7 @@ def compute_suggestion_arms(study: DashboardView) -> dict[str, Any] | None:
                 }
             )
         if by_arm:
-            documents.append(dict(by_arm))
+            documents.append({arm: _arm_document(rows) for arm, rows in by_arm.items()})
     return arm_effects.compare_arms(documents, _arm_figures())
 
 
@@ -351,7 +361,8 @@ def compute_plan(
     fee_percent: float = 0.0,
 ) -> dict[str, Any]:
     """The plan-study JSON (app.analysis.planner) from the study as a pilot: its counted
-    submitted readings of regular documents, their minutes from the paragraph timings."""
+    submitted readings of regular documents, their minutes from the paragraph timings
+    (or, without timings, from the session's start to its submission)."""
     if figure not in FIGURES:
         raise AnalysisError(f"unknown figure {figure!r}; choose one of {', '.join(FIGURES)}")
     regular = [d for d in _regular(study) if _counted(study, d)]
@@ -381,7 +392,11 @@ def compute_plan(
             lambda s: metrics.booookscore(len(document_of[s.id].sentences), s.error_units)
         )
     seconds = _reading_seconds()
-    minutes = [seconds[s.id][0] / 60 for rows in readings for s in rows if s.id in seconds]
+    # A reading's minutes: its paragraph timings, else (sessions from before timings were
+    # kept, or imported) the time from its start to its submission.
+    minutes = [
+        (seconds[s.id][0] if s.id in seconds else s.seconds) / 60 for rows in readings for s in rows
+    ]
     plan = planner.plan_study(
         readings, per_document, figure, half_width, minutes, hourly_rate, fee_percent
     )

@@ -145,6 +145,14 @@ def recall_table(report: Mapping[str, Any]) -> str:
         f"Errors nobody found: capture-recapture, method {report['method']} "
         "(95% log-normal intervals):",
         _estimate_line("study", report["study"]),
+        *(
+            [
+                "  No estimate: it needs documents read by two annotators or more, and an error "
+                "found by two of them."
+            ]
+            if report["study"]["estimated"] is None
+            else []
+        ),
         "",
         "Per category:",
         *(_estimate_line(str(key), row) for key, row in report["per_category"].items()),

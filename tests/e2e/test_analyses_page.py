@@ -30,6 +30,7 @@ def test_analyses_by_keyboard_and_axe_clean(console, page: Page):
     plan = page.get_by_role("region", name="How big must the study be?")
     expect(plan.get_by_role("rowheader", name="2", exact=True)).to_be_visible()
     expect(page.get_by_label("Target half-width")).to_have_value("10")
+    _at_every_width(page, "plan")
 
     judge = page.get_by_label("Model (source of suggestions, or an annotator's platform:id)")
     judge.fill("nobody")
@@ -37,8 +38,13 @@ def test_analyses_by_keyboard_and_axe_clean(console, page: Page):
     expect(page.get_by_role("alert")).to_contain_text("No suggestions from source 'nobody'")
     assert violations(page) == []
 
+    _at_every_width(page, "judge")
+
+
+def _at_every_width(page: Page, state: str) -> None:
+    """No horizontal scroll at phone, tablet and desktop widths; a screenshot of each."""
     for width in (390, 768, 1280):
         page.set_viewport_size({"width": width, "height": 900})
         overflow = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
         assert not overflow, f"horizontal scroll at {width}px"
-        page.screenshot(path=f"{SCREENSHOTS}/research-analyses-{width}.png", full_page=True)
+        page.screenshot(path=f"{SCREENSHOTS}/research-analyses-{state}-{width}.png", full_page=True)

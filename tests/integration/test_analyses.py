@@ -10,6 +10,7 @@ import io
 import json
 import re
 import uuid
+from functools import partial
 
 import numpy as np
 import pytest
@@ -77,6 +78,12 @@ def test_gpt4_against_the_humans_of_booookscore_by_sentence(booookscore_app, boo
     )
     for name in ("precision", "recall", "f1"):
         _within(report["overall"][name])
+    # Against the raw files: precision exactly; recall within a point (the importer places
+    # the two spans of a duplication whose texts overlap apart, app.imports.locate's
+    # place_pair, where the first occurrence would put them together: one unit more).
+    judge_units, human_units, both = _sentence_units(booookscore_sample)
+    assert report["overall"]["precision"]["value"] == pytest.approx(100 * both / judge_units)
+    assert report["overall"]["recall"]["value"] == pytest.approx(100 * both / human_units, abs=1)
     # Per category, with intervals where the category occurs in two documents or more.
     assert set(report["per_category"]) >= {"entity-omission", "discontinuity"}
     for scores in report["per_category"].values():
@@ -119,6 +126,48 @@ def test_gpt4_against_the_humans_of_booookscore_by_sentence(booookscore_app, boo
     annotator = next(iter({a for a in _annotators()}))
     as_annotator = _json(runner, "judge-report", "--judge", annotator)
     assert as_annotator["humans"] == 0 and as_annotator["documents"] == 0
+
+
+def _sentence_units(booookscore_sample) -> tuple[int, int, int]:
+    """(GPT-4's units, the humans' units, units both have) of the six incremental books,
+    from the raw files alone: a unit is (sentence, category), the sentences NLTK's own
+    splits (punkt-sentences.json), a span standing for every sentence it touches where its
+    text first occurs; a relation's span is its later one (as the importer stores it)."""
+    human = json.loads((booookscore_sample / "human-annotations.json").read_text("utf-8"))
+    model = json.loads((booookscore_sample / "model-annotations.json").read_text("utf-8"))
+    punkt = json.loads((booookscore_sample / "punkt-sentences.json").read_text("utf-8"))
+
+    judge_units = human_units = both = 0
+    for book, entry in human.items():
+        summary, at, bounds = entry["summary"], 0, []
+        for sentence in punkt["inc"][book]:
+            at = summary.index(sentence, at)
+            bounds.append((at, at + len(sentence)))
+            at += len(sentence)
+        units = partial(_units, summary, bounds)
+        humans = set()
+        for single in entry["singles"]:
+            humans |= units(single["span"], single["labels"])
+        for relation in entry["relations"]:
+            later = max((relation["span_a"], relation["span_b"]), key=summary.index)
+            humans |= units(later, relation["shared_labels"])
+        judge = set()
+        for sentence, value in model[book].items():
+            judge |= units(sentence, value["types"])
+        judge_units, human_units = judge_units + len(judge), human_units + len(humans)
+        both += len(judge & humans)
+    return judge_units, human_units, both
+
+
+def _units(summary: str, bounds: list, text: str, labels: list | None) -> set:
+    """The (sentence, category) units of a span's text where it first occurs."""
+    start = summary.index(text)
+    touched = [k for k, (a, b) in enumerate(bounds) if a < start + len(text) and start < b]
+    return {
+        (k, "-".join(label.split()) if label else None)
+        for k in touched
+        for label in labels or [None]
+    }
 
 
 def _annotators() -> set[str]:
@@ -241,6 +290,15 @@ def test_decoys_are_taken_at_the_simulated_rate(make_app, tmp_path):
         result = runner.invoke(args=["validation", "create-round", "r", "--items", str(path)])
         assert result.exit_code == 0, result.output
         assert f"{taken} decoy suggestion(s) or annotation(s) made from one" in result.output
+        # A round made from the suggestions export leaves the decoys themselves out.
+        exported = runner.invoke(args=["export-annotations", "--what", "suggestions"])
+        records = [json.loads(line) for line in exported.stdout.splitlines()]
+        assert sorted(r["decoy"] for r in records) == [False, True, True, True]
+        path.write_text(exported.stdout, encoding="utf-8")
+        result = runner.invoke(args=["validation", "create-round", "s", "--items", str(path)])
+        assert result.exit_code == 0, result.output
+        assert "Created round 's': 1 items" in result.output
+        assert "3 decoy suggestion(s) or annotation(s) made from one" in result.output
 
 
 def report_real_taken(report: dict) -> int:
@@ -404,3 +462,66 @@ def test_the_analyses_page_computes_on_post_only(small_study, researcher_client)
     assert (
         researcher_client.post("/research/analyses", data={"analysis": "recall"}).status_code == 400
     )
+
+
+def test_suggestion_arms_in_study_report(make_app, tmp_path):
+    # Show-arm workers accept the one suggestion ("Bob"); none-arm workers mark "Anna" and
+    # "Then it rained." themselves: per reading 1 and 2 error units of 3 sentences.
+    app = make_app(
+        {"GAMMA_SAMPLES": 2}, annotators_per_document=100, suggestion_arms="{show: 1, none: 1}"
+    )
+    client, runner = app.test_client(), app.test_cli_runner()
+    with app.app_context():
+        add_documents(2)
+        items = [{**REAL[0], "id": f"real-{d}", "document_id": d} for d in ("doc-000", "doc-001")]
+        path = tmp_path / "real.jsonl"
+        path.write_text("\n".join(json.dumps(i) for i in items) + "\n", encoding="utf-8")
+        result = runner.invoke(args=["import-suggestions", str(path), "--source", "m"])
+        assert result.exit_code == 0, result.output
+        arms = []
+        for number in range(8):
+            document = f"doc-00{number // 4}"
+            token = start(client, document, annotator=f"w{number}")
+            assert client.get(f"/s/{token}").status_code == 200
+            suggestions = _suggestions(client, token)
+            arms.append("show" if suggestions else "none")
+            for suggestion in suggestions:
+                _decide(client, token, suggestion, take=True, edit=False)
+            for key in ("anna", "rained") if not suggestions else ():
+                paragraph, begin, end, category = SPANS[key]
+                if paragraph:
+                    moved = client.put(
+                        f"/api/sessions/{token}/position",
+                        json={"paragraph_id": 1},
+                        headers=csrf(token),
+                    )
+                    assert moved.status_code == 200, moved.data
+                text = TEXTS[paragraph][begin:end]
+                span = {"paragraph_id": paragraph, "start": begin, "end": end, "text": text}
+                body = {"id": str(uuid.uuid4()), "category": category, "span": span}
+                assert save(client, token, body).status_code == 201
+            if suggestions:
+                moved = client.put(
+                    f"/api/sessions/{token}/position", json={"paragraph_id": 1}, headers=csrf(token)
+                )
+                assert moved.status_code == 200, moved.data
+            assert submit(client, token).status_code == 200
+        assert arms.count("show") == 4 and arms[:4].count("show") == 2
+
+        report = _json(runner, "study-report")["suggestion_arms"]
+        figures = {"accepted", "errors_per_sentence", "booookscore", "agreement"}
+        assert set(report["arms"]) == {"show", "none"}
+        assert figures | {"seconds_per_paragraph"} == set(report["arms"]["show"])
+        show, none = report["arms"]["show"], report["arms"]["none"]
+        assert (show["accepted"], none["accepted"]) == (100.0, None)
+        assert show["errors_per_sentence"] == pytest.approx(100 / 3)
+        assert none["errors_per_sentence"] == pytest.approx(200 / 3)
+        assert show["booookscore"] == pytest.approx(200 / 3)
+        assert none["booookscore"] == pytest.approx(100 / 3)
+        assert (show["agreement"], none["agreement"]) == (pytest.approx(100), pytest.approx(100))
+        difference = report["difference"]["booookscore"]
+        assert difference["value"] == pytest.approx(100 / 3)
+        assert difference["ci95"] == pytest.approx([100 / 3, 100 / 3])  # alike documents
+        assert report["difference"]["accepted"]["value"] is None
+        table = runner.invoke(args=["study-report"]).stdout
+        assert "Suggestion arms (show - none, bootstrap 95% CI):" in table
