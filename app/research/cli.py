@@ -316,7 +316,7 @@ def recall_estimate_command(method: str | None, fmt: str) -> None:
     type=click.FloatRange(min=0),
     default=0.0,
     show_default=True,
-    help="The platform's fee on top of the pay, in percent (Prolific: 33 for most studies).",
+    help="The platform's fee on top of the pay, in percent (e.g. 33).",
 )
 @report_format_option
 @with_appcontext
