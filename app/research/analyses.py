@@ -318,7 +318,7 @@ def _gamma_of(document: DocumentRow) -> planner.PerDocument:
         )
         if len(annotators) < 2 or not defined(units, annotators):
             return None
-        return gamma(units, samples=PLANNER_GAMMA_SAMPLES, annotators=annotators).value, 1.0
+        return gamma(units, samples=PLANNER_GAMMA_SAMPLES, annotators=annotators).gamma, 1.0
 
     return per_document
 

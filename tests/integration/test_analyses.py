@@ -17,7 +17,7 @@ import pytest
 
 from app import create_app
 from app.core.extensions import db
-from app.models import Annotation, Annotator, Suggestion
+from app.models import Annotation, Annotator, Suggestion, ValidationItem
 from tests.support.apps import ROOT, dispose_engines, make_test_config
 from tests.support.assignment import add_documents
 from tests.support.worker_api import csrf, save, start, submit
@@ -436,6 +436,9 @@ def test_plan_study_command(small_study):
         args=["plan-study", "--figure", "error-rate", "--half-width", "20", "--format", "csv"]
     ).stdout
     assert text.startswith("figure,half_width,annotators_per_document,documents,")
+    gamma = _json(runner, "plan-study", "--figure", "gamma", "--half-width", "0.2")
+    # Gamma needs two readings of a document: known for 2 and 3 annotators only.
+    assert [p["extrapolated"] for p in gamma["plans"]] == [False, False, True, True, True]
     refused = runner.invoke(args=["plan-study", "--figure", "precision", "--half-width", "5"])
     assert refused.exit_code == 1 and "judged annotations in a validation round" in refused.output
     bad = runner.invoke(args=["plan-study", "--figure", "kappa", "--half-width", "5"])
@@ -525,3 +528,34 @@ def test_suggestion_arms_in_study_report(make_app, tmp_path):
         assert report["difference"]["accepted"]["value"] is None
         table = runner.invoke(args=["study-report"]).stdout
         assert "Suggestion arms (show - none, bootstrap 95% CI):" in table
+
+
+def test_plan_study_for_validation_precision(small_study, tmp_path):
+    runner = small_study
+    items = tmp_path / "export.jsonl"
+    exported = runner.invoke(args=["export-annotations", "--submitted-only"]).stdout
+    items.write_text(exported, encoding="utf-8")
+    result = runner.invoke(args=["validation", "create-round", "p", "--items", str(items)])
+    assert result.exit_code == 0, result.output
+    rows = db.session.execute(db.select(ValidationItem.external_id, ValidationItem.span_text))
+    # Validators agree with every span but "Then" (abrupt-transition).
+    lines = [
+        json.dumps(
+            {
+                "item_id": item,
+                "validator": "v1",
+                "verdict": "disagree" if text == "Then" else "agree",
+            }
+        )
+        for item, text in rows
+    ]
+    judgments = tmp_path / "judgments.jsonl"
+    judgments.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = runner.invoke(args=["validation", "import-judgments", "p", str(judgments)])
+    assert result.exit_code == 0, result.output
+    plan = _json(runner, "plan-study", "--figure", "precision", "--half-width", "5")
+    assert plan["figure"] == "precision" and len(plan["plans"]) == 5
+    # Readings of a and b hold precision 2/3, the judge's 3/3 (c, who failed the check,
+    # has no items): defined for 1-3 annotators, and alike on every document.
+    assert [p["extrapolated"] for p in plan["plans"]] == [False, False, True, True, True]
+    assert all(p["expected_half_width"] <= 5 for p in plan["plans"])
