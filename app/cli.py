@@ -14,6 +14,9 @@ from app.imports.cli import import_annotations_command, import_documents_command
 from app.research.cli import (
     create_researcher_command,
     export_annotations_command,
+    judge_report_command,
+    plan_study_command,
+    recall_estimate_command,
     study_report_command,
 )
 from app.suggestions.cli import import_suggestions_command
@@ -39,6 +42,10 @@ COMMANDS = (
     create_researcher_command,
     export_annotations_command,
     study_report_command,
+    # the analyses (docs/analyses.md)
+    judge_report_command,
+    recall_estimate_command,
+    plan_study_command,
 )
 
 

@@ -22,7 +22,10 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     func,
+    or_,
+    select,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
@@ -627,6 +630,9 @@ class Suggestion(db.Model):
     question: Mapped[str | None] = mapped_column(Text)
     comment: Mapped[str | None] = mapped_column(Text)
     ambiguous: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Planted deliberately wrong by the researcher (`import-suggestions --decoy`): taking it
+    # measures over-reliance; annotations made from it count in no study figure or round.
+    decoy: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
@@ -708,3 +714,11 @@ class IdentityConflict(db.Model):
     def label(self) -> str:
         """platform:participant, as exports name an annotator."""
         return f"{self.platform}:{self.participant}"
+
+
+# Annotations a study figure, a round or a gold set counts: all but those made (Accept or
+# Edit) from a decoy suggestion (issue 32; exports mark those `decoy: true`).
+NOT_FROM_DECOY = or_(
+    Annotation.suggestion_id.is_(None),
+    Annotation.suggestion_id.not_in(select(Suggestion.id).where(Suggestion.decoy.is_(True))),
+)

@@ -28,6 +28,7 @@ from app.core.errors import ApiError
 from app.core.extensions import db
 from app.core.persistence import upsert_insert
 from app.models import (
+    NOT_FROM_DECOY,
     AdjudicationDecision,
     Annotation,
     AnnotationSession,
@@ -71,6 +72,7 @@ def load_marks(document_id: int) -> list[Mark]:
             AnnotationSession.document_id == document_id,
             AnnotationSession.status == SessionStatus.SUBMITTED,
             Annotation.deleted_at.is_(None),
+            NOT_FROM_DECOY,  # what was taken from a decoy is no candidate for gold
         )
     )
     marks = []

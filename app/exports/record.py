@@ -14,7 +14,9 @@ lets its holder work in the session, and exports get shared.
 `flagged` says the worker is left out of the study's figures (app.crowd.checks.flagged: failed
 checks, failed training, or flagged by their attention checks): the export keeps every
 annotation and marks theirs. Which workers that is is computed once per export
-(`flagged_params`) and bound into the query as a list of annotator ids.
+(`flagged_params`) and bound into the query as a list of annotator ids. `decoy` likewise
+marks the annotations made from a decoy suggestion (`import-suggestions --decoy`), which
+no figure or round counts.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from json.encoder import encode_basestring as _quote  # C-accelerated
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import Select, String, bindparam, case, cast, func, literal, null, select
+from sqlalchemy import Select, String, bindparam, case, cast, false, func, literal, null, select
 from sqlalchemy.dialects.postgresql import JSONB
 
 from app.core.extensions import db
@@ -172,6 +174,8 @@ class Field:
 ANNOTATOR_ID = Annotator.platform + ":" + Annotator.external_id  # Annotator.label, in SQL
 # True for the annotations of workers left out of the figures; the ids: flagged_params().
 FLAGGED = AnnotationSession.annotator_id.in_(bindparam("flagged_annotators", expanding=True))
+# True for an annotation made (Accept or Edit) from a decoy suggestion; false otherwise.
+DECOY = func.coalesce(Suggestion.decoy, false())
 
 # The export record, in key order. To add a field, add one line here (where its key goes):
 #     Field("severity", Annotation.severity),                      # text or null
@@ -228,6 +232,8 @@ FIELDS: tuple[Field, ...] = (
     Field("suggestion_id", Suggestion.external_id),
     # Issue 28: the worker is left out of the study's figures (app.crowd.checks.flagged).
     Field("flagged", FLAGGED, BOOL),
+    # Issue 32: made from a decoy suggestion (left out of every figure and round).
+    Field("decoy", DECOY, BOOL),
 )
 # Only with --include-removed / include_removed=1: when the worker removed the annotation.
 REMOVED_AT = Field("removed_at", Annotation.deleted_at, TIMESTAMP)

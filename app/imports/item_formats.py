@@ -59,6 +59,7 @@ EXPORT_KEYS = {
     "origin",  # issue 18: worker | suggestion-accepted | suggestion-edited
     "suggestion_id",
     "flagged",  # issue 28: the worker is left out of the study's figures (rounds too)
+    "decoy",  # issue 32: made from a decoy suggestion (left out of rounds too)
     "provenance",  # gold exports (app.adjudication.gold): export records plus provenance
     "unit_id",  # issue 28: the error unit (rows of one span with several labels share it)
 }
@@ -74,6 +75,7 @@ SUGGESTION_KEYS = {
     "span",
     "paired_span",
     "question",
+    "decoy",  # issue 32: a decoy suggestion (rounds leave it out)
     "decisions",
 }
 DECISIONS = ("all", "decided", "accepted", "edited", "rejected")
@@ -121,6 +123,8 @@ class ItemInput:
     submitted: bool | None = None
     # Our export's `flagged`: the worker is left out of the figures (rounds too).
     flagged: bool = False
+    # Our exports' `decoy`: made from (or being) a decoy suggestion; rounds leave it out.
+    decoy: bool = False
     # Said when the item's document is not imported (e.g. model files carry no text).
     document_hint: str | None = None
     # From the suggestions export: the standing decisions of the workers on it; else None.
@@ -319,6 +323,7 @@ def _suggestion_item(where: str, record: dict, problems: list[str]) -> ItemInput
     item.decisions = tuple(
         str(d.get("decision")) for d in decisions if d.get("withdrawn_at") is None
     )
+    item.decoy = record.get("decoy") is True
     return item
 
 
@@ -356,6 +361,9 @@ def _generic_item(where: str, record: Any, problems: list[str]) -> ItemInput | N
     flagged = record.get("flagged") if is_export else None
     if flagged is not None and not isinstance(flagged, bool):
         problems.append(f"{where}: flagged: must be true or false")
+    decoy = record.get("decoy") if is_export else None
+    if decoy is not None and not isinstance(decoy, bool):
+        problems.append(f"{where}: decoy: must be true or false")
     if len(problems) > before or span is None or document_id is None:
         return None
     return ItemInput(
@@ -373,6 +381,7 @@ def _generic_item(where: str, record: Any, problems: list[str]) -> ItemInput | N
         removed=is_export and record.get("removed_at") is not None,
         submitted=submitted,
         flagged=flagged is True,
+        decoy=decoy is True,
     )
 
 

@@ -1,23 +1,45 @@
 """The research commands: `flask create-researcher EMAIL` (accounts for the researcher
 console), `flask export-annotations` (the exports of app/research/downloads.py to a
-file or standard output) and `flask study-report` (the study's figures for papers)."""
+file or standard output), `flask study-report` (the study's figures for papers), and
+the analyses of docs/analyses.md (app.research.analyses): `flask judge-report`,
+`flask recall-estimate`, `flask plan-study`."""
 
 from __future__ import annotations
 
 import re
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from flask.cli import with_appcontext
 from sqlalchemy import select
 from werkzeug.security import generate_password_hash
 
-from app.core.cli_kit import echo_report, report_format_option
+from app.analysis.alttest import DEFAULT_EPSILON
+from app.analysis.judge import SENTENCE, SPAN
+from app.analysis.recall import METHODS
+from app.core.cli_kit import echo_report, fail, report_format_option
 from app.core.extensions import db
 from app.exports.record import ExportFilter
 from app.models import Document, Researcher
 from app.research.agreement_figures import resolve_gamma
+from app.research.analyses import (
+    FIGURES,
+    AnalysisError,
+    compute_judge_report,
+    compute_plan,
+    compute_recall_estimate,
+)
+from app.research.analysis_tables import (
+    judge_csv,
+    judge_table,
+    plan_csv,
+    plan_table,
+    recall_csv,
+    recall_table,
+)
+from app.research.dashboard import DashboardView
 from app.research.downloads import command_exports
 from app.research.study_report import (
     format_csv,
@@ -194,3 +216,122 @@ def study_report_command(fmt: str, id_prefix: str | None, include_flagged: bool)
     ) as bar:
         resolve_gamma(study, compute=True, progress=bar.update)
     echo_report(study_report(study), fmt, format_csv, format_table)
+
+
+def _analysis_study(include_flagged: bool = False) -> DashboardView:
+    click.echo("Loading the study's submitted readings...", err=True)
+    return load_report_study(include_flagged=include_flagged)
+
+
+def _refuse(exc: AnalysisError) -> NoReturn:
+    fail(str(exc))
+
+
+@click.command("judge-report")
+@click.option(
+    "--judge",
+    "judge_name",
+    required=True,
+    help="The model: a source of suggestions (import-suggestions --source), or the "
+    "platform:id of an annotator its annotations were imported under (import-annotations).",
+)
+@click.option(
+    "--epsilon",
+    type=click.FloatRange(0, 1),
+    default=DEFAULT_EPSILON,
+    show_default=True,
+    help="The alt-test's cost-benefit margin. Calderon, Reichart & Dror (ACL 2025) suggest "
+    "0.2 for experts, 0.15 for skilled annotators and 0.1 for crowd-workers; the default "
+    "is the crowd-workers' value (docs/analyses.md).",
+)
+@click.option(
+    "--unit",
+    type=click.Choice([SPAN, SENTENCE]),
+    default=SPAN,
+    show_default=True,
+    help="Match spans by the attention-check rule, or by the sentences they touch (for a "
+    "judge that marks whole sentences, as GPT-4 does in BooookScore).",
+)
+@click.option(
+    "--weighted", is_flag=True, help="Weigh each span by its severity (taxonomies with them)."
+)
+@report_format_option
+@with_appcontext
+def judge_report_command(
+    judge_name: str, epsilon: float, unit: str, weighted: bool, fmt: str
+) -> None:
+    """Can this model replace an annotator? Its precision, recall and F1 against each human
+    (overall, per category, per human, bootstrap 95% intervals over documents), the humans'
+    F1 against each other, and the Alternative Annotator Test (Calderon, Reichart & Dror,
+    ACL 2025: leave one human out, one-sided paired t-test with margin --epsilon,
+    Benjamini-Yekutieli over annotators; it needs three humans or more). Scores 0-100;
+    definitions in docs/analyses.md."""
+    study = _analysis_study()
+    click.echo(f"Scoring {judge_name} (1000 bootstrap resamples)...", err=True)
+    try:
+        report = compute_judge_report(study, judge_name, epsilon, unit, weighted)
+    except AnalysisError as exc:
+        _refuse(exc)
+    echo_report(report, fmt, judge_csv, judge_table)
+
+
+@click.command("recall-estimate")
+@click.option(
+    "--method",
+    type=click.Choice(METHODS),
+    default=None,
+    help="Chapman (two annotators per document), loglinear-mt (model M_t, three or more) "
+    "or chao (Chao's lower bound, errors of unequal difficulty); default: Chapman where "
+    "every document has two readers, else loglinear-mt.",
+)
+@report_format_option
+@with_appcontext
+def recall_estimate_command(method: str | None, fmt: str) -> None:
+    """How many errors did nobody find? Capture-recapture over the annotators of each
+    document (spans of different annotators are one error when they match by the
+    attention-check rule): errors found, estimated (95% interval) and the share found, per
+    document, per category and for the study; on attention checks, the estimate from the
+    planted errors' captures beside their true number. Definitions in docs/analyses.md."""
+    study = _analysis_study()
+    click.echo("Estimating...", err=True)
+    try:
+        report = compute_recall_estimate(study, method)
+    except ValueError as exc:
+        fail(str(exc))
+    echo_report(report, fmt, recall_csv, recall_table)
+
+
+@click.command("plan-study")
+@click.option("--figure", type=click.Choice(FIGURES), required=True, help="The figure to plan for.")
+@click.option(
+    "--half-width",
+    type=click.FloatRange(min=0, min_open=True),
+    required=True,
+    help="Target half-width of the figure's 95% interval, on its scale (BooookScore, "
+    "error rate and precision 0-100; gamma a coefficient).",
+)
+@click.option("--hourly-rate", type=click.FloatRange(min=0), help="Pay per worker-hour.")
+@click.option(
+    "--fee-percent",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="The platform's fee on top of the pay, in percent (e.g. 33).",
+)
+@report_format_option
+@with_appcontext
+def plan_study_command(
+    figure: str, half_width: float, hourly_rate: float | None, fee_percent: float, fmt: str
+) -> None:
+    """How many annotators per document and documents does the study need? From the
+    submitted sessions so far as a pilot, by resampling its readings: for 2-6 annotators
+    per document, the fewest documents whose 95% interval of --figure is at most
+    --half-width, with the worker-minutes (from the paragraph timings) and the cost at
+    --hourly-rate plus --fee-percent. Method in docs/analyses.md."""
+    study = _analysis_study()
+    click.echo(f"Resampling the pilot's readings for {figure}...", err=True)
+    try:
+        report = compute_plan(study, figure, half_width, hourly_rate, fee_percent)
+    except AnalysisError as exc:
+        _refuse(exc)
+    echo_report(report, fmt, plan_csv, plan_table)

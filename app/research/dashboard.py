@@ -14,7 +14,9 @@ its document's quota follows app.crowd.assignment.claims, the rule the assignmen
 Workers left out (app.crowd.checks.flagged: flagged by attention checks, failed checks or
 failed training) keep their rows, sessions and counts, but no figure counts their
 sessions (BooookScore, Table 1, alpha, F1, gamma, linked-pair F1, MQM, gold scores)
-unless `include_flagged`; `left_out_workers` adds its one query to the four.
+unless `include_flagged`; `left_out_workers` adds its one query to the four. Annotations
+made from a decoy suggestion (`import-suggestions --decoy`) are not loaded: no figure
+counts them (study-report's `decoys` reports how often workers took decoys).
 """
 
 from __future__ import annotations
@@ -34,7 +36,15 @@ from app.crowd.assignment.claims import ClaimRule
 from app.crowd.checks.flagged import LeftOut, left_out_workers
 from app.crowd.paragraph_times import iter_paragraph_records
 from app.crowd.settings import EffectiveStudySettings
-from app.models import UNIT_ID, Annotation, AnnotationSession, Annotator, Document, Paragraph
+from app.models import (
+    NOT_FROM_DECOY,
+    UNIT_ID,
+    Annotation,
+    AnnotationSession,
+    Annotator,
+    Document,
+    Paragraph,
+)
 from app.research import mqm, pacing
 from app.rules import metrics
 from app.rules.intervals import AlphaParts, alpha_parts
@@ -463,7 +473,7 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
     )
     query = (
         db.select(Annotation.session_id, func.aggregate_strings(packed, ";"))
-        .where(Annotation.deleted_at.is_(None))
+        .where(Annotation.deleted_at.is_(None), NOT_FROM_DECOY)
         .group_by(Annotation.session_id)
     )
     if document_id is not None:

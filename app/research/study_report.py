@@ -29,6 +29,9 @@ rule is written). A document's ``mqm_per_100_words`` is its MQM-style score
 (app.research.mqm: the sum of the severity weights of a session's errors per 100 words,
 mean over submitted sessions; MQM, Lommel et al. 2014, as scored by Freitag et al. 2021),
 null when the taxonomy has no severities.
+``recall_estimate``, ``suggestion_arms`` and ``decoys`` are the analyses of
+docs/analyses.md (app.research.analyses): the study's capture-recapture estimate of its
+errors, the suggestion arms compared, and how often workers took decoy suggestions.
 """
 
 from __future__ import annotations
@@ -42,6 +45,11 @@ from typing import Any
 from app.adjudication.gold import attention_gold, iter_gold_records
 from app.crowd.settings import study_settings
 from app.research.agreement_figures import Figure, agreement_figures
+from app.research.analyses import (
+    compute_decoys,
+    compute_recall_estimate,
+    compute_suggestion_arms,
+)
 from app.research.dashboard import DashboardView, load_study
 from app.rules import metrics
 from app.rules.csv_safety import safe_cell
@@ -178,6 +186,7 @@ def format_table(report: Mapping[str, Any]) -> str:
             f"{_number(s['rejected'], 1)}; {_number(s['worker_added'], 1)}"
             for source, s in report["suggestions"].items()
         ]
+    lines += _analysis_lines(report)
     documents, workers = report["excluded"]["documents"], report["excluded"]["annotators"]
     lines += ["", f"Excluded (attention checks): {', '.join(documents) if documents else 'none'}"]
     lines.append(
@@ -185,6 +194,37 @@ def format_table(report: Mapping[str, Any]) -> str:
         + (", ".join(f"{w['annotator_id']} ({w['reason']})" for w in workers) or "none")
     )
     return "\n".join(lines) + "\n"
+
+
+def _analysis_lines(report: Mapping[str, Any]) -> list[str]:
+    """The table's lines of the recall estimate, the suggestion arms and the decoys."""
+    lines = []
+    estimate = report.get("recall_estimate")
+    if estimate and estimate["estimated"] is not None:
+        lines += [
+            "",
+            f"Errors found: {estimate['found']}; estimated (capture-recapture): "
+            f"{_number(estimate['estimated'], 1)}{_interval(estimate['ci95'])}; "
+            f"share found {_number(estimate['share_found'], 1)}%",
+        ]
+    arms = report.get("suggestion_arms")
+    if arms:
+        lines += ["", "Suggestion arms (show - none, bootstrap 95% CI):"]
+        for name, difference in arms["difference"].items():
+            values = " / ".join(_number(arms["arms"][arm][name]) for arm in arms["arms"])
+            lines.append(
+                f"  {name}: {values}; difference {_number(difference['value'])}"
+                f"{_interval(difference['ci95'])}"
+            )
+    decoys = report.get("decoys")
+    if decoys and decoys["shown"]:
+        rate = decoys["rate"]
+        lines += [
+            "",
+            f"Decoys taken (accepted or edited): {decoys['taken']} of {decoys['shown']} "
+            f"shown, {_number(rate['value'], 1)}%{_interval(rate['ci95'])}",
+        ]
+    return lines
 
 
 def _interval(ci95: list[float] | None) -> str:
@@ -241,6 +281,8 @@ def format_csv(report: Mapping[str, Any]) -> str:
     for source, shares in report.get("suggestions", {}).items():
         for key, value in shares.items():
             writer.writerow((f"suggestions_{key}", _cell(source), "", "", _cell(value)))
+    for row in _analysis_rows(report):
+        writer.writerow(row)
     for document_id in report["excluded"]["documents"]:
         writer.writerow(("excluded", _cell(document_id), "", "", ""))
     for worker in report["excluded"]["annotators"]:
@@ -248,6 +290,38 @@ def format_csv(report: Mapping[str, Any]) -> str:
             ("excluded_annotator", _cell(worker["annotator_id"]), "", "", worker["reason"])
         )
     return buffer.getvalue()
+
+
+def _analysis_rows(report: Mapping[str, Any]) -> list[tuple]:
+    """CSV rows of the recall estimate, the suggestion arms and the decoys."""
+    rows: list[tuple] = []
+    estimate = report.get("recall_estimate") or {}
+    for key in ("found", "estimated", "share_found"):
+        if key in estimate:
+            rows.append(("recall_estimate", key, "", "", _cell(estimate[key])))
+    for bound, value in zip(("ci95_low", "ci95_high"), estimate.get("ci95") or (), strict=False):
+        rows.append(("recall_estimate", bound, "", "", value))
+    arms = report.get("suggestion_arms")
+    if arms:
+        for arm, figures in arms["arms"].items():
+            for name, value in figures.items():
+                rows.append((f"suggestion_arm_{arm}", name, "", "", _cell(value)))
+        for name, difference in arms["difference"].items():
+            low, high = difference["ci95"] or (None, None)
+            rows.append(("suggestion_arms_difference", name, "", "", _cell(difference["value"])))
+            rows.append(("suggestion_arms_ci95_low", name, "", "", _cell(low)))
+            rows.append(("suggestion_arms_ci95_high", name, "", "", _cell(high)))
+    decoys = report.get("decoys")
+    if decoys:
+        low, high = decoys["rate"]["ci95"] or (None, None)
+        rows += [
+            ("decoys", "shown", "", "", decoys["shown"]),
+            ("decoys", "taken", "", "", decoys["taken"]),
+            ("decoys", "rate", "", "", _cell(decoys["rate"]["value"])),
+            ("decoys", "rate_ci95_low", "", "", _cell(low)),
+            ("decoys", "rate_ci95_high", "", "", _cell(high)),
+        ]
+    return rows
 
 
 def load_report_study(id_prefix: str | None = None, include_flagged: bool = False) -> DashboardView:
@@ -264,13 +338,25 @@ def gamma_to_compute(study: DashboardView) -> int:
 
 def study_report(study: DashboardView) -> dict[str, Any]:
     """The study-report JSON of a loaded study whose gamma is resolved (app.research.
-    agreement_figures.resolve_gamma: computed by the command, cached for the downloads)."""
-    return build_report(
+    agreement_figures.resolve_gamma: computed by the command, cached for the downloads),
+    with the analyses of docs/analyses.md that go into it."""
+    report = build_report(
         study,
         [category.key for category in current_taxonomy().categories],
         agreement_figures(study),
         adjudicated_gold(study),
     )
+    return {**report, **analysis_keys(study)}
+
+
+def analysis_keys(study: DashboardView) -> dict[str, Any]:
+    """study-report's `recall_estimate` (the recall estimate's `study` object),
+    `suggestion_arms` (null without both arms) and `decoys` (app.research.analyses)."""
+    return {
+        "recall_estimate": compute_recall_estimate(study)["study"],
+        "suggestion_arms": compute_suggestion_arms(study),
+        "decoys": compute_decoys(study),
+    }
 
 
 def adjudicated_gold(study: DashboardView) -> dict[int, list[dict]]:

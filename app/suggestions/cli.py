@@ -30,6 +30,12 @@ from app.suggestions.importer import FORMATS, SuggestionImportError, prepare_sug
 @click.option(
     "--skip-rejected", is_flag=True, help="Leave out suggestions with problems (reported)."
 )
+@click.option(
+    "--decoy",
+    is_flag=True,
+    help="The file's suggestions are decoys, deliberately wrong: study-report's `decoys` "
+    "says how often workers take them; what workers make from them counts in no figure.",
+)
 @with_appcontext
 def import_suggestions_command(
     path: Path,
@@ -38,6 +44,7 @@ def import_suggestions_command(
     id_prefix: str,
     taxonomy_map: Path | None,
     skip_rejected: bool,
+    decoy: bool,
 ) -> None:
     """Attach model annotations to imported documents as suggestions for workers.
 
@@ -46,17 +53,21 @@ def import_suggestions_command(
     create-round`. Types map to category keys (--taxonomy-map); sentences are located in
     the stored text as `create-round` locates spans. Workers see them when the taxonomy's
     study says `suggestions: show` (or puts them in the show arm of `suggestion_arms`).
+    With --decoy the suggestions are decoys (docs/analyses.md): shown like the others,
+    their take rate (accepted or edited) measures over-reliance on suggestions, and the
+    annotations made from them are marked `decoy: true` in exports and left out of every
+    study figure and every validation round.
     All or nothing: every problem is listed as FILE:LINE: field: message.
     """
     mapping = read_taxonomy_map(taxonomy_map)
     try:
-        plan = prepare_suggestions(path, source, fmt, mapping, skip_rejected, id_prefix)
+        plan = prepare_suggestions(path, source, fmt, mapping, skip_rejected, id_prefix, decoy)
     except SuggestionImportError as exc:
         fail(f"{path}: {len(exc.problems)} problem(s); nothing imported:", exc.problems)
     with click.progressbar(length=len(plan.rows), label="Storing suggestions") as bar:
         stored = plan.store(bar.update)
+    kind = "decoy suggestion(s)" if decoy else "suggestion(s)"
     click.echo(
-        f"Imported {stored} suggestion(s) from {source!r}; "
-        f"{plan.unchanged} already stored unchanged."
+        f"Imported {stored} {kind} from {source!r}; {plan.unchanged} already stored unchanged."
     )
     echo_import_notes(plan.warnings, plan.ambiguous, plan.rejected)

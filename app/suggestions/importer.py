@@ -12,7 +12,9 @@ there is the span's, else the text, exactly first; several matches use the first
 reported as ambiguous. Each suggestion must pass the rules an annotation passes (app.rules.spans),
 so that Accept can store it as it is. `id_prefix` is put before every document id of the
 file, as `import-annotations --id-prefix` does (so that GPT-4's file attaches to summaries
-imported under `inc-`/`hier-`). Atomic: any problem refuses the file (unless
+imported under `inc-`/`hier-`). `decoy` marks every suggestion of the file as a decoy
+(planted deliberately wrong: app.suggestions.decoys counts how often workers take them;
+what they make from one counts in no figure). Atomic: any problem refuses the file (unless
 `skip_rejected`) and nothing is written; a suggestion id already stored with the same
 content is left as it is (the import can be run again).
 """
@@ -79,8 +81,10 @@ def prepare_suggestions(
     taxonomy_map: Mapping[str, str] | None = None,
     skip_rejected: bool = False,
     id_prefix: str = "",
+    decoy: bool = False,
 ) -> SuggestionPlan:
-    """Read and check the file; raise SuggestionImportError listing every problem."""
+    """Read and check the file; raise SuggestionImportError listing every problem.
+    `decoy`: the file's suggestions are decoys (planted deliberately wrong)."""
     source = source.strip()
     if not source or len(source) > 100:
         raise SuggestionImportError([f"{path.name}: --source: give a name of 1-100 characters"])
@@ -102,7 +106,7 @@ def prepare_suggestions(
         if isinstance(outcome, str):
             problems.append(f"{item.where}: {outcome}")
         else:
-            rows.append((item, outcome))
+            rows.append((item, {**outcome, "decoy": decoy}))
     stored = _stored({row["external_id"] for _item, row in rows})
     seen: set[str] = set()
     for item, outcome in rows:
@@ -158,8 +162,9 @@ def _texts(document_ids: set[str]) -> dict[str, tuple[int, tuple[str, ...]]]:
 
 
 def _content(row: Mapping[str, Any]) -> tuple:
+    # A suggestion imported as a decoy and again as a real one (or back) is other content.
     keys = ("document_id", "paragraph_id", "span_start", "span_end", "category", "question")
-    return tuple(row[key] for key in keys)
+    return (*(row[key] for key in keys), bool(row["decoy"]))
 
 
 def _stored(ids: set[str]) -> dict[str, tuple]:

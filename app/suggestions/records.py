@@ -3,7 +3,8 @@ with every decision on it) and the figures per source (dashboard, study-report).
 
 Figures per source (the `suggestions` part of study-report's JSON, every value 0-100,
 null when there is nothing to divide by), over submitted sessions in the show arm, on
-documents with suggestions from that source, attention checks left out:
+documents with suggestions from that source, attention checks left out; decoy suggestions
+are left out here (app.suggestions.decoys measures them):
 
 - accepted / edited / rejected: the suggestions decided that way, as a share of the
   suggestions decided (a decision counts while it stands: an accepted suggestion whose
@@ -122,6 +123,7 @@ def iter_suggestion_records(document: str | None = None) -> Iterator[dict[str, A
                 row.paired_paragraph_id, row.paired_start, row.paired_end, row.paired_text
             ),
             "question": row.question,
+            "decoy": bool(row.decoy),  # issue 32: planted deliberately wrong
             "decisions": decisions.get(row.id, []),
         }
         db.session.expunge(row)
@@ -183,7 +185,12 @@ def source_counts(
     if left_out:
         sessions = sessions.where(AnnotationSession.annotator_id.not_in(left_out))
     sessions = sessions.subquery()
-    sources = select(Suggestion.document_id, Suggestion.source).distinct()
+    # Decoys are measured on their own (app.suggestions.decoys), never in these shares.
+    sources = (
+        select(Suggestion.document_id, Suggestion.source)
+        .where(Suggestion.decoy.is_(False))
+        .distinct()
+    )
     if document_ids is not None:
         sources = sources.where(Suggestion.document_id.in_(document_ids))
     per_document: dict[int, set[str]] = defaultdict(set)
@@ -199,7 +206,7 @@ def source_counts(
         .select_from(Annotation)
         .join(Suggestion, Annotation.suggestion_id == Suggestion.id)
         .join(sessions, sessions.c.id == Annotation.session_id)
-        .where(Annotation.deleted_at.is_(None))
+        .where(Annotation.deleted_at.is_(None), Suggestion.decoy.is_(False))
         .group_by(Suggestion.source, Annotation.origin)
     )
     for source, origin, count in db.session.execute(made):
@@ -210,7 +217,7 @@ def source_counts(
         .select_from(SuggestionRejection)
         .join(Suggestion, SuggestionRejection.suggestion_id == Suggestion.id)
         .join(sessions, sessions.c.id == SuggestionRejection.session_id)
-        .where(SuggestionRejection.withdrawn_at.is_(None))
+        .where(SuggestionRejection.withdrawn_at.is_(None), Suggestion.decoy.is_(False))
         .group_by(Suggestion.source)
     )
     for source, count in db.session.execute(rejected):

@@ -9,7 +9,8 @@ As every study figure, a round leaves out (and counts in its summary) the items 
 attention-check documents (documents of this database with gold spans) and the
 annotations of workers the study leaves out (app.crowd.checks.flagged): those marked
 `flagged` in our export, and those of this database's sessions whose worker is left out
-now.
+now; and decoys (issue 32): annotations our export marks `decoy` (made from a decoy
+suggestion) and decoy suggestions of the suggestions export.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class RoundSummary:
     # (app.crowd.checks.flagged), left out.
     checks_left_out: int = 0
     flagged_left_out: int = 0
+    decoys_left_out: int = 0  # made from, or being, a decoy suggestion
 
     @property
     def total(self) -> int:
@@ -83,6 +85,10 @@ def left_out_lines(summary: RoundSummary) -> list[str]:
         lines.append(
             f"{summary.flagged_left_out} annotation(s) of workers left out of the study's "
             "figures (failed checks, failed training, flagged)"
+        )
+    if summary.decoys_left_out:
+        lines.append(
+            f"{summary.decoys_left_out} decoy suggestion(s) or annotation(s) made from one"
         )
     return lines
 
@@ -218,6 +224,8 @@ def create_round(
     if problems and not skip_rejected:
         raise RoundError(problems)
     _link_annotations(resolved)
+    decoys = sum(r.item.decoy for r in resolved)
+    resolved = [r for r in resolved if not r.item.decoy]
     resolved, checks, flagged = _leave_out(resolved)
     if not resolved:
         why = "no usable items: the round was not created"
@@ -226,10 +234,10 @@ def create_round(
                 f" ({left_out} annotation(s) of unsubmitted sessions left out; "
                 "--include-unsubmitted keeps them)"
             )
-        if checks or flagged:
+        if checks or flagged or decoys:
             why += (
-                f" ({checks} item(s) on attention-check documents and {flagged} "
-                "annotation(s) of flagged workers left out)"
+                f" ({checks} item(s) on attention-check documents, {flagged} "
+                f"annotation(s) of flagged workers and {decoys} decoy(s) left out)"
             )
         raise RoundError([*problems, why])
     seed = seed if seed is not None else secrets.randbelow(2**31)
@@ -245,6 +253,7 @@ def create_round(
         unsubmitted_left_out=left_out,
         checks_left_out=checks,
         flagged_left_out=flagged,
+        decoys_left_out=decoys,
     )
     summary.skipped = skipped
     try:

@@ -173,6 +173,7 @@ def test_jsonl_export_reads_back_equal_to_the_database(app, runner, stored, tmp_
         "origin",
         "suggestion_id",
         "flagged",
+        "decoy",  # issue 32: made from a decoy suggestion
     }
     assert len({r["unit_id"] for r in records}) == len(records)
     got = [_from_record(r) for r in records]

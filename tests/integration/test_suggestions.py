@@ -358,7 +358,7 @@ def test_exports_figures_and_rounds(app, client, runner, imported, researcher_cl
             assert record["span"] == by_id[record["suggestion_id"]]["span"]
     csv_text = runner.invoke(args=["export-annotations", "--format", "csv"]).output
     header = csv_text.splitlines()[0]
-    assert header.endswith("taxonomy_version,origin,suggestion_id,flagged")
+    assert header.endswith("taxonomy_version,origin,suggestion_id,flagged,decoy")
     sessions = runner.invoke(args=["export-annotations", "--format", "csv", "--what", "sessions"])
     assert sessions.output.splitlines()[0].endswith(",arm,flagged,verification")
     # arm, flagged, then verification (none: Prolific's API was not asked)
@@ -376,8 +376,10 @@ def test_exports_figures_and_rounds(app, client, runner, imported, researcher_cl
         "span",
         "paired_span",
         "question",
+        "decoy",  # issue 32: false unless imported with --decoy
         "decisions",
     }
+    assert not any(s["decoy"] for s in suggestions)
     kinds = sorted(d["decision"] for s in suggestions for d in s["decisions"])
     assert kinds.count("accepted") == 1 and kinds.count("edited") == 1
     assert kinds.count("rejected") == len(suggestions) - 2
