@@ -14,6 +14,8 @@ from app.imports.cli import import_annotations_command, import_documents_command
 from app.research.cli import (
     create_researcher_command,
     export_annotations_command,
+    export_dataset_command,
+    payments_command,
     study_report_command,
 )
 from app.suggestions.cli import import_suggestions_command
@@ -39,6 +41,9 @@ COMMANDS = (
     create_researcher_command,
     export_annotations_command,
     study_report_command,
+    # exchange formats: the Hugging Face dataset, the payment sheets (docs/interop.md)
+    export_dataset_command,
+    payments_command,
 )
 
 
