@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 from sqlalchemy import delete, func, select, update
@@ -22,6 +21,8 @@ from app.core.extensions import db
 from app.models import Annotation, AnnotationSession
 from tests.support.apps import ROOT, dispose_engines, make_test_config
 from tests.support.interop import ALICE, DOCUMENTS, study_records, units
+from tests.support.interop_app import export_jsonl, import_documents, run
+from tests.support.interop_app import seed_study as seed
 from tests.support.severities import severity_taxonomy
 
 BRAT_FIXTURE = ROOT / "tests" / "fixtures" / "brat"
@@ -41,29 +42,6 @@ def app(database_uri, tmp_path):
         yield application
         db.session.remove()
         dispose_engines()
-
-
-def run(runner, *args: str):
-    result = runner.invoke(args=[str(arg) for arg in args])
-    assert result.exit_code == 0, result.output
-    return result
-
-
-def export_jsonl(runner, path: Path) -> list[dict]:
-    run(runner, "export-annotations", "--format", "jsonl", "--output", path)
-    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
-
-
-def seed(runner, tmp_path: Path) -> list[dict]:
-    """The study imported through our JSONL; returns its JSONL export."""
-    documents = tmp_path / "documents.json"
-    documents.write_text(json.dumps(DOCUMENTS, ensure_ascii=False), "utf-8")
-    run(runner, "import-documents", documents)
-    source = tmp_path / "study.jsonl"
-    source.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in study_records()),
-                      "utf-8")  # fmt: skip
-    run(runner, "import-annotations", "--format", "jsonl", source)
-    return export_jsonl(runner, tmp_path / "before.jsonl")
 
 
 def forget_annotations() -> None:
@@ -215,9 +193,7 @@ def test_bad_files_are_refused_with_file_and_line_and_nothing_is_stored(app, run
 
 
 def test_w3c_import_reads_collections_of_other_tools(app, runner, tmp_path):
-    documents = tmp_path / "documents.json"
-    documents.write_text(json.dumps(DOCUMENTS, ensure_ascii=False), "utf-8")
-    run(runner, "import-documents", documents)
+    import_documents(runner, tmp_path)
     prefix = "the café closed at noon; "
     quote = {"type": "TextQuoteSelector", "exact": "the café", "prefix": prefix}
     collection = {
