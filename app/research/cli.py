@@ -19,7 +19,7 @@ from app.core.cli_kit import echo_report, fail, flag, report_format_option
 from app.core.extensions import db
 from app.exports.record import ExportFilter
 from app.interop import payments
-from app.interop.dataset_card import DEFAULT_CONFIG
+from app.interop.dataset_card import DEFAULT_CONFIG, check_license
 from app.interop.records import InteropError
 from app.models import Document, Researcher
 from app.research.agreement_figures import resolve_gamma
@@ -28,10 +28,10 @@ from app.research.interop_files import (
     DEFAULT_LICENSE,
     ROLES,
     PaymentsRefused,
+    bonus_rule,
     brat_files,
     dataset_files,
     payment_decisions,
-    payment_files,
     w3c_lines,
     write_files,
 )
@@ -280,12 +280,21 @@ def export_dataset_command(folder: Path, license_id: str, keep_ids: bool) -> Non
     pseudonyms unless --keep-ids (docs/interop.md).
     """
     _empty_folder(folder, "FOLDER")
-    click.echo("Reading the study (annotations, documents, sessions, judgments, figures)",
-               err=True)  # fmt: skip
     try:
-        files = dataset_files(license_id, keep_ids)
+        check_license(license_id)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--license") from None
+    study = load_report_study()
+    with click.progressbar(
+        length=gamma_to_compute(study), label="Computing gamma for the card", file=sys.stderr
+    ) as bar:
+        resolve_gamma(study, compute=True, progress=bar.update)
+    report = study_report(study)
+    click.echo("Reading the study (annotations, documents, sessions, judgments)", err=True)
+    try:
+        files = dataset_files(license_id, keep_ids, report)
+    except ValueError as exc:  # a record the formats refuse, no SECRET_KEY to key pseudonyms
+        fail("The dataset cannot be written:", str(exc).splitlines())
     with click.progressbar(length=len(files), label="Writing the dataset", file=sys.stderr) as bar:
         write_files(folder, files, bar.update)
     rows = {path: text.count("\n") for path, text in files.items() if path.endswith(".jsonl")}
@@ -321,7 +330,7 @@ def payments_command(platform: str, output: Path, role: str | None) -> None:
         raise click.BadParameter(f"{output} is not a folder", param_hint="--output")
     try:
         decisions = payment_decisions(platform, role)
-        files = payment_files(platform, role)
+        files = payments.sheets(decisions, platform=platform, rule=bonus_rule())
     except PaymentsRefused as exc:
         fail("The payment sheets cannot be written:", exc.problems)
     output.mkdir(parents=True, exist_ok=True)

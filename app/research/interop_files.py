@@ -21,6 +21,7 @@ from flask import current_app
 from app.exports.record import ExportFilter
 from app.interop import brat, dataset_card, payments, w3c
 from app.interop.pseudonyms import Pseudonyms
+from app.research.agreement_figures import resolve_gamma
 from app.research.study_data import (
     annotation_records,
     document_languages,
@@ -100,8 +101,20 @@ def protocol_settings(taxonomy: Taxonomy, platforms: list[str], validation: bool
     }
 
 
-def dataset_files(license_id: str = DEFAULT_LICENSE, keep_ids: bool = False) -> dict[str, str]:
-    """The dataset folder, relative path -> text (README.md card and data/*.jsonl)."""
+def cached_report() -> dict[str, Any]:
+    """study-report's JSON with gamma as cached (a download never waits for it)."""
+    study = load_report_study()
+    resolve_gamma(study)
+    return study_report(study)
+
+
+def dataset_files(
+    license_id: str = DEFAULT_LICENSE,
+    keep_ids: bool = False,
+    report: Mapping[str, Any] | None = None,
+) -> dict[str, str]:
+    """The dataset folder, relative path -> text (README.md card and data/*.jsonl);
+    `report` is study-report's JSON for the card's figures (default: cached_report)."""
     license_id = dataset_card.check_license(license_id)
     taxonomy = current_taxonomy()
     rows = {
@@ -110,7 +123,7 @@ def dataset_files(license_id: str = DEFAULT_LICENSE, keep_ids: bool = False) -> 
         "sessions": list(session_records()),
         "judgments": list(judgment_records()),
     }
-    report = study_report(load_report_study())
+    report = cached_report() if report is None else report
     platforms = sorted({row["platform"] for row in rows["sessions"] if row.get("platform")})
     facts = dataset_card.StudyFacts(
         title=taxonomy.title,
