@@ -30,6 +30,7 @@ from app.interop.w3c_import import read_w3c
 
 INTEROP_FORMATS = ("w3c", "brat")
 IMPORT_PLATFORM = "import"
+ANNOTATOR_MAX_LENGTH = 200  # annotators.external_id
 # Platforms an annotator id of our exports starts with (docs/contracts.md, "Annotator ids").
 KNOWN_PLATFORMS = ("prolific", "mturk", "direct", "anonymous", "import", "falte", "adjudication")
 
@@ -59,6 +60,12 @@ def add_records(
         annotator = annotator_key(record.get("annotator_id"), name)
         document_id = prefix + record["document_id"]
         where = f"{name}: annotation {record['unit_id']} (document {record['document_id']})"
+        if len(annotator[1]) > ANNOTATOR_MAX_LENGTH:
+            parsed.problems.append(
+                f"{where}: annotator: {annotator[1][:40]!r}... is longer than "
+                f"{ANNOTATOR_MAX_LENGTH} characters"
+            )
+            continue
         session = parsed.session(where, document_id, annotator, annotator[0])
         session.annotations.append(
             ImportedAnnotation(

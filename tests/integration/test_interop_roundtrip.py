@@ -215,3 +215,34 @@ def test_w3c_import_reads_collections_of_other_tools(app, runner, tmp_path):
                               "text": "the café"}  # fmt: skip
     assert (record["category"], record["comment"]) == ("repetition", "Third café.")
     assert record["annotator_id"] == "import:Ana"
+
+
+@pytest.mark.parametrize("shape", ["annotation", "array", "page"])
+def test_w3c_import_reads_one_annotation_an_array_and_a_page(app, runner, tmp_path, shape):
+    import_documents(runner, tmp_path)
+    text = "\n\n".join(DOCUMENTS["ch-1"])
+    start = text.index("Łukasz")
+    annotation = {
+        "@context": "http://www.w3.org/ns/anno.jsonld", "type": "Annotation",
+        "creator": "https://example.org/users/7",
+        "body": {"type": "TextualBody", "value": "new-person", "purpose": "classifying"},
+        "target": {"source": "urn:falte:default:ch-1", "selector": [
+            {"type": "TextPositionSelector", "start": start, "end": start + 6},
+            {"type": "TextQuoteSelector", "exact": "Łukasz"}]},
+    }  # fmt: skip
+    data = {
+        "annotation": annotation,
+        "array": [annotation],
+        "page": {"type": "AnnotationPage", "items": [annotation]},
+    }[shape]
+    path = tmp_path / "tool.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+    run(runner, "import-annotations", "--format", "w3c", path)
+    (record,) = export_jsonl(runner, tmp_path / "out.jsonl")
+    assert record["span"] == {"paragraph_id": 0, "start": 8, "end": 14, "text": "Łukasz"}
+    assert record["annotator_id"] == "import:https://example.org/users/7"
+    annotation["creator"] = "x" * 201  # longer than an annotator id may be: refused
+    path.write_text(json.dumps(annotation), "utf-8")
+    result = runner.invoke(args=["import-annotations", "--format", "w3c", str(path)])
+    assert result.exit_code == 1
+    assert "tool.json: annotation 1 (document ch-1): annotator: 'xxx" in result.output
