@@ -17,6 +17,8 @@ from app.research.cli import (
     judge_report_command,
     plan_study_command,
     recall_estimate_command,
+    export_dataset_command,
+    payments_command,
     study_report_command,
 )
 from app.suggestions.cli import import_suggestions_command
@@ -46,6 +48,9 @@ COMMANDS = (
     judge_report_command,
     recall_estimate_command,
     plan_study_command,
+    # exchange formats: the Hugging Face dataset, the payment sheets (docs/interop.md)
+    export_dataset_command,
+    payments_command,
 )
 
 

@@ -142,11 +142,13 @@ class Report:
     """One document rather than rows (the study report): `text(fmt, flt)` in each of its
     `formats`; `command` prints it."""
 
-    text: Callable[[str, ExportFilter], str]
+    text: Callable[[str, ExportFilter], str | bytes]  # bytes: a zip of several files
     formats: tuple[str, ...]
     command: str
     count: None = None
 
-    def chunks(self, fmt: str, flt: ExportFilter, progress: Progress | None = None) -> list[str]:
+    def chunks(
+        self, fmt: str, flt: ExportFilter, progress: Progress | None = None
+    ) -> list[str | bytes]:
         """The document, whole."""
         return [self.text(fmt, flt)]

@@ -58,6 +58,7 @@ class ImportedAnnotation:
     order_pair: bool = False  # BooookScore relation: the later span becomes the primary
     severity: str | None = None  # our export's `severity` (taxonomies with severities)
     unit: object = None  # the error unit within its session (None: a unit of its own)
+    created_at: str | None = None  # W3C `created`: kept (None: the moment of the import)
 
 
 @dataclass

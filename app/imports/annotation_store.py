@@ -24,9 +24,9 @@ who already has a session on a document is refused (importing twice would duplic
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import select
@@ -40,6 +40,7 @@ from app.imports.annotation_formats import (
     read_annotations,
 )
 from app.imports.document_formats import DocumentInput
+from app.imports.interop_formats import INTEROP_FORMATS, read_interop
 from app.imports.locate import Located, ambiguity_notes, locate_pair
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
 from app.rules.statuses import SessionStatus
@@ -121,8 +122,12 @@ def prepare_import(
     taxonomy_map: Mapping[str, str] | None = None,
     skip_rejected: bool = False,
 ) -> ImportPlan:
-    """Read and check the file, locate every span; raise AnnotationImportError on problems."""
-    parsed = read_annotations(Path(path), fmt, id_prefix)
+    """Read and check the file (a folder for brat), locate every span; raise
+    AnnotationImportError on problems."""
+    if fmt in INTEROP_FORMATS:
+        parsed = read_interop(Path(path), fmt, StoredDocuments(id_prefix), id_prefix)
+    else:
+        parsed = read_annotations(Path(path), fmt, id_prefix)
     summary = AnnotationImportSummary(warnings=list(parsed.warnings))
     problems = list(parsed.problems)
     texts, rows = _documents(parsed, problems)
@@ -144,6 +149,44 @@ def prepare_import(
         raise AnnotationImportError(problems)
     summary.rejected = problems
     return ImportPlan(parsed, texts, rows, placed, summary)
+
+
+class StoredDocuments(Mapping[str, tuple[str, ...]]):
+    """The stored documents as the W3C and brat readers want them: document id ->
+    paragraphs, each read from the database when first asked for (a file names a few
+    documents of many). `prefix` is --id-prefix: the file's id `x` is the stored `prefix+x`."""
+
+    def __init__(self, prefix: str = "") -> None:
+        self.prefix = prefix
+        self._cache: dict[str, tuple[str, ...] | None] = {}
+
+    def _load(self, document_id: str) -> tuple[str, ...] | None:
+        if document_id not in self._cache:
+            row = db.session.scalars(
+                select(Document).where(Document.external_id == self.prefix + document_id)
+            ).first()
+            self._cache[document_id] = (
+                None
+                if row is None
+                else tuple(p.text for p in sorted(row.paragraphs, key=lambda p: p.position))
+            )
+        return self._cache[document_id]
+
+    def __getitem__(self, document_id: str) -> tuple[str, ...]:
+        found = self._load(document_id) if isinstance(document_id, str) else None
+        if found is None:
+            raise KeyError(document_id)
+        return found
+
+    def __contains__(self, document_id: object) -> bool:
+        return isinstance(document_id, str) and self._load(document_id) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        query = select(Document.external_id).where(Document.external_id.startswith(self.prefix))
+        return (external[len(self.prefix) :] for external in db.session.scalars(query))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def import_annotations(
@@ -324,6 +367,7 @@ def _store_session(
                 comment=item.source.comment,
                 severity=item.source.severity,
                 deleted_at=_moment(item.source.removed_at),
+                **_created(item.source.created_at),
             )
         )
     rows = [annotation for unit in units.values() for annotation in unit]
@@ -334,6 +378,14 @@ def _store_session(
             for annotation in unit:
                 annotation.unit_id = unit[0].id
     db.session.flush()
+
+
+def _created(value: str | None) -> dict[str, datetime]:
+    """created_at when the file gives it (W3C `created`), else the column's default (now)."""
+    moment = _moment(value)
+    if moment is not None and moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)  # a time without its zone is read as UTC
+    return {} if moment is None else {"created_at": moment}
 
 
 def _moment(value: str | None) -> datetime | None:

@@ -23,11 +23,20 @@ from app.imports.document_store import (
     plural,
     preview_import,
 )
+from app.imports.interop_formats import INTEROP_FORMATS
 
 
 @click.command("import-annotations")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS + INTEROP_FORMATS),
+    default="auto",
+    show_default=True,
+    help="auto tells jsonl, booookscore-human and falte apart; w3c (a W3C Web Annotation "
+    "file) and brat (a folder of .ann and .txt files) must be named.",
+)
 @click.option("--id-prefix", default="", help="Put before every document id of the file.")
 @click.option(
     "--taxonomy-map",
@@ -42,14 +51,23 @@ def import_annotations_command(
     """Import annotations made elsewhere as documents (when new) and submitted sessions.
 
     Formats: our JSONL export (documents must be imported; it imports back to the same
-    export), BooookScore's human annotation files (summaries become documents), or a CSV /
-    JSON dump of FALTE's annotation_v2 table. One session per annotator and document;
+    export), BooookScore's human annotation files (summaries become documents), a CSV /
+    JSON dump of FALTE's annotation_v2 table, W3C Web Annotations (--format w3c: JSON
+    Lines, one Annotation, an array, an AnnotationPage or AnnotationCollection) or a brat
+    standoff folder (--format brat DIR: <annotator>/<document>.ann with its .txt, as
+    brat, INCEpTION and `export-annotations --format brat` write it); for w3c and brat
+    the documents must be imported (docs/interop.md). One session per annotator and document;
     spans are located in the text as `validation create-round` locates them. A released
     span with several labels is one error unit (one row per label, one unit_id); one
     without labels is imported with no category, with a warning. All or nothing: every
     problem is listed as FILE:LINE: field: message.
     """
     mapping = read_taxonomy_map(taxonomy_map)
+    if path.is_dir() and fmt != "brat":
+        raise click.BadParameter(
+            "a folder is read as brat only (--format brat); other formats read a file",
+            param_hint="PATH",
+        )
     try:
         plan = prepare_import(path, fmt, id_prefix, mapping, skip_rejected)
     except AnnotationImportError as exc:

@@ -1,8 +1,10 @@
 """The research commands: `flask create-researcher EMAIL` (accounts for the researcher
 console), `flask export-annotations` (the exports of app/research/downloads.py to a
-file or standard output), `flask study-report` (the study's figures for papers), and
-the analyses of docs/analyses.md (app.research.analyses): `flask judge-report`,
-`flask recall-estimate`, `flask plan-study`."""
+file or standard output, and the annotations as W3C Web Annotations or brat folders),
+`flask study-report` (the study's figures for papers), the analyses of docs/analyses.md
+(app.research.analyses): `flask judge-report`, `flask recall-estimate`, `flask
+plan-study`, and the exchange formats of docs/interop.md: `flask export-dataset DIR` (a
+Hugging Face dataset) and `flask payments` (the sheets to approve and pay workers)."""
 
 from __future__ import annotations
 
@@ -19,9 +21,12 @@ from werkzeug.security import generate_password_hash
 from app.analysis.alttest import DEFAULT_EPSILON
 from app.analysis.judge import SENTENCE, SPAN
 from app.analysis.recall import METHODS
-from app.core.cli_kit import echo_report, fail, report_format_option
+from app.core.cli_kit import echo_report, fail, flag, report_format_option
 from app.core.extensions import db
 from app.exports.record import ExportFilter
+from app.interop import payments
+from app.interop.dataset_card import DEFAULT_CONFIG, check_license
+from app.interop.records import InteropError
 from app.models import Document, Researcher
 from app.research.agreement_figures import resolve_gamma
 from app.research.analyses import (
@@ -41,6 +46,17 @@ from app.research.analysis_tables import (
 )
 from app.research.dashboard import DashboardView
 from app.research.downloads import command_exports
+from app.research.interop_files import (
+    DEFAULT_LICENSE,
+    ROLES,
+    PaymentsRefused,
+    bonus_rule,
+    brat_files,
+    dataset_files,
+    payment_decisions,
+    w3c_lines,
+    write_files,
+)
 from app.research.study_report import (
     format_csv,
     format_table,
@@ -128,14 +144,32 @@ def create_researcher_command(email: str, password_stdin: bool, reset: bool) -> 
 
 _EXPORTS = command_exports("export-annotations")
 _FORMATS = sorted({fmt for export in _EXPORTS.values() for fmt in export.formats}, reverse=True)
+INTEROP_FORMATS = ("w3c", "brat")  # the annotations in other tools' formats (docs/interop.md)
+
+
+def _empty_folder(path: Path, option: str) -> None:
+    """Refuse a folder that holds files already: files of an earlier export would mix in."""
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise click.BadParameter(
+            f"{path} is not a new or empty folder; choose another", param_hint=option
+        )
 
 
 @click.command("export-annotations")
-@click.option("--format", "fmt", type=click.Choice(_FORMATS), default="jsonl", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(_FORMATS + list(INTEROP_FORMATS)),
+    default="jsonl",
+    show_default=True,
+    help="jsonl and csv: the app's records; w3c: W3C Web Annotations, one a line; brat: "
+    "a folder per annotator of .txt and .ann files (needs --output DIR).",
+)
 @click.option(
     "--output",
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="File to write (default: standard output). A progress bar shows on stderr.",
+    type=click.Path(writable=True, path_type=Path),
+    help="File to write (default: standard output), a folder for --format brat. A progress "
+    "bar shows on stderr.",
 )
 @click.option("--document", help="Only this document (its external id).")
 @click.option("--submitted-only", is_flag=True, help="Only sessions the worker submitted.")
@@ -155,6 +189,7 @@ _FORMATS = sorted({fmt for export in _EXPORTS.values() for fmt in export.formats
     "(docs/training.md), or per model suggestion with the workers' decisions on it "
     "(suggestions, JSONL only).",
 )
+@flag("--keep-ids", "w3c and brat: keep worker ids (default: keyed pseudonyms).")
 @with_appcontext
 def export_annotations_command(
     fmt: str,
@@ -163,16 +198,24 @@ def export_annotations_command(
     submitted_only: bool,
     include_removed: bool,
     what: str,
+    keep_ids: bool,
 ) -> None:
-    """Export annotations (or sessions) as JSON lines or CSV (UTF-8 with BOM).
+    """Export annotations (or sessions) as JSON lines or CSV (UTF-8 with BOM), or the
+    annotations as W3C Web Annotations (--format w3c) or brat standoff (--format brat
+    --output DIR); docs/interop.md.
 
     Ordered by document, session, paragraph and start. CSV starts with FALTE's columns
     (document_id, paragraph_id, span_text, span_start, span_end, error_category,
-    paired_text, comment), then the rest.
+    paired_text, comment), then the rest. W3C and brat write worker ids as keyed
+    pseudonyms unless --keep-ids.
     """
-    export = _EXPORTS[what]
     flt = ExportFilter(document, submitted_only, include_removed)
-    if fmt not in export.formats:
+    if fmt in INTEROP_FORMATS and what != "annotations":
+        raise click.BadParameter(f"{fmt} exports annotations only", param_hint="--what")
+    if fmt in INTEROP_FORMATS and include_removed:
+        raise click.BadParameter(f"{fmt} holds live annotations only", param_hint="--format")
+    export = _EXPORTS[what]
+    if fmt not in export.formats and fmt not in INTEROP_FORMATS:
         formats = " or ".join(export.formats)
         raise click.BadParameter(f"{what} export as {formats} only", param_hint="--format")
     if (
@@ -180,6 +223,14 @@ def export_annotations_command(
         and db.session.scalar(select(Document.id).where(Document.external_id == document)) is None
     ):
         raise click.BadParameter(f"no document with id {document!r}", param_hint="--document")
+    if fmt == "brat":
+        _export_brat(output, flt, keep_ids)
+        return
+    if output is not None and output.is_dir():
+        raise click.BadParameter(f"{output} is a folder; name a file", param_hint="--output")
+    if fmt == "w3c":
+        _export_w3c(output, flt, keep_ids)
+        return
     if output is None:
         export.write(sys.stdout, fmt, flt)
         return
@@ -190,6 +241,129 @@ def export_annotations_command(
     ):
         export.write(out, fmt, flt, bar.update)
     click.echo(f"Wrote {total} {what} to {output}", err=True)
+
+
+def _export_w3c(output: Path | None, flt: ExportFilter, keep_ids: bool) -> None:
+    try:
+        lines = w3c_lines(flt, keep_ids)
+        if output is None:
+            for line in lines:
+                click.echo(line)
+            return
+        written = 0
+        with output.open("w", encoding="utf-8", newline="\n") as out:
+            for line in lines:
+                out.write(line + "\n")
+                written += 1
+                if written % 1000 == 0:
+                    click.echo(f"  {written} Annotations written", err=True)
+    except InteropError as exc:
+        fail("The W3C export was refused:", [str(problem) for problem in exc.problems])
+    click.echo(f"Wrote {written} W3C Annotations to {output}", err=True)
+
+
+def _export_brat(output: Path | None, flt: ExportFilter, keep_ids: bool) -> None:
+    if output is None:
+        raise click.BadParameter("--format brat writes a folder: name it", param_hint="--output")
+    _empty_folder(output, "--output")
+    click.echo("Reading annotations and documents", err=True)
+    try:
+        files = brat_files(flt, keep_ids)
+    except InteropError as exc:
+        fail("The brat export was refused:", [str(problem) for problem in exc.problems])
+    with click.progressbar(length=len(files), label="Writing brat files", file=sys.stderr) as bar:
+        write_files(output, files, bar.update)
+    folders = {path.split("/", 1)[0] for path in files}
+    documents = sum(path.endswith(".ann") for path in files)
+    click.echo(
+        f"Wrote {documents} .ann files in {len(folders)} annotator folders to {output}", err=True
+    )
+
+
+@click.command("export-dataset")
+@click.argument("folder", type=click.Path(file_okay=False, writable=True, path_type=Path))
+@click.option(
+    "--license",
+    "license_id",
+    default=DEFAULT_LICENSE,
+    show_default=True,
+    help="The Hub's license identifier (cc-by-4.0, cc0-1.0, odc-by, other...).",
+)
+@flag("--keep-ids", "Keep worker, session and validator ids (default: keyed pseudonyms).")
+@with_appcontext
+def export_dataset_command(folder: Path, license_id: str, keep_ids: bool) -> None:
+    """Write the study as a Hugging Face dataset into FOLDER (new or empty).
+
+    Configurations annotations (the default), documents, sessions and judgments, each a
+    JSON Lines file under data/, and a dataset card README.md generated from the study:
+    the taxonomy with its definitions, the protocol, the counts, the figures of
+    study-report with their definitions and intervals, what was excluded and why, and the
+    offset convention. `datasets.load_dataset(FOLDER)` loads it; ids of people are keyed
+    pseudonyms unless --keep-ids (docs/interop.md).
+    """
+    _empty_folder(folder, "FOLDER")
+    try:
+        check_license(license_id)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--license") from None
+    study = load_report_study()
+    with click.progressbar(
+        length=gamma_to_compute(study), label="Computing gamma for the card", file=sys.stderr
+    ) as bar:
+        resolve_gamma(study, compute=True, progress=bar.update)
+    report = study_report(study)
+    click.echo("Reading the study (annotations, documents, sessions, judgments)", err=True)
+    try:
+        files = dataset_files(license_id, keep_ids, report)
+    except ValueError as exc:  # a record the formats refuse, no SECRET_KEY to key pseudonyms
+        fail("The dataset cannot be written:", str(exc).splitlines())
+    with click.progressbar(length=len(files), label="Writing the dataset", file=sys.stderr) as bar:
+        write_files(folder, files, bar.update)
+    rows = {path: text.count("\n") for path, text in files.items() if path.endswith(".jsonl")}
+    for path, count in sorted(rows.items()):
+        click.echo(f"  {path}: {count} rows")
+    click.echo(f"Wrote the dataset to {folder} (default configuration: {DEFAULT_CONFIG})")
+
+
+@click.command("payments")
+@click.option(
+    "--platform", type=click.Choice(payments.PLATFORMS), required=True, help="Whose sheets."
+)
+@click.option(
+    "--output",
+    type=click.Path(file_okay=False, writable=True, path_type=Path),
+    required=True,
+    help="Folder to write the sheets into (made if missing; the sheets are replaced).",
+)
+@click.option(
+    "--role",
+    type=click.Choice(ROLES),
+    help="Only annotators or only validators (default: both).",
+)
+@with_appcontext
+def payments_command(platform: str, output: Path, role: str | None) -> None:
+    """Write the payment sheets of one platform: who to approve, review, screen out or
+    return, by outcome (completed: approve; failed_checks: review; failed_training: screen
+    out; no_consent: return; flagged by the checks: review), and the bonuses of the
+    study's `bonus:` rule. Prolific: bulk approve and bulk bonus lists; MTurk: the batch
+    results CSV with Approve and Reject, and a bonus list for SendBonus; decisions.csv
+    for both. Nothing is sent to the platform (docs/interop.md says where each goes)."""
+    if output.exists() and not output.is_dir():
+        raise click.BadParameter(f"{output} is not a folder", param_hint="--output")
+    try:
+        decisions = payment_decisions(platform, role)
+        files = payments.sheets(decisions, platform=platform, rule=bonus_rule())
+    except PaymentsRefused as exc:
+        fail("The payment sheets cannot be written:", exc.problems)
+    output.mkdir(parents=True, exist_ok=True)
+    write_files(output, files)
+    counts = payments.summary(decisions)
+    click.echo(
+        f"{len(decisions)} {platform} workers: "
+        + ", ".join(f"{count} {decision.replace('_', ' ')}" for decision, count in counts.items())
+    )
+    for name in files:
+        click.echo(f"  wrote {output / name}")
 
 
 @click.command("study-report")

@@ -2,7 +2,8 @@
 `flask export-annotations --what`, declared once (docs/architecture.md, "Add an export").
 
 `EXPORTS` maps a name to an Export (rows, how many, CSV columns, formats:
-app.exports.writers) or a Report (one document: the study report). One route,
+app.exports.writers) or a Report (one document: the study report; or a zip of several
+files: the brat folders, the Hugging Face dataset, the payment sheets). One route,
 /research/export/<what>.<fmt>, serves every name in every format it comes in; the
 console's Downloads menu lists them (`export_downloads`), and `flask export-annotations`
 offers those whose command it is. A new export is one line here; its rows live with the
@@ -10,7 +11,8 @@ data they read.
 
 Query parameters mirror the command's options: `document` (one document's rows: 404 when
 there is no such document), `submitted_only=1`, `include_removed=1` (annotations) and
-`include_flagged=1` (the study report: as the dashboard's switch).
+`include_flagged=1` (the study report: as the dashboard's switch). The exchange formats'
+downloads (docs/interop.md) pseudonymise the ids of people, as their commands do by default.
 """
 
 from __future__ import annotations
@@ -45,6 +47,14 @@ from app.exports.writers import Copy, Export, Report
 from app.models import Document
 from app.research import bp
 from app.research.agreement_figures import resolve_gamma
+from app.research.interop_files import (
+    PaymentsRefused,
+    brat_files,
+    dataset_files,
+    payment_files,
+    w3c_lines,
+    zip_bytes,
+)
 from app.research.study_report import format_csv, load_report_study, study_report
 from app.suggestions.records import count_suggestions, iter_suggestion_records
 from app.taxonomy import current_taxonomy
@@ -58,6 +68,17 @@ def _study_report_text(fmt: str, flt: ExportFilter) -> str:
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False)
     return format_csv(report)
+
+
+def _payments(platform: str):
+    def text(fmt: str, flt: ExportFilter) -> bytes:
+        try:
+            files = payment_files(platform)
+        except PaymentsRefused as exc:
+            abort(409, description="The payment sheets cannot be written: " + str(exc))
+        return zip_bytes(files, f"payments-{platform}")
+
+    return text
 
 
 def _gold_rows(flt: ExportFilter, fmt: str):
@@ -119,11 +140,29 @@ EXPORTS: dict[str, Export | Report] = {
     ),
     # The study's figures for papers (docs/contracts.md#study-report-json).
     "study-report": Report(_study_report_text, ("json", "csv"), command="study-report"),
+    # Exchange formats (docs/interop.md): W3C Web Annotation, brat folders (ids
+    # pseudonymised), the Hugging Face dataset, the payment sheets.
+    "annotations-w3c": Report(
+        lambda fmt, flt: "".join(line + "\n" for line in w3c_lines(flt)),
+        ("jsonl",),
+        command="export-annotations --format w3c",
+    ),
+    "annotations-brat": Report(
+        lambda fmt, flt: zip_bytes(brat_files(flt), "annotations-brat"),
+        ("zip",),
+        command="export-annotations --format brat",
+    ),
+    "dataset": Report(
+        lambda fmt, flt: zip_bytes(dataset_files(), "dataset"), ("zip",), command="export-dataset"
+    ),
+    "payments-prolific": Report(_payments("prolific"), ("zip",), command="payments"),
+    "payments-mturk": Report(_payments("mturk"), ("zip",), command="payments"),
 }
 CONTENT_TYPES = {
     "jsonl": "application/x-ndjson; charset=utf-8",
     "csv": "text/csv; charset=utf-8",
     "json": "application/json; charset=utf-8",
+    "zip": "application/zip",
 }
 TRUE = ("1", "true", "yes", "on")
 

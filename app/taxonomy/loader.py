@@ -27,6 +27,7 @@ from app.core.yaml_checker import (
     read_yaml,
     text,
 )
+from app.interop.payments import BonusRule
 from app.rules.outcomes import (
     ATTENTION_CHECK_MODES,
     OUTCOMES,
@@ -96,6 +97,40 @@ def _suggestion_arms(check: Checker, value: Any) -> tuple[tuple[str, float], ...
         if converted is not None:
             arms.append((arm, converted))
     return tuple(arms)
+
+
+BONUS_KEYS = ("per_validated", "per_planted", "cap", "currency")
+BONUS_AMOUNT = number(0.0, 10_000.0)
+
+
+def _currency(value: Any) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Z]{3}", value):
+        raise ValueError(f"must be the currency as 3 capitals (GBP, USD, EUR), got {value!r}")
+    return value
+
+
+def _bonus(check: Checker, value: Any) -> BonusRule | None:
+    """study.bonus: {per_validated, per_planted, cap, currency} (app.interop.payments'
+    BonusRule: `flask payments` pays it), each problem at its own line."""
+    path: KeyPath = ("study", "bonus")
+    if not isinstance(value, dict):
+        raise ValueError(f"must be a mapping of {', '.join(BONUS_KEYS)}")
+    data = check.mapping(value, path, BONUS_KEYS)
+    settings = {
+        key: check.convert(data.get(key), (*path, key), None, BONUS_AMOUNT)
+        for key in BONUS_KEYS[:3]
+    }
+    settings["currency"] = check.convert(data.get("currency"), (*path, "currency"), None, _currency)
+    pays = any(settings[key] for key in BONUS_KEYS[:2])
+    if pays and settings["currency"] is None:
+        if "currency" not in data:
+            check.problem((*path, "currency"), "is required when a bonus is paid (GBP, USD...)")
+        return None
+    try:
+        return BonusRule.from_settings({k: v for k, v in settings.items() if v is not None})
+    except ValueError as exc:
+        check.problem(path, str(exc))
+        return None
 
 
 def _platform_id(value: Any) -> str:
@@ -206,6 +241,7 @@ def _build(check: Checker, data: dict, file: str, version: str) -> Taxonomy:
             language=(None, _language),
             prolific_study_id=(None, _platform_id),
             contact=(None, _contact),
+            bonus=(None, lambda value: _bonus(check, value)),
         ),
         validation=_section(
             check,

@@ -16,6 +16,7 @@ import click
 from markdown_it import MarkdownIt
 
 from app.core.errors import ProblemsError
+from app.interop.payments import BonusRule
 from app.rules.outcomes import (
     CompletionTarget,
     completion_targets,
@@ -141,6 +142,9 @@ class StudySettings:
     # How workers reach the researchers (an e-mail address or a sentence), shown on the
     # pages that refuse an arrival; None: "through the platform".
     contact: str | None = None
+    # Bonuses `flask payments` puts on the sheets: per validated annotation, per planted
+    # error found, a cap, the currency (app.interop.payments.BonusRule); None: no bonus.
+    bonus: BonusRule | None = None
 
     @property
     def completion_targets(self) -> tuple[CompletionTarget, ...]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -317,7 +318,7 @@ def test_settings_sections_are_checked(tmp_path):
         "13: study.abandon: unknown key; expected one of annotators_per_document, "
         "completion_url, completion, attention_checks, abandon_after_minutes, claim_minutes, "
         "attention_check_share, anonymous, max_open_per_network, min_words_per_minute, "
-        "suggestions, suggestion_arms, language, prolific_study_id, contact",
+        "suggestions, suggestion_arms, language, prolific_study_id, contact, bonus",
         "13: study.completion_url: must be an http(s) URL ({code} is replaced by the "
         "session's own code), with no braces other than {code}, "
         "got 'https://x.org/done?cc={code}&s={study}'",
@@ -350,6 +351,36 @@ def test_claim_minutes_must_be_at_least_three_whole_minutes(tmp_path, value):
 def test_claim_minutes_is_read(tmp_path):
     taxonomy = load_taxonomy(write_taxonomy(tmp_path, GOOD + "study: {claim_minutes: 25}\n"))
     assert taxonomy.study.claim_minutes == 25
+
+
+def test_the_bonus_rule_is_read_and_each_key_checked_at_its_line(tmp_path):
+    bonus = (
+        "study:\n  bonus:\n    per_validated: 0.05\n    per_planted: 0.2\n    cap: 2\n"
+        "    currency: GBP\n"
+    )
+    rule = load_taxonomy(write(tmp_path, GOOD + bonus)).study.bonus
+    assert (rule.per_validated, rule.per_planted, rule.cap, rule.currency) == (
+        Decimal("0.05"), Decimal("0.2"), Decimal("2.0"), "GBP")  # fmt: skip
+    assert rule.amount(10, 3) == Decimal("1.10")
+    assert load_taxonomy(write(tmp_path, GOOD)).study.bonus is None
+    bad = (
+        "study:\n  bonus:\n    per_validated: -1\n    per_plant: 0.2\n    currency: gbp\n"
+        "    cap: lots\n"
+    )
+    assert problems_of(write(tmp_path, GOOD + bad)) == [
+        "14: study.bonus.per_validated: must be a number from 0.0 to 10000.0, got -1",
+        "15: study.bonus.per_plant: unknown key; expected one of per_validated, per_planted, "
+        "cap, currency",
+        "16: study.bonus.currency: must be the currency as 3 capitals (GBP, USD, EUR), got 'gbp'",
+        "17: study.bonus.cap: must be a number from 0.0 to 10000.0, got 'lots'",
+    ]
+    no_currency = "study:\n  bonus:\n    per_planted: 0.5\n"
+    assert problems_of(write(tmp_path, GOOD + no_currency)) == [
+        "13: study.bonus.currency: is required when a bonus is paid (GBP, USD...)"
+    ]
+    assert problems_of(write(tmp_path, GOOD + "study: {bonus: 3}\n")) == [
+        "12: study.bonus: must be a mapping of per_validated, per_planted, cap, currency"
+    ]
 
 
 NOT_A_MAPPING = "1: file: must be a mapping with title, instructions and categories, found"

@@ -90,20 +90,7 @@ def left_out_workers(
     One query whatever the study's size: the sessions that decide (ended with a failed
     outcome, or submitted on an attention check), each with its live spans packed
     "paragraph:start:end:category;..." by the database (app.research.dashboard's form)."""
-    packed = (
-        cast(Annotation.paragraph_id, String)
-        + ":"
-        + cast(Annotation.span_start, String)
-        + ":"
-        + cast(Annotation.span_end, String)
-        + ":"
-        + Annotation.category
-    )
-    spans = (
-        select(func.aggregate_strings(packed, ";"))
-        .where(Annotation.session_id == AnnotationSession.id, Annotation.deleted_at.is_(None))
-        .scalar_subquery()
-    )
+    spans = _packed_spans()
     failed = AnnotationSession.outcome.in_((FAILED_CHECKS, FAILED_TRAINING))
     submitted_check = and_(AnnotationSession.status == SessionStatus.SUBMITTED, _is_check())
     query = (
@@ -141,6 +128,39 @@ def left_out_workers(
         if reason is not None:
             found[worker] = LeftOut(worker, label, reason)
     return dict(sorted(found.items(), key=lambda item: item[1].label))
+
+
+def _packed_spans():
+    """A session's live spans packed "paragraph:start:end:category;..." by the database."""
+    packed = (
+        cast(Annotation.paragraph_id, String)
+        + ":"
+        + cast(Annotation.span_start, String)
+        + ":"
+        + cast(Annotation.span_end, String)
+        + ":"
+        + Annotation.category
+    )
+    return (
+        select(func.aggregate_strings(packed, ";"))
+        .where(Annotation.session_id == AnnotationSession.id, Annotation.deleted_at.is_(None))
+        .scalar_subquery()
+    )
+
+
+def gold_found_per_session() -> dict[int, int]:
+    """Session id -> the gold (planted) errors its worker found on a submitted attention
+    check (`GoldRecall.found_same_category`, the rule of the flags above); one query."""
+    query = (
+        select(AnnotationSession.id, Document.gold, _packed_spans())
+        .join(Document, Document.id == AnnotationSession.document_id)
+        .where(AnnotationSession.status == SessionStatus.SUBMITTED, _is_check())
+    )
+    return {
+        session: metrics.gold_recall(gold, _unpack(marked)).found_same_category
+        for session, gold, marked in db.session.execute(query)
+        if gold
+    }
 
 
 def _unpack(packed: str | None) -> list[tuple[int, int, int, str]]:
