@@ -13,7 +13,8 @@ Figures (documents with two or more submitted sessions; attention checks left ou
 - ``mean_pairwise_span_f1_same_category``: the same with a match needing a category in
   common too (the category-aware figure beside it).
 - ``gamma``: gamma (Mathet, Widlöcher & Métivier 2015) per document, mean over documents
-  (app.adjudication.gamma; a Monte-Carlo estimate read from app.adjudication.gamma_cache).
+  (app.adjudication.gamma; a Monte-Carlo estimate read from `analysis_results`:
+  app.adjudication.gamma_cache).
 - ``linked_pair_f1``: F1 of linked span pairs (paired categories: both spans overlap, same
   category) per annotator pair, mean per document, mean over documents.
 
@@ -29,11 +30,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from app.adjudication import gamma_cache
 from app.adjudication.gamma import pooled_mc_se
 from app.adjudication.gamma_runner import BoundedGamma
+from app.jobs import results
+from app.jobs.queue import submit
 from app.research.dashboard import DashboardView, DocumentRow
 from app.rules.intervals import (
     BOOTSTRAP_RESAMPLES,
@@ -83,29 +85,35 @@ class Figure:
 def resolve_gamma(
     study: DashboardView,
     compute: bool = False,
-    directory: Path | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> None:
-    """Fill each document's gamma from the cache; what is missing is computed here
-    (`compute`, for commands) or handed to the background process and marked pending.
-    Either way under the analysis limits: a document over them is marked skipped."""
-    directory = directory or gamma_cache.cache_dir()
+    """Fill each document's gamma from `analysis_results`; what is missing is computed
+    here (`compute`, for commands) or asked of the queue (app.jobs.queue.submit) and
+    marked pending. Either way under the analysis limits: a document over them is marked
+    skipped."""
     samples, limits = gamma_cache.gamma_samples(), gamma_cache.analysis_limits()
-    missing = []
+    wanted = []
+    for document in _agreeing(study):
+        figures = document.figures
+        if figures is None or figures.gamma_key is None:  # gamma undefined
+            continue
+        key = figures.gamma_key  # made with the default samples (app.research.dashboard)
+        if samples != gamma_cache.DEFAULT_GAMMA_SAMPLES:
+            key = gamma_cache.content_key(figures.gamma_units, figures.gamma_annotators, samples)
+        wanted.append((document, key))
+    rows = results.read(gamma_cache.GAMMA, [key for _, key in wanted])
+    missing = {}
     with BoundedGamma(limits) as runner:
-        for document in _agreeing(study):
+        for document, key in wanted:
             figures = document.figures
-            if figures is None or figures.gamma_key is None:  # gamma undefined
-                continue
+            assert figures is not None
             units, annotators = figures.gamma_units, figures.gamma_annotators
-            key = figures.gamma_key  # made with the default samples (app.research.dashboard)
-            if samples != gamma_cache.DEFAULT_GAMMA_SAMPLES:
-                key = gamma_cache.content_key(units, annotators, samples)
-            found = gamma_cache.lookup(key, directory, limits)
+            row = rows.get(key)
+            found = gamma_cache.value_of(row) if results.usable(row, limits) else None
             if found is None and compute:
-                found = gamma_cache.compute(units, annotators, directory, runner, samples)
+                found = gamma_cache.compute(units, annotators, runner, samples)
             if found is None:
-                missing.append((units, annotators))
+                missing[key] = gamma_cache.payload(units, annotators, samples)
                 document.gamma_pending = True
             elif "skipped" in found:
                 document.gamma_skipped = found["skipped"]
@@ -113,7 +121,7 @@ def resolve_gamma(
                 document.gamma, document.gamma_mc_se = found["gamma"], found["mc_se"]
             if progress is not None:
                 progress(1)
-    gamma_cache.in_background(missing, directory, samples, limits)
+    submit(gamma_cache.GAMMA, missing, rows)
 
 
 def _agreeing(study: DashboardView) -> list[DocumentRow]:

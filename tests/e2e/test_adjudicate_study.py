@@ -45,9 +45,7 @@ def study(tmp_path, sqlite_template):
     shutil.copy(sqlite_template, path)
     taxonomy = ROOT / "config" / "taxonomies" / "booookscore.yaml"
     source = json.loads((BOOOOKSCORE_SAMPLE / "human-annotations.json").read_text("utf-8"))
-    with serving(
-        f"sqlite:///{path}", TAXONOMY_PATH=str(taxonomy), GAMMA_CACHE_DIR=str(tmp_path / "g")
-    ) as live:
+    with serving(f"sqlite:///{path}", TAXONOMY_PATH=str(taxonomy)) as live:
         runner = live.app.test_cli_runner()
         for name in ("a", "b", "c"):
             books = {}

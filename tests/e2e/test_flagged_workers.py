@@ -31,9 +31,7 @@ def flagged(tmp_path, sqlite_template) -> Iterator[LiveServer]:
     database = tmp_path / "e2e.sqlite3"
     shutil.copy(sqlite_template, database)
     taxonomy = taxonomy_with(tmp_path, completion="{completed: CDONE, failed_checks: CQ5R4S3T}")
-    with serving(
-        f"sqlite:///{database}", TAXONOMY_PATH=taxonomy, GAMMA_CACHE_DIR=str(tmp_path / "g")
-    ) as live:
+    with serving(f"sqlite:///{database}", TAXONOMY_PATH=taxonomy) as live:
         with live.app.app_context():
             documents = seed_flagged_study()
             worker = Annotator(platform="prolific", external_id=PROLIFIC["PROLIFIC_PID"])
