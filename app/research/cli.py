@@ -193,4 +193,4 @@ def study_report_command(fmt: str, id_prefix: str | None, include_flagged: bool)
         length=gamma_to_compute(study), label="Computing gamma", file=sys.stderr
     ) as bar:
         resolve_gamma(study, compute=True, progress=bar.update)
-    echo_report(study_report(study), fmt, format_csv, format_table)
+    echo_report(study_report(study, compute=True), fmt, format_csv, format_table)

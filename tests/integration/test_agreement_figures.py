@@ -69,13 +69,15 @@ def _expected_gammas(*documents) -> list[float]:
 
 
 def test_dashboard_never_computes_gamma_and_shows_it_once_cached(two_documents, researcher_client):
-    page = researcher_client.get("/research/")
+    with gamma_cache._runner_lock:  # the background thread waits before computing
+        page = researcher_client.get("/research/")
+        document = researcher_client.get(f"/research/documents/{SECOND}")
     assert page.status_code == 200
     # The page answered before gamma existed: both documents pending, no value.
     assert "γ is being computed for 2 documents" in page.text
     gamma_row = re.search(r'<tr data-figure="gamma">.*?</tr>', page.text, re.S).group(0)
     assert "2 pending" in gamma_row
-    assert ">pending</span>" in researcher_client.get(f"/research/documents/{SECOND}").text
+    assert ">pending</span>" in document.text
     analysis_queue.wait_for_background()
     stored = db.session.scalars(db.select(AnalysisResult)).all()
     assert [(row.kind, row.status, row.attempts) for row in stored] == [("gamma", "done", 1)] * 2

@@ -6,6 +6,7 @@ limits; without Redis the pages' jobs run in a background thread."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import timedelta
 
@@ -19,9 +20,17 @@ from app.jobs import results
 from app.jobs.kinds import Kind
 from app.jobs.limits import Limits
 from app.models import AnalysisResult, Researcher
-from tests.support.adjudication import seed_adjudication_document
+from app.research import agreement_figures
+from tests.support.adjudication import seed_adjudication_document, seed_document
 from tests.support.apps import dispose_engines, make_test_config
 
+SECOND = ["Clara left the farm in May. She came back in June.", "Then it snowed."]
+SECOND_MARKS = [
+    ("ann-1", "new-person", (0, 0, 5), None, None),
+    ("ann-2", "new-person", (0, 0, 5), None, None),
+    ("ann-3", "new-person", (0, 0, 11), None, None),
+    ("ann-1", "abrupt-transition", (1, 0, 15), None, None),
+]
 LIMITS = Limits(60, 1024)
 COMPUTED: list[dict] = []
 
@@ -194,3 +203,31 @@ def test_without_redis_pages_compute_in_the_background_and_another_server_reads_
     db.session.expire_all()
     assert db.session.scalars(db.select(AnalysisResult.attempts)).all() == [1]
     assert db.session.scalar(db.select(db.func.count()).select_from(Researcher)) == 1
+
+
+def test_a_large_studys_intervals_are_jobs_pages_show_pending_and_commands_compute(
+    app, runner, researcher, monkeypatch
+):
+    monkeypatch.setattr(agreement_figures, "QUEUED_INTERVALS_FROM", 2)
+    seed_adjudication_document()
+    seed_document("second", SECOND, SECOND_MARKS)
+    report = json.loads(runner.invoke(args=["study-report", "--format", "json"]).stdout)
+    f1 = report["agreement"]["mean_pairwise_span_f1"]
+    assert f1["ci95"] is not None  # the command computed it (and stored it)
+    stored = db.session.scalars(
+        db.select(AnalysisResult).filter_by(kind="bootstrap_ci", status="done")
+    ).all()
+    # Five figures; two with the same values (span F1 with and without categories here)
+    # share one row, the key being their content.
+    assert len(stored) == 4
+    db.session.execute(db.delete(AnalysisResult).where(AnalysisResult.kind == "bootstrap_ci"))
+    db.session.commit()
+    with gamma_cache._runner_lock:  # hold the background computation back
+        page = _dashboard(app, researcher.id)
+    row = re.search(r'<tr data-figure="mean_pairwise_span_f1">.*?</tr>', page, re.S).group(0)
+    assert '<span class="muted">pending</span>' in row and " to " not in row
+    analysis_queue.wait_for_background()
+    page = _dashboard(app, researcher.id)
+    row = re.search(r'<tr data-figure="mean_pairwise_span_f1">.*?</tr>', page, re.S).group(0)
+    low, high = f1["ci95"]  # the page's job and the command's agree
+    assert f"{low:.1f}% to {high:.1f}%" in row
