@@ -23,6 +23,7 @@ from app.models import AnalysisResult, Researcher
 from app.research import agreement_figures
 from tests.support.adjudication import seed_adjudication_document, seed_document
 from tests.support.apps import dispose_engines, make_test_config
+from tests.support.servers import free_port
 
 SECOND = ["Clara left the farm in May. She came back in June.", "Then it snowed."]
 SECOND_MARKS = [
@@ -231,3 +232,13 @@ def test_a_large_studys_intervals_are_jobs_pages_show_pending_and_commands_compu
     row = re.search(r'<tr data-figure="mean_pairwise_span_f1">.*?</tr>', page, re.S).group(0)
     low, high = f1["ci95"]  # the page's job and the command's agree
     assert f"{low:.1f}% to {high:.1f}%" in row
+
+
+def test_the_worker_command_refuses_without_a_queue_and_names_a_silent_one(app, runner):
+    refused = runner.invoke(args=["analysis-worker"])
+    assert refused.exit_code == 1
+    assert "No queue: set QUEUE_URL" in refused.output
+    app.config["QUEUE_URL"] = f"redis://:hunter2@127.0.0.1:{free_port()}/0"
+    silent = runner.invoke(args=["analysis-worker", "--burst"])
+    assert silent.exit_code == 1
+    assert "does not answer" in silent.output and "hunter2" not in silent.output
