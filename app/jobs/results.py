@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
@@ -70,37 +70,37 @@ def running_lease(limits: Limits) -> timedelta:
     return timedelta(seconds=limits.seconds + 120)
 
 
+# Columns, not ORM objects: a row read again is read afresh (the session's identity map
+# would hand back the first read's values), and nothing is left in the session.
+COLUMNS = (
+    AnalysisResult.key,
+    AnalysisResult.status,
+    AnalysisResult.value,
+    AnalysisResult.approximate,
+    AnalysisResult.error,
+    AnalysisResult.attempts,
+    AnalysisResult.claimed_by,
+    AnalysisResult.requested_at,
+    AnalysisResult.started_at,
+    AnalysisResult.computed_at,
+)
+
+
 def read(kind: Kind, keys: Iterable[str]) -> dict[str, Result]:
     """The rows of these keys (at the kind's version), by key."""
     keys = list(dict.fromkeys(keys))
     found: dict[str, Result] = {}
     for start in range(0, len(keys), CHUNK):
         rows = db.session.execute(
-            select(AnalysisResult).where(
+            select(*COLUMNS).where(
                 AnalysisResult.kind == kind.name,
                 AnalysisResult.version == kind.version,
                 AnalysisResult.key.in_(keys[start : start + CHUNK]),
             )
-        ).scalars()
+        )
         for row in rows:
-            found[row.key] = _result(row)
-    db.session.commit()  # end the read's transaction: later reads see other processes
+            found[row.key] = Result(*row)
     return found
-
-
-def _result(row: AnalysisResult) -> Result:
-    return Result(
-        row.key,
-        row.status,
-        row.value,
-        row.approximate,
-        row.error,
-        row.attempts,
-        row.claimed_by,
-        row.requested_at,
-        row.started_at,
-        row.computed_at,
-    )
 
 
 def usable(result: Result | None, limits: Limits) -> bool:
@@ -142,7 +142,7 @@ def _insert_pending(kind: Kind, keys: list[str], now: datetime) -> list[str]:
     if not keys:
         return []
     dialect = db.session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    upsert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     inserted: list[str] = []
     for start in range(0, len(keys), CHUNK):
         rows = [
@@ -158,7 +158,7 @@ def _insert_pending(kind: Kind, keys: list[str], now: datetime) -> list[str]:
             for key in keys[start : start + CHUNK]
         ]
         statement = (
-            insert(AnalysisResult)
+            upsert(AnalysisResult)
             .values(rows)
             .on_conflict_do_nothing(index_elements=["kind", "key"])
             .returning(AnalysisResult.key)
@@ -251,20 +251,20 @@ def claim(kind: Kind, key: str, token: str, limits: Limits, *, retake: bool = Fa
 
 
 def _insert_running(kind: Kind, key: str, token: str, now: datetime) -> bool:
-    db.session.add(
-        AnalysisResult(
-            kind=kind.name,
-            key=key,
-            version=kind.version,
-            status=RUNNING,
-            approximate=False,
-            attempts=1,
-            claimed_by=token,
-            requested_at=now,
-            started_at=now,
-        )
-    )
     try:
+        db.session.execute(
+            insert(AnalysisResult).values(
+                kind=kind.name,
+                key=key,
+                version=kind.version,
+                status=RUNNING,
+                approximate=False,
+                attempts=1,
+                claimed_by=token,
+                requested_at=now,
+                started_at=now,
+            )
+        )
         db.session.commit()
     except IntegrityError:  # another process has the row now
         db.session.rollback()

@@ -242,3 +242,17 @@ def test_the_worker_command_refuses_without_a_queue_and_names_a_silent_one(app, 
     silent = runner.invoke(args=["analysis-worker", "--burst"])
     assert silent.exit_code == 1
     assert "does not answer" in silent.output and "hunter2" not in silent.output
+
+
+def test_a_row_read_again_shows_what_another_process_stored_meanwhile(app):
+    key = FIGURE.key({"n": 8})
+    results.request(FIGURE, [key], {}, LIMITS)
+    assert results.read(FIGURE, [key])[key].status == "pending"
+    with db.engine.begin() as other:  # another process's connection
+        other.execute(
+            db.update(AnalysisResult)
+            .where(AnalysisResult.key == key)
+            .values(status="done", value={"square": 64})
+        )
+    again = results.read(FIGURE, [key])[key]  # a command polling for a worker's result
+    assert (again.status, again.value) == ("done", {"square": 64})
