@@ -326,8 +326,12 @@ class Waiting:
     oldest: datetime
 
 
-def waiting() -> list[Waiting]:
-    """Keys pending or running, per kind (the dashboard's line on the queue)."""
+def waiting(limits: Limits) -> list[Waiting]:
+    """Keys pending or running, per kind (the dashboard's line on the queue): those asked
+    for within PENDING_LEASE (a key still needed is asked for again after it) and those
+    running within their lease; older ones were abandoned (their content changed, or the
+    process that held them ended) and are not waited for."""
+    now = utcnow()
     rows = db.session.execute(
         select(
             AnalysisResult.kind,
@@ -335,7 +339,18 @@ def waiting() -> list[Waiting]:
             func.count(),
             func.min(AnalysisResult.requested_at),
         )
-        .where(AnalysisResult.status.in_((PENDING, RUNNING)))
+        .where(
+            or_(
+                and_(
+                    AnalysisResult.status == PENDING,
+                    AnalysisResult.requested_at > now - PENDING_LEASE,
+                ),
+                and_(
+                    AnalysisResult.status == RUNNING,
+                    AnalysisResult.started_at > now - running_lease(limits),
+                ),
+            )
+        )
         .group_by(AnalysisResult.kind, AnalysisResult.status)
     ).all()
     by_kind: dict[str, list] = {}

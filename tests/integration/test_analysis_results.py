@@ -256,3 +256,16 @@ def test_a_row_read_again_shows_what_another_process_stored_meanwhile(app):
         )
     again = results.read(FIGURE, [key])[key]  # a command polling for a worker's result
     assert (again.status, again.value) == ("done", {"square": 64})
+
+
+def test_the_waiting_line_leaves_out_what_was_abandoned(app):
+    needed, abandoned = FIGURE.key({"n": 9}), FIGURE.key({"n": 10})
+    results.request(FIGURE, [needed, abandoned], {}, LIMITS)
+    row = _row(abandoned)  # its content changed: no page asks for it again
+    row.requested_at = row.requested_at - results.PENDING_LEASE - timedelta(seconds=1)
+    db.session.commit()
+    [line] = results.waiting(LIMITS)
+    assert (line.kind, line.pending, line.running) == (FIGURE.name, 1, 0)
+    results.claim(FIGURE, needed, "job-a", LIMITS)
+    [line] = results.waiting(LIMITS)
+    assert (line.pending, line.running) == (0, 1)
