@@ -11,6 +11,7 @@ from app.adjudication.cli import agreement_command, export_gold_command, promote
 from app.crowd.checks.cli import plant_checks_command
 from app.crowd.cli import list_documents_command
 from app.imports.cli import import_annotations_command, import_documents_command
+from app.jobs.cli import analysis_worker_command
 from app.research.cli import (
     create_researcher_command,
     export_annotations_command,
@@ -51,6 +52,8 @@ COMMANDS = (
     # exchange formats: the Hugging Face dataset, the payment sheets (docs/interop.md)
     export_dataset_command,
     payments_command,
+    # the analysis queue's worker (Procfile `worker:`)
+    analysis_worker_command,
 )
 
 

@@ -722,3 +722,37 @@ NOT_FROM_DECOY = or_(
     Annotation.suggestion_id.is_(None),
     Annotation.suggestion_id.not_in(select(Suggestion.id).where(Suggestion.decoy.is_(True))),
 )
+ANALYSIS_STATUSES = ("pending", "running", "done", "skipped", "error")
+
+
+class AnalysisResult(db.Model):
+    """One heavy analysis's result (a document's gamma, ...), shared by every server,
+    worker and command, and kept across restarts (app.jobs).
+
+    `key` is the SHA-256 of everything the value depends on: the content, the parameters
+    and `version`, the kind's algorithm version, so a changed input or rule is a new key,
+    never an old value; reads ask for the kind's current `version` too. `status`: pending
+    (asked for, queued), running (claimed by `claimed_by`, a job's or command's token,
+    since `started_at`), done (`value`), skipped (over the analysis limits: `value` says
+    which and under which limits), error (gave up: `error`). `approximate`: the value was
+    computed by an approximation (gamma's windowed alignment). `attempts` counts the
+    computations started, the test of "computed once" and the cap on retries."""
+
+    __tablename__ = "analysis_results"
+    __table_args__ = (
+        known_values("status", ANALYSIS_STATUSES),
+        Index("ix_analysis_results_status", "status"),
+    )
+
+    kind: Mapped[str] = mapped_column(String(40), primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    version: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    value: Mapped[Any] = mapped_column(JSON(none_as_null=True), nullable=True)
+    approximate: Mapped[bool] = mapped_column(Boolean, default=False)
+    error: Mapped[str | None] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    claimed_by: Mapped[str | None] = mapped_column(String(120))
+    requested_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    computed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -64,8 +64,10 @@ class Config:
             "no",
         )
         self.TAXONOMY_PATH = env.get("TAXONOMY_PATH") or str(DEFAULT_TAXONOMY)
-        # Computed gamma values (app.adjudication.gamma_cache); None: instance/gamma-cache.
-        self.GAMMA_CACHE_DIR = env.get("GAMMA_CACHE_DIR") or None
+        # The analysis queue (app.jobs.queue): a redis:// or rediss:// URL; None: the rate
+        # limits' RATELIMIT_STORAGE_URI when that is Redis, else in-process ("inprocess"
+        # forces that).
+        self.QUEUE_URL = env.get("QUEUE_URL") or None
         # Random continua for gamma's expected disorder (its Monte-Carlo standard error is
         # reported beside it), and what one document's analysis may take: seconds and
         # megabytes (0: no limit); beyond them it is skipped and reported so.

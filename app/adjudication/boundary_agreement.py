@@ -25,7 +25,6 @@ from sqlalchemy import select
 from app.adjudication.gamma import Unit, mean_linked_pair_f1, pooled_mc_se
 from app.adjudication.gamma_cache import (
     analysis_limits,
-    cache_dir,
     compute,
     continuum,
     defined,
@@ -128,7 +127,6 @@ def agreement_report(
     analysis limits (`skipped`), with its Monte-Carlo standard error."""
     samples = samples or gamma_samples()
     rows = []
-    directory = cache_dir()
     documents, checks = documents_to_compare(document)
     workers = [] if include_flagged else list(left_out_workers(study_settings()).values())
     left_out = {worker.label for worker in workers}
@@ -146,7 +144,7 @@ def agreement_report(
                 "linked_pair_f1": None,
             }
             if defined(units, annotators):
-                result = compute(units, annotators, directory, runner, samples, seed)
+                result = compute(units, annotators, runner, samples, seed)
                 if "skipped" in result:
                     row["gamma_skipped"] = result["skipped"]
                 else:

@@ -20,40 +20,15 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from app.adjudication.gamma import Unit
+from app.jobs.limits import Limits
 
 CHILD = Path(__file__).with_name("gamma_child.py")
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Seconds and megabytes one document's gamma may take (0: no limit)."""
-
-    seconds: float = 60.0
-    megabytes: int = 1024
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> Limits:
-        """ANALYSIS_TIME_LIMIT and ANALYSIS_MEMORY_LIMIT of an app's config."""
-        return cls(
-            float(config.get("ANALYSIS_TIME_LIMIT", cls.seconds)),
-            int(config.get("ANALYSIS_MEMORY_LIMIT", cls.megabytes)),
-        )
-
-    def covers(self, other: Sequence[float]) -> bool:
-        """Whether these limits are no larger than `other` ([seconds, megabytes]): a
-        document skipped under `other` would be skipped again."""
-
-        def at_most(mine: float, theirs: float) -> bool:
-            return theirs <= 0 or (0 < mine <= theirs)
-
-        return at_most(self.seconds, other[0]) and at_most(self.megabytes, other[1])
 
 
 class BoundedGamma:

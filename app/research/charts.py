@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from app.research.dashboard import DashboardView, DocumentRow
 from app.research.pacing import PacingSummary
@@ -169,6 +170,13 @@ def duration(seconds: float | None) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
+def ago(moment: datetime | None) -> str:
+    """How long ago a moment was: '3 min ago'; None -> 'never'."""
+    if moment is None:
+        return "never"
+    return f"{duration(max(0.0, (datetime.now(UTC) - moment).total_seconds()))} ago"
+
+
 def decimal(value: float | None, digits: int = 2) -> str:
     """A number with fixed digits; None -> '–'."""
     return "–" if value is None else f"{value:.{digits}f}"
@@ -198,6 +206,7 @@ def formatters() -> dict[str, Callable]:
         "percent": percent,
         "duration": duration,
         "decimal": decimal,
+        "ago": ago,
         "stacked_bar": stacked_bar,
         "category_items": category_items,
     }

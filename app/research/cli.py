@@ -311,7 +311,7 @@ def export_dataset_command(folder: Path, license_id: str, keep_ids: bool) -> Non
         length=gamma_to_compute(study), label="Computing gamma for the card", file=sys.stderr
     ) as bar:
         resolve_gamma(study, compute=True, progress=bar.update)
-    report = study_report(study)
+    report = study_report(study, compute=True)
     click.echo("Reading the study (annotations, documents, sessions, judgments)", err=True)
     try:
         files = dataset_files(license_id, keep_ids, report)
@@ -389,7 +389,7 @@ def study_report_command(fmt: str, id_prefix: str | None, include_flagged: bool)
         length=gamma_to_compute(study), label="Computing gamma", file=sys.stderr
     ) as bar:
         resolve_gamma(study, compute=True, progress=bar.update)
-    echo_report(study_report(study), fmt, format_csv, format_table)
+    echo_report(study_report(study, compute=True), fmt, format_csv, format_table)
 
 
 def _analysis_study(include_flagged: bool = False) -> DashboardView:

@@ -18,6 +18,9 @@ from app.crowd.surveys import store as survey_store
 from app.crowd.surveys.summary import summarise_answers
 from app.crowd.training.service import document_problems as training_document_problems
 from app.crowd.training.summary import load_practice_figures
+from app.jobs import results
+from app.jobs.limits import Limits
+from app.jobs.queue import WORKER_SILENT, queue_state
 from app.models import AnnotationSession, Document, ValidationRound
 from app.research import bp
 from app.research.agreement_figures import agreement_figures, resolve_gamma
@@ -65,6 +68,9 @@ def dashboard():
             )
         ),
         conflicts=submissions.conflicts(),
+        analyses_waiting=results.waiting(Limits.from_config(current_app.config)),
+        analysis_queue=queue_state(),
+        worker_silent_minutes=int(WORKER_SILENT.total_seconds() // 60),
     )
 
 

@@ -336,14 +336,15 @@ def gamma_to_compute(study: DashboardView) -> int:
     return sum(not d.is_check and bool(d.figures and d.figures.gamma_key) for d in study.documents)
 
 
-def study_report(study: DashboardView) -> dict[str, Any]:
+def study_report(study: DashboardView, compute: bool = False) -> dict[str, Any]:
     """The study-report JSON of a loaded study whose gamma is resolved (app.research.
-    agreement_figures.resolve_gamma: computed by the command, cached for the downloads),
+    agreement_figures.resolve_gamma: computed by the command, stored for the downloads;
+    a large study's intervals likewise: `compute`, the command computes what is missing),
     with the analyses of docs/analyses.md that go into it."""
     report = build_report(
         study,
         [category.key for category in current_taxonomy().categories],
-        agreement_figures(study),
+        agreement_figures(study, compute),
         adjudicated_gold(study),
     )
     return {**report, **analysis_keys(study)}

@@ -41,7 +41,7 @@ SUBSETS = {
 def study(live_app, tmp_path):
     """A live app on BooookScore's taxonomy with the three annotators' imports."""
     source = json.loads((BOOOOKSCORE_SAMPLE / "human-annotations.json").read_text("utf-8"))
-    live = live_app(taxonomy=BOOOOKSCORE_TAXONOMY, GAMMA_CACHE_DIR=str(tmp_path / "g"))
+    live = live_app(taxonomy=BOOOOKSCORE_TAXONOMY)
     runner = live.app.test_cli_runner()
     for name in ("a", "b", "c"):
         books = {}

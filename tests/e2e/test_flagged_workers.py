@@ -26,7 +26,7 @@ def flagged(live_app, tmp_path) -> LiveServer:
     """The study of tests/support/flagged.py, a Prolific worker who marked nothing on the
     check, a researcher account; failed_checks has its own Prolific code."""
     taxonomy = taxonomy_with(tmp_path, completion="{completed: CDONE, failed_checks: CQ5R4S3T}")
-    live = live_app(taxonomy=taxonomy, GAMMA_CACHE_DIR=str(tmp_path / "g"))
+    live = live_app(taxonomy=taxonomy)
     with live.app.app_context():
         documents = seed_flagged_study()
         worker = Annotator(platform="prolific", external_id=PROLIFIC["PROLIFIC_PID"])

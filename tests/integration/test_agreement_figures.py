@@ -14,7 +14,14 @@ from app.adjudication import gamma_cache
 from app.adjudication.boundary_agreement import document_units
 from app.adjudication.gamma import gamma
 from app.core.extensions import db
-from app.models import AdjudicationDecision, Annotation, AnnotationSession, Annotator
+from app.jobs import queue as analysis_queue
+from app.models import (
+    AdjudicationDecision,
+    AnalysisResult,
+    Annotation,
+    AnnotationSession,
+    Annotator,
+)
 from app.rules.intervals import bootstrap_mean_ci
 from tests.support.adjudication import (
     PARAGRAPHS,
@@ -22,6 +29,7 @@ from tests.support.adjudication import (
     seed_adjudication_document,
     seed_document,
 )
+from tests.support.servers import free_port
 
 SECOND = "adj-doc-2"
 SECOND_PARAGRAPHS = ["Clara left the farm in May. She came back in June.", "Then it snowed."]
@@ -36,12 +44,9 @@ SECOND_MARKS = [
 
 
 @pytest.fixture
-def two_documents(app, tmp_path):
-    """The adjudication sample and a second document, three annotators each; an empty
-    gamma cache (folder and this process's memory)."""
-    app.config["GAMMA_CACHE_DIR"] = str(tmp_path / "gamma")
-    gamma_cache.wait_for_background()
-    gamma_cache._memory.clear()
+def two_documents(app):
+    """The adjudication sample and a second document, three annotators each."""
+    analysis_queue.wait_for_background()  # the previous test's jobs are done
     first = seed_adjudication_document()
     second = seed_document(SECOND, SECOND_PARAGRAPHS, SECOND_MARKS)
     return first, second
@@ -67,18 +72,19 @@ def _expected_gammas(*documents) -> list[float]:
     return [result.gamma for result in _expected_results(*documents)]
 
 
-def test_dashboard_never_computes_gamma_and_shows_it_once_cached(
-    two_documents, researcher_client, tmp_path
-):
-    page = researcher_client.get("/research/")
+def test_dashboard_never_computes_gamma_and_shows_it_once_cached(two_documents, researcher_client):
+    with gamma_cache._runner_lock:  # the background thread waits before computing
+        page = researcher_client.get("/research/")
+        document = researcher_client.get(f"/research/documents/{SECOND}")
     assert page.status_code == 200
     # The page answered before gamma existed: both documents pending, no value.
     assert "γ is being computed for 2 documents" in page.text
     gamma_row = re.search(r'<tr data-figure="gamma">.*?</tr>', page.text, re.S).group(0)
     assert "2 pending" in gamma_row
-    assert ">pending</span>" in researcher_client.get(f"/research/documents/{SECOND}").text
-    gamma_cache.wait_for_background()
-    assert len(list((tmp_path / "gamma").glob("*.json"))) == 2
+    assert ">pending</span>" in document.text
+    analysis_queue.wait_for_background()
+    stored = db.session.scalars(db.select(AnalysisResult)).all()
+    assert [(row.kind, row.status, row.attempts) for row in stored] == [("gamma", "done", 1)] * 2
 
     document = researcher_client.get(f"/research/documents/{SECOND}")
     assert "pending" not in document.text  # the same cache serves the document page
@@ -198,17 +204,15 @@ def test_gold_export_round_trips_through_import_annotations(
     assert PARAGRAPHS[1].startswith(gold[1]["span"]["text"])
 
 
-def test_dashboard_works_when_gamma_cannot_be_stored(two_documents, researcher_client, tmp_path):
-    blocker = tmp_path / "a-file"
-    blocker.write_text("not a folder", "utf-8")
-    researcher_client.application.config["GAMMA_CACHE_DIR"] = str(blocker / "gamma")
+def test_dashboard_works_when_the_queue_does_not_answer(two_documents, researcher_client):
+    researcher_client.application.config["QUEUE_URL"] = f"redis://127.0.0.1:{free_port()}/0"
     page = researcher_client.get("/research/")
     assert page.status_code == 200  # the figures without gamma, never an error page
     assert "γ is being computed for 2 documents" in page.text
+    assert "does not answer" in page.text
 
 
-def test_span_f1_ignores_the_category_and_the_figure_beside_it_does_not(app, runner, tmp_path):
-    app.config["GAMMA_CACHE_DIR"] = str(tmp_path / "gamma")
+def test_span_f1_ignores_the_category_and_the_figure_beside_it_does_not(app, runner):
     # Two annotators overlap by one character ("a" of "Clara"/"a left"), in two categories.
     marks = [
         ("ann-1", "new-person", (0, 0, 5), None, None),

@@ -14,23 +14,21 @@ import uuid
 
 import pytest
 
-from app.adjudication import gamma_cache
 from app.core.extensions import db
 from app.crowd.checks.flagged import left_out_workers
 from app.crowd.settings import study_settings
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
+from app.jobs import queue as analysis_queue
 from app.models import AnnotationSession, ValidationItem, ValidationRound
 from tests.support.flagged import GOOD, LEFT_OUT, PARAGRAPHS, seed_flagged_study
 from tests.support.worker_api import read_to_the_end, save, submit, token_from
 
 
 @pytest.fixture
-def study(app, tmp_path):
-    """The study of tests/support/flagged.py, with an empty gamma cache."""
-    app.config["GAMMA_CACHE_DIR"] = str(tmp_path / "gamma")
-    gamma_cache.wait_for_background()
-    gamma_cache._memory.clear()
+def study(app):
+    """The study of tests/support/flagged.py."""
+    analysis_queue.wait_for_background()  # the previous test's jobs are done
     return seed_flagged_study()
 
 

@@ -19,6 +19,7 @@ CONTRACT_TABLES = {
     "validation_items",
     "validation_judgments",
     "researchers",
+    "analysis_results",  # issue 31: the Third wave's names (docs/contracts.md section 10)
 }
 
 

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from app.adjudication import gamma_cache
+from app.jobs import queue as analysis_queue
 from tests.support.adjudication import seed_document
 
 PARAGRAPHS = [
@@ -47,11 +47,9 @@ def _hostile() -> list[tuple]:
 
 
 @pytest.fixture
-def cache(app, tmp_path):
-    """An empty gamma cache (folder and this process's memory)."""
-    app.config["GAMMA_CACHE_DIR"] = str(tmp_path / "gamma")
-    gamma_cache.wait_for_background()
-    gamma_cache._memory.clear()
+def cache(app):
+    """The app, no analysis job of an earlier test still running."""
+    analysis_queue.wait_for_background()  # the previous test's jobs are done
     return app
 
 

@@ -7,7 +7,6 @@ settings, production mode): test files import these from here, never from a conf
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,8 +20,6 @@ from app.core.extensions import db
 ROOT = Path(__file__).resolve().parents[2]
 BOOOOKSCORE_SAMPLE = ROOT / "tests" / "fixtures" / "booookscore"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-# Computed gammas (app.adjudication.gamma_cache) go to a scratch folder, not instance/.
-GAMMA_CACHE = Path(tempfile.mkdtemp(prefix="falte-test-gamma-"))
 
 
 def require_or_skip(reason: str) -> None:
@@ -46,7 +43,8 @@ def make_test_config(database_uri: str, **overrides) -> dict:
         "SQLALCHEMY_DATABASE_URI": database_uri,
         "SECRET_KEY": "test-secret-key",
         "WTF_CSRF_ENABLED": True,
-        "GAMMA_CACHE_DIR": str(GAMMA_CACHE),
+        # Analyses run in-process (app.jobs.queue), whatever QUEUE_URL the shell has.
+        "QUEUE_URL": "inprocess",
     }
     if database_uri.startswith("sqlite"):
         config["SQLALCHEMY_ENGINE_OPTIONS"] = {"connect_args": {"timeout": 30}}

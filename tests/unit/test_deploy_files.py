@@ -31,6 +31,8 @@ def test_procfile_runs_gunicorn_behind_the_nginx_buildpack_and_migrates_on_relea
     assert web[:2] == ["GUNICORN_SOCKET=/tmp/nginx.socket", "bin/start-nginx"]
     assert web[2:] == ["gunicorn", "--config", "gunicorn.conf.py", "app:create_app()"]
     assert lines["release"].strip() == "flask --app app db upgrade"
+    # The analysis queue's worker (app/jobs): `heroku ps:scale worker=1`.
+    assert shlex.split(lines["worker"]) == ["flask", "--app", "app", "analysis-worker"]
 
 
 def test_gunicorn_config_reads_port_and_concurrency(monkeypatch):
@@ -112,6 +114,26 @@ def test_compose_shares_rate_limits_through_redis():
     web = compose["services"]["web"]
     assert web["environment"]["RATELIMIT_STORAGE_URI"].endswith("redis://redis:6379/0}")
     assert web["depends_on"]["redis"]["condition"] == "service_healthy"
+
+
+def test_compose_runs_the_analysis_worker_on_the_same_database_and_redis():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    worker = services["worker"]
+    assert worker["build"] == "."
+    assert worker["command"] == ["flask", "--app", "app", "analysis-worker"]
+    assert "ports" not in worker and "expose" not in worker
+    web_env, worker_env = services["web"]["environment"], worker["environment"]
+    assert worker_env["DATABASE_URL"] == web_env["DATABASE_URL"]
+    assert worker_env["QUEUE_URL"] == web_env["QUEUE_URL"] == "${QUEUE_URL:-redis://redis:6379/0}"
+    assert worker_env["APP_ENV"] == "production" and "SECRET_KEY" in worker_env
+    for service in ("db", "redis", "web"):  # web migrates before the worker reads a table
+        assert worker["depends_on"][service]["condition"] == "service_healthy"
+    assert worker["restart"] == "unless-stopped"
+    # The command exists, and its --help answers.
+    app = create_app(make_test_config("sqlite://"))
+    result = app.test_cli_runner().invoke(args=["analysis-worker", "--help"])
+    assert result.exit_code == 0 and "ANALYSIS_TIME_LIMIT" in result.output
 
 
 def _directives(text: str) -> dict[str, str]:
