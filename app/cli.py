@@ -15,11 +15,11 @@ from app.jobs.cli import analysis_worker_command
 from app.research.cli import (
     create_researcher_command,
     export_annotations_command,
+    export_dataset_command,
     judge_report_command,
+    payments_command,
     plan_study_command,
     recall_estimate_command,
-    export_dataset_command,
-    payments_command,
     study_report_command,
 )
 from app.suggestions.cli import import_suggestions_command

@@ -358,16 +358,16 @@ def test_the_bonus_rule_is_read_and_each_key_checked_at_its_line(tmp_path):
         "study:\n  bonus:\n    per_validated: 0.05\n    per_planted: 0.2\n    cap: 2\n"
         "    currency: GBP\n"
     )
-    rule = load_taxonomy(write(tmp_path, GOOD + bonus)).study.bonus
+    rule = load_taxonomy(write_taxonomy(tmp_path, GOOD + bonus)).study.bonus
     assert (rule.per_validated, rule.per_planted, rule.cap, rule.currency) == (
         Decimal("0.05"), Decimal("0.2"), Decimal("2.0"), "GBP")  # fmt: skip
     assert rule.amount(10, 3) == Decimal("1.10")
-    assert load_taxonomy(write(tmp_path, GOOD)).study.bonus is None
+    assert load_taxonomy(write_taxonomy(tmp_path, GOOD)).study.bonus is None
     bad = (
         "study:\n  bonus:\n    per_validated: -1\n    per_plant: 0.2\n    currency: gbp\n"
         "    cap: lots\n"
     )
-    assert problems_of(write(tmp_path, GOOD + bad)) == [
+    assert problems_of(write_taxonomy(tmp_path, GOOD + bad)) == [
         "14: study.bonus.per_validated: must be a number from 0.0 to 10000.0, got -1",
         "15: study.bonus.per_plant: unknown key; expected one of per_validated, per_planted, "
         "cap, currency",
@@ -375,10 +375,10 @@ def test_the_bonus_rule_is_read_and_each_key_checked_at_its_line(tmp_path):
         "17: study.bonus.cap: must be a number from 0.0 to 10000.0, got 'lots'",
     ]
     no_currency = "study:\n  bonus:\n    per_planted: 0.5\n"
-    assert problems_of(write(tmp_path, GOOD + no_currency)) == [
+    assert problems_of(write_taxonomy(tmp_path, GOOD + no_currency)) == [
         "13: study.bonus.currency: is required when a bonus is paid (GBP, USD...)"
     ]
-    assert problems_of(write(tmp_path, GOOD + "study: {bonus: 3}\n")) == [
+    assert problems_of(write_taxonomy(tmp_path, GOOD + "study: {bonus: 3}\n")) == [
         "12: study.bonus: must be a mapping of per_validated, per_planted, cap, currency"
     ]
 
