@@ -212,6 +212,10 @@ def export_annotations_command(
     flt = ExportFilter(document, submitted_only, include_removed)
     if fmt in INTEROP_FORMATS and what != "annotations":
         raise click.BadParameter(f"{fmt} exports annotations only", param_hint="--what")
+    if keep_ids and fmt not in INTEROP_FORMATS:
+        raise click.BadParameter(
+            f"{fmt} always writes the ids; --keep-ids is for w3c and brat", param_hint="--keep-ids"
+        )
     if fmt in INTEROP_FORMATS and include_removed:
         raise click.BadParameter(f"{fmt} holds live annotations only", param_hint="--format")
     export = _EXPORTS[what]

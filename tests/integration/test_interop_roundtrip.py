@@ -116,14 +116,21 @@ def test_brat_export_imports_back_to_the_same_annotations(app, runner, tmp_path)
     same_annotations(export_jsonl(runner, tmp_path / "after.jsonl"), before, created=False)
 
 
-def test_brat_export_refuses_a_folder_with_files_and_needs_an_output(app, runner, tmp_path):
+def test_export_options_that_do_not_fit_are_refused(app, runner, tmp_path):
     seed(runner, tmp_path)
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "old.ann").write_text("")
-    for extra in (["--output", str(tmp_path / "full")], []):
-        result = runner.invoke(args=["export-annotations", "--format", "brat", *extra])
-        assert result.exit_code == 2
-        assert "--output" in result.output
+    for args, hint in (
+        (["--format", "brat", "--output", str(tmp_path / "full")], "--output"),
+        (["--format", "brat"], "--output"),
+        (["--format", "w3c", "--output", str(tmp_path)], "--output"),
+        (["--format", "w3c", "--what", "sessions"], "--what"),
+        (["--format", "brat", "--include-removed", "--output", "x"], "--format"),
+        (["--format", "jsonl", "--keep-ids"], "--keep-ids"),
+    ):
+        result = runner.invoke(args=["export-annotations", *args])
+        assert result.exit_code == 2, args
+        assert hint in result.output, args
 
 
 def test_the_hand_made_brat_folder_imports_exactly(app, runner, tmp_path):

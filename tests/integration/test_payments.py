@@ -12,9 +12,11 @@ import io
 import zipfile
 
 import pytest
+from sqlalchemy import select
 
 from app import create_app
 from app.core.extensions import db
+from app.models import Annotator, ValidationRound, ValidationSession
 from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT, dispose_engines, make_test_config
 from tests.support.interop_app import run
@@ -109,10 +111,31 @@ def test_one_role_at_a_time_and_the_downloads_are_the_same_sheets(
             assert archive.read(name) == (tmp_path / platform / file).read_bytes(), name
 
 
-def test_a_bonus_in_another_currency_than_usd_is_refused_for_mturk(app, runner, tmp_path):
+def test_a_bonus_in_another_currency_than_usd_is_refused_for_mturk(
+    app, runner, tmp_path, researcher_client
+):
     path = tmp_path / "gbp.yaml"
     path.write_text((tmp_path / "bonus.yaml").read_text().replace("USD", "GBP"), "utf-8")
     app.extensions["taxonomy"] = load_taxonomy(path)
     result = runner.invoke(args=["payments", "--platform", "mturk", "--output", str(tmp_path)])
     assert result.exit_code == 1
     assert "bonus.currency: MTurk pays bonuses in USD" in result.output
+    response = researcher_client.get("/research/export/payments-mturk.zip")
+    assert response.status_code == 409
+    assert "MTurk pays bonuses in USD" in response.get_data(as_text=True)
+
+
+def test_a_prolific_worker_in_both_roles_is_written_per_role(app, runner, tmp_path):
+    round_ = db.session.scalar(select(ValidationRound))
+    worker = db.session.scalar(select(Annotator).filter_by(external_id="PGOOD2"))
+    db.session.add(ValidationSession(round_id=round_.id, annotator_id=worker.id,
+                                     status="submitted", platform="prolific"))  # fmt: skip
+    db.session.commit()
+    result = runner.invoke(args=["payments", "--platform", "prolific", "--output", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "worker PGOOD2 is both an annotator and a validator" in result.output
+    assert not (tmp_path / "decisions.csv").exists()
+    run(runner, "payments", "--platform", "prolific", "--output", tmp_path, "--role", "validator")
+    assert (
+        tmp_path / "prolific-bulk-approve.txt"
+    ).read_text() == "PVAL1\nPGOOD2\n"  # in session order
