@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 class BoundedGamma:
     """One child process at a time that computes documents' gamma under `limits`; use as
     a context manager (the child ends with it). `nice`: at a lower CPU priority (the
-    background computation of the web workers)."""
+    analysis queue's jobs, so that pages keep the CPU)."""
 
     def __init__(self, limits: Limits, nice: bool = False) -> None:
         self.limits = limits

@@ -185,7 +185,7 @@ def compute_and_store(
     started = time.monotonic()
     try:
         if in_work_horse and not kind.limited:
-            value = _under_limits(kind, payload, limits)
+            value = under_limits(kind, payload, limits)
         else:
             value = kind.compute(payload, limits)
     except Exception as exc:  # a bug is not cured by retrying: stored, and logged
@@ -204,7 +204,7 @@ def compute_and_store(
     return outcome
 
 
-def _under_limits(kind: Kind, payload: dict[str, Any], limits: Limits) -> dict[str, Any]:
+def under_limits(kind: Kind, payload: dict[str, Any], limits: Limits) -> dict[str, Any]:
     """In RQ's work horse (a process of its own for this job): its address space limited
     to ANALYSIS_MEMORY_LIMIT while the kind computes; RQ's job timeout (the time limit)
     interrupts it."""

@@ -37,7 +37,9 @@ MAX_ATTEMPTS = 3
 # A pending row waits this long for its job before the next page that needs it asks
 # again (the queue may have been lost: the deploy's Redis keeps nothing on disk).
 PENDING_LEASE = timedelta(minutes=10)
-CHUNK = 500  # keys per IN (...) list
+# Keys per IN (...) list: a 10,000-document study's gamma is one statement (SQLite allows
+# 32,766 parameters, PostgreSQL 65,535).
+CHUNK = 10_000
 log = logging.getLogger(__name__)
 
 
@@ -87,10 +89,11 @@ COLUMNS = (
 
 
 def read(kind: Kind, keys: Iterable[str]) -> dict[str, Result]:
-    """The rows of these keys (at the kind's version), by key."""
+    """The rows of these keys (at the kind's version), by key: one statement per CHUNK
+    keys, and one for none (a page's statement count does not depend on its data)."""
     keys = list(dict.fromkeys(keys))
     found: dict[str, Result] = {}
-    for start in range(0, len(keys), CHUNK):
+    for start in range(0, max(len(keys), 1), CHUNK):
         rows = db.session.execute(
             select(*COLUMNS).where(
                 AnalysisResult.kind == kind.name,

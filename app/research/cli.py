@@ -387,7 +387,7 @@ def study_report_command(fmt: str, id_prefix: str | None, include_flagged: bool)
     recall against gold (attention checks and adjudicated gold sets); attention-check
     documents and the workers left out (failed checks, failed training, flagged by their
     attention checks) are listed as excluded and counted in no figure. Computes the gamma
-    of documents not yet in the gamma cache (progress on standard error)."""
+    of documents not yet in analysis_results (progress on standard error)."""
     study = load_report_study(id_prefix, include_flagged)
     with click.progressbar(
         length=gamma_to_compute(study), label="Computing gamma", file=sys.stderr

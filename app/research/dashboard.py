@@ -146,7 +146,7 @@ class DocumentRow:
     f1_same_category: float | None = None
     paragraph_lengths: list[int] = field(default_factory=list)
     figures: DocumentFigures | None = None  # agreement inputs (app.research.agreement_figures)
-    gamma: float | None = None  # from the gamma cache; None while pending or undefined
+    gamma: float | None = None  # from analysis_results; None while pending or undefined
     gamma_pending: bool = False
     gamma_mc_se: float | None = None  # gamma's Monte-Carlo standard error
     gamma_skipped: str | None = None  # why gamma was not computed: over a limit (time...)

@@ -181,8 +181,8 @@ def test_dashboard_query_count_does_not_grow_with_data(researcher_client, app):
         assert researcher_client.get("/research/").status_code == 200
     assert len(small) == len(large), (small, large)
     # The study's six, the workers left out (app.crowd.checks.flagged), the identity
-    # conflicts (app.crowd.submissions), the stored gamma of every document (when some
-    # document has one: app.jobs.results.read) and what the analysis queue has waiting
+    # conflicts (app.crowd.submissions), the stored gamma of every document (one SELECT:
+    # app.jobs.results.read) and what the analysis queue has waiting
     # (app.jobs.results.waiting): one query each.
     assert len(large) <= 10, "\n".join(s[:90] for s in large)
     db.session.remove()

@@ -3,15 +3,18 @@ which URL is the queue, how a rediss:// URL connects, job timeouts, keys and ver
 
 from __future__ import annotations
 
+import multiprocessing
 import ssl
+import time
 
 import pytest
 import redis
+from rq.timeouts import JobTimeoutException, UnixSignalDeathPenalty
 
 from app.adjudication.gamma_cache import ALGORITHM, GAMMA
 from app.jobs.kinds import KINDS, Kind, register
 from app.jobs.limits import Limits
-from app.jobs.queue import connection, job_id, job_timeout, queue_url
+from app.jobs.queue import connection, job_id, job_timeout, queue_url, under_limits
 
 
 def _nothing(job, limits):
@@ -82,3 +85,44 @@ def test_registering_is_one_line_and_a_name_is_registered_once():
 
 def test_the_gamma_kind_is_registered_with_its_algorithm_version():
     assert KINDS["gamma"] is GAMMA and GAMMA.version == ALGORITHM and GAMMA.limited
+
+
+def _allocates(job, limits):
+    block = bytearray(job["megabytes"] * 1024 * 1024)  # more than the limit allows
+    return {"size": len(block)}
+
+
+def _sleeps(job, limits):
+    time.sleep(job["seconds"])
+    return {"slept": job["seconds"]}
+
+
+def _in_a_work_horse(kind: Kind, job: dict, limits: Limits, answers) -> None:
+    # As RQ's work horse runs a job: a forked process, RQ's timeout around the job.
+    with UnixSignalDeathPenalty(job_timeout(kind, limits), JobTimeoutException):
+        answers.put(under_limits(kind, job, limits))
+
+
+def _run_forked(kind: Kind, job: dict, limits: Limits) -> dict:
+    context = multiprocessing.get_context("fork")
+    answers = context.Queue()
+    process = context.Process(target=_in_a_work_horse, args=(kind, job, limits, answers))
+    process.start()
+    try:
+        return answers.get(timeout=30)
+    finally:
+        process.join(30)
+
+
+def test_in_the_work_horse_a_kind_runs_under_the_memory_limit():
+    kind = Kind("test_memory", "v1", _allocates)
+    assert _run_forked(kind, {"megabytes": 2048}, Limits(30, 300)) == {"skipped": "memory"}
+    assert _run_forked(kind, {"megabytes": 16}, Limits(30, 0)) == {"size": 16 * 1024 * 1024}
+
+
+def test_in_the_work_horse_a_kind_runs_under_the_time_limit():
+    kind = Kind("test_time", "v1", _sleeps)
+    started = time.monotonic()
+    assert _run_forked(kind, {"seconds": 20}, Limits(1, 0)) == {"skipped": "time"}
+    assert time.monotonic() - started < 10
+    assert _run_forked(kind, {"seconds": 0.1}, Limits(5, 0)) == {"slept": 0.1}
