@@ -40,6 +40,7 @@ from app.models import AnnotationSession, Annotator, Document
 from app.rules.intervals import bootstrap_mean_ci
 from app.rules.metrics import unit_rows
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 
 GAMMA_UNIT = (
     "gamma (Mathet et al. 2015) per document, combined dissimilarity alpha=1 beta=1, "
@@ -62,7 +63,9 @@ def documents_to_compare(document: str | None) -> tuple[list[tuple[int, str]], l
         .order_by(Document.external_id)
     )
     if document is not None:
-        query = query.where(Document.external_id == document)
+        query = query.where(
+            Document.external_id == document, Document.study_id == current_study_id()
+        )
     rows = db.session.execute(query).all()
     checks = [external_id for _, external_id, gold in rows if gold]
     return [(pk, external_id) for pk, external_id, gold in rows if not gold], checks

@@ -24,10 +24,13 @@ from app.core.extensions import db
 from app.imports.document_formats import document_from_record
 from app.imports.document_store import DocumentImportRefused, import_documents
 from app.models import Document
+from app.studies import current_study_id
 
 
 def _document_or_fail(external_id: str) -> Document:
-    document = db.session.scalar(select(Document).filter_by(external_id=external_id))
+    document = db.session.scalar(
+        select(Document).filter_by(external_id=external_id, study_id=current_study_id())
+    )
     if document is None:
         raise click.BadParameter(f"no document with id {external_id!r}", param_hint="DOC_ID")
     return document

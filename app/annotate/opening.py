@@ -84,6 +84,10 @@ _SESSION_VALUES = {
         (and_(_INHERIT, _FAILURE.is_not(None)), literal_column(f"'{SessionStatus.ABANDONED}'")),
         else_=literal_column(f"'{SessionStatus.ACTIVE}'"),
     ),
+    # The document's study (a session belongs to its document's study).
+    "study_id": select(DOCUMENTS.c.study_id)
+    .where(DOCUMENTS.c.id == bindparam("document_id", type_=SESSIONS.c.document_id.type))
+    .scalar_subquery(),
     "position": literal_column("0"),
     "furthest": literal_column("0"),
     "started_at": bindparam("now", type_=SESSIONS.c.started_at.type),
@@ -135,17 +139,21 @@ _DOCUMENT_KEY = (
         DOCUMENTS.c.paragraph_count,
         DOCUMENTS.c.gold.is_not(None),  # an attention check (Document.is_attention_check)
     )
-    .where(DOCUMENTS.c.external_id == bindparam("external_id"))
+    .where(
+        DOCUMENTS.c.study_id == bindparam("study_id"),
+        DOCUMENTS.c.external_id == bindparam("external_id"),
+    )
     .execution_options(prepare=True)
 )
 
 
-def find_document_key(external_id: str) -> DocumentKey | None:
-    """The document with this external id, read without an ORM transaction; None when
-    there is none."""
+def find_document_key(study_id: int, external_id: str) -> DocumentKey | None:
+    """The study's document with this external id, read without an ORM transaction; None
+    when there is none."""
     if not external_id or len(external_id) > 200:
         return None
-    row = autocommit_connection().execute(_DOCUMENT_KEY, {"external_id": external_id}).first()
+    params = {"study_id": study_id, "external_id": external_id}
+    row = autocommit_connection().execute(_DOCUMENT_KEY, params).first()
     return None if row is None else DocumentKey(*row)
 
 

@@ -27,6 +27,7 @@ from app.crowd.networks import PlaceRefused, place_refusal
 from app.models import AnnotationSession, Document
 from app.rules.platforms import is_mturk_preview, mturk_target
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 from app.taxonomy import current_taxonomy
 
 
@@ -58,7 +59,7 @@ def start(document_id: str):
     signed annotator link creates a session here (PlaceRefused otherwise). A platform
     submission that has a session already goes to it, whatever the document
     (app.crowd.submissions: one submission, one session)."""
-    key = opening.find_document_key(document_id)
+    key = opening.find_document_key(current_study_id(), document_id)
     if key is None or document_id in current_taxonomy().training.documents:
         return _no_document(document_id)  # a practice text is no task (app.crowd.training)
     if is_mturk_preview(request.args):

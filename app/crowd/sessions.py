@@ -198,6 +198,7 @@ def start_or_resume_session(
             defaults={
                 **new_session_values(identity, document.is_attention_check),
                 "network": network,
+                "study_id": document.study_id,
             },
             document_id=document.id,
             annotator_id=annotator.id,

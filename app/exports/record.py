@@ -37,6 +37,7 @@ from app.crowd.settings import study_settings
 from app.models import UNIT_ID, Annotation, AnnotationSession, Annotator, Document, Suggestion
 from app.rules.jsonl import LINE_BREAKS, escape_line_breaks
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 from app.taxonomy import Taxonomy, current_taxonomy
 
 BATCH = 1000
@@ -301,7 +302,9 @@ def annotation_select(*columns: Any) -> Select:
 def filtered(query: Select, flt: ExportFilter) -> Select:
     """The query narrowed to the annotations an export covers."""
     if flt.document is not None:
-        query = query.where(Document.external_id == flt.document)
+        query = query.where(
+            Document.external_id == flt.document, Document.study_id == current_study_id()
+        )
     if flt.submitted_only:
         query = query.where(AnnotationSession.status == SessionStatus.SUBMITTED)
     if not flt.include_removed:

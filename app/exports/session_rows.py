@@ -14,6 +14,7 @@ from app.crowd.checks.flagged import left_out_workers
 from app.crowd.settings import study_settings
 from app.exports.record import BATCH, ExportFilter, iso_text
 from app.models import Annotation, AnnotationSession, Annotator, Document
+from app.studies import current_study_id
 from app.taxonomy import Taxonomy, current_taxonomy
 
 # Platform parameters stored per session -> column. Prolific's SESSION_ID is named
@@ -67,7 +68,9 @@ def iter_session_records(
         .order_by(Document.external_id, AnnotationSession.id)
     )
     if document is not None:
-        query = query.where(Document.external_id == document)
+        query = query.where(
+            Document.external_id == document, Document.study_id == current_study_id()
+        )
     flagged = set(left_out_workers(study_settings()))
     result = db.session.execute(query.execution_options(yield_per=BATCH, stream_results=True))
     for session, document_id, annotator, count in result:
@@ -106,5 +109,7 @@ def count_sessions(flt: ExportFilter) -> int:
         Document, AnnotationSession.document_id == Document.id
     )
     if flt.document is not None:
-        query = query.where(Document.external_id == flt.document)
+        query = query.where(
+            Document.external_id == flt.document, Document.study_id == current_study_id()
+        )
     return db.session.scalar(query) or 0

@@ -43,6 +43,7 @@ from app.imports.document_formats import DocumentInput
 from app.imports.locate import Located, ambiguity_notes, locate_pair
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 from app.taxonomy import current_taxonomy
 
 Progress = Callable[[int], None]
@@ -166,7 +167,11 @@ def _documents(
     wanted = {session.document_id: session.where for session in parsed.sessions.values()}
     stored = {
         doc.external_id: doc
-        for doc in db.session.scalars(select(Document).where(Document.external_id.in_(wanted)))
+        for doc in db.session.scalars(
+            select(Document).where(
+                Document.study_id == current_study_id(), Document.external_id.in_(wanted)
+            )
+        )
     }
     texts: dict[str, tuple[str, ...]] = {}
     rows: dict[str, Document | None] = {}
@@ -206,7 +211,10 @@ def _stored_sessions(
         select(Document.external_id, Annotator.platform, Annotator.external_id)
         .join(AnnotationSession, AnnotationSession.document_id == Document.id)
         .join(Annotator, Annotator.id == AnnotationSession.annotator_id)
-        .where(Document.external_id.in_({key[0] for key in keys}))
+        .where(
+            Document.study_id == current_study_id(),
+            Document.external_id.in_({key[0] for key in keys}),
+        )
     )
     existing = {(doc, (platform, ext)) for doc, platform, ext in db.session.execute(query)}
     clashes = [key for key in keys if key in existing]
@@ -259,6 +267,7 @@ def _store_documents(
         if rows[document_id] is not None:
             continue
         row = Document(
+            study_id=current_study_id(),
             external_id=document_id,
             content_hash=DocumentInput(document_id, None, paragraphs).content_hash,
             paragraph_count=len(paragraphs),
@@ -294,6 +303,7 @@ def _store_session(
     last = max(document.paragraph_count - 1, 0)
     now = utcnow()
     row = AnnotationSession(
+        study_id=document.study_id,
         document=document,
         annotator=_annotator(session.annotator, annotators),
         status=SessionStatus.SUBMITTED,

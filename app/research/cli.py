@@ -26,6 +26,7 @@ from app.research.study_report import (
     load_report_study,
     study_report,
 )
+from app.studies import current_study_id
 
 MIN_PASSWORD_LENGTH = 10
 MAX_PASSWORD_LENGTH = 1000
@@ -155,7 +156,12 @@ def export_annotations_command(
         raise click.BadParameter(f"{what} export as {formats} only", param_hint="--format")
     if (
         document is not None
-        and db.session.scalar(select(Document.id).where(Document.external_id == document)) is None
+        and db.session.scalar(
+            select(Document.id).where(
+                Document.external_id == document, Document.study_id == current_study_id()
+            )
+        )
+        is None
     ):
         raise click.BadParameter(f"no document with id {document!r}", param_hint="--document")
     if output is None:

@@ -33,6 +33,7 @@ from app.models import (
     SuggestionRejection,
 )
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 
 BATCH = 1000
 DECISION_OF_ORIGIN = {"suggestion-accepted": "accepted", "suggestion-edited": "edited"}
@@ -61,7 +62,11 @@ def _decisions(document: str | None) -> dict[int, list[dict[str, Any]]]:
         SuggestionRejection.withdrawn_at,
     )
     if document is not None:
-        in_document = select(Suggestion.id).join(Document).where(Document.external_id == document)
+        in_document = (
+            select(Suggestion.id)
+            .join(Document)
+            .where(Document.external_id == document, Document.study_id == current_study_id())
+        )
         made = made.where(Annotation.suggestion_id.in_(in_document))
         rejected = rejected.where(SuggestionRejection.suggestion_id.in_(in_document))
     decisions: dict[int, list[dict[str, Any]]] = defaultdict(list)
@@ -108,7 +113,9 @@ def iter_suggestion_records(document: str | None = None) -> Iterator[dict[str, A
         )
     )
     if document is not None:
-        query = query.where(Document.external_id == document)
+        query = query.where(
+            Document.external_id == document, Document.study_id == current_study_id()
+        )
     result = db.session.execute(query.execution_options(yield_per=BATCH, stream_results=True))
     for row, document_id in result:
         yield {
@@ -131,7 +138,9 @@ def count_suggestions(document: str | None = None) -> int:
     """How many records iter_suggestion_records yields."""
     query = select(func.count(Suggestion.id)).join(Document)
     if document is not None:
-        query = query.where(Document.external_id == document)
+        query = query.where(
+            Document.external_id == document, Document.study_id == current_study_id()
+        )
     return db.session.scalar(query) or 0
 
 

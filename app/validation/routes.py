@@ -29,6 +29,7 @@ from app.crowd.identity import (
 from app.crowd.networks import PlaceRefused, place_refusal
 from app.models import ValidationItem, ValidationRound, ValidationSession
 from app.rules.platforms import is_mturk_preview
+from app.studies import current_study_id
 from app.taxonomy import current_taxonomy
 from app.validation import bp
 from app.validation.assignment import next_item, progress, record_judgment, start_session
@@ -52,7 +53,9 @@ def _no_store(response):
 
 
 def _round_or_404(name: str) -> ValidationRound | None:
-    return db.session.scalars(select(ValidationRound).filter_by(name=name)).first()
+    return db.session.scalars(
+        select(ValidationRound).filter_by(name=name, study_id=current_study_id())
+    ).first()
 
 
 def _session_or_404(token: str) -> ValidationSession:

@@ -12,6 +12,7 @@ from app.core.extensions import db
 from app.crowd.settings import study_settings
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
 from app.research.dashboard import load_study
+from app.studies import current_study_id
 from app.taxonomy import current_taxonomy
 from bench.dashboard_bench import count_statements, seed_study
 from config.settings import DEFAULT_TAXONOMY
@@ -22,6 +23,7 @@ PARAGRAPHS = ["Anna met Bob. They talked.", "Then it rained."]
 
 def add_document(external_id: str, gold=None) -> Document:
     document = Document(
+        study_id=current_study_id(),
         external_id=external_id,
         content_hash=external_id.ljust(64, "0"),
         paragraph_count=len(PARAGRAPHS),
@@ -218,13 +220,14 @@ def test_dashboard_query_count_does_not_grow_with_data(researcher_client, app):
     with count_statements() as large:
         assert researcher_client.get("/research/").status_code == 200
     assert len(small) == len(large), (small, large)
-    # The study's six, the workers left out (app.crowd.checks.flagged) and the identity
-    # conflicts (app.crowd.submissions): one query each.
-    assert len(large) <= 8
+    # The study's row (app.studies), the study's six, the workers left out
+    # (app.crowd.checks.flagged) and the identity conflicts (app.crowd.submissions): one
+    # query each.
+    assert len(large) <= 9
     db.session.remove()
     with count_statements() as document_page:
         assert researcher_client.get("/research/documents/small-doc-00001").status_code == 200
-    assert len(document_page) <= 7
+    assert len(document_page) <= 8  # the study's row, as above
 
 
 def test_empty_study_renders(researcher_client):

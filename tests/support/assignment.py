@@ -9,6 +9,7 @@ from pathlib import Path
 
 from app.core.extensions import db
 from app.models import AnnotationSession, Document, Paragraph
+from app.studies import current_study_id
 from config.settings import DEFAULT_TAXONOMY
 
 GOLD = [{"paragraph_id": 0, "start": 0, "end": 4, "category": "new-person"}]
@@ -31,6 +32,7 @@ def add_documents(count: int, checks: int = 0) -> list[int]:
     for index in range(count + checks):
         is_check = index >= count
         document = Document(
+            study_id=current_study_id(),
             external_id=f"{'check' if is_check else 'doc'}-{index:03d}",
             content_hash=f"{index:064x}",
             paragraph_count=2,

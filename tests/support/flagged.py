@@ -21,6 +21,7 @@ from app.models import (
     SuggestionRejection,
     utcnow,
 )
+from app.studies import current_study_id
 
 PARAGRAPHS = ["Anna met Bob. They talked.", "Then it rained."]
 GOLD = [{"paragraph_id": 0, "start": 0, "end": 4, "category": "new-person"}]
@@ -37,6 +38,7 @@ SENTENCES = [(0, 0, 13, "new-person"), (0, 14, 26, "new-person"), (1, 0, 15, "ne
 def document(external_id: str, gold=None) -> Document:
     """A document of PARAGRAPHS (an attention check with `gold`)."""
     row = Document(
+        study_id=current_study_id(),
         external_id=external_id,
         content_hash=external_id.ljust(64, "0")[:64],
         paragraph_count=len(PARAGRAPHS),
@@ -105,6 +107,7 @@ def seed_flagged_study() -> dict[str, Document]:
     session(first, "lazy", SENTENCES)
     second = document("doc-2")
     suggestion = Suggestion(
+        study_id=current_study_id(),
         external_id="gpt-4-1",
         source="gpt-4",
         document_id=second.id,

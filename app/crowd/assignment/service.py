@@ -205,6 +205,10 @@ _NEW_SESSION_VALUES = {
     },
     "outcome": case((_INHERIT, _FAILURE), else_=null()),
     "status": case((and_(_INHERIT, _FAILURE.is_not(None)), _ENDED), else_=_ACTIVE),
+    # The document's study (a session belongs to its document's study).
+    "study_id": select(DOCUMENTS.c.study_id)
+    .where(DOCUMENTS.c.id == bindparam("document_id", type_=SESSIONS.c.document_id.type))
+    .scalar_subquery(),
     "position": literal_column("0"),
     "furthest": literal_column("0"),
     "network": NETWORK,

@@ -18,6 +18,7 @@ from app.core.extensions import db
 from app.crowd.surveys.answers import answer_text
 from app.models import AnnotationSession, Annotator, ConsentDecision, Document, SurveyAnswer
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 from app.taxonomy.surveys import Question, Survey
 
 SURVEY_COLUMNS = (
@@ -116,7 +117,9 @@ def _answers_query(document: str | None = None):
         .join(Annotator, AnnotationSession.annotator_id == Annotator.id)
     )
     if document is not None:
-        query = query.where(Document.external_id == document)
+        query = query.where(
+            Document.external_id == document, Document.study_id == current_study_id()
+        )
     return query
 
 
@@ -177,7 +180,9 @@ def count_survey_rows(document: str | None = None) -> int:
         .join(Document, AnnotationSession.document_id == Document.id)
     )
     if document is not None:
-        query = query.where(Document.external_id == document)
+        query = query.where(
+            Document.external_id == document, Document.study_id == current_study_id()
+        )
     return db.session.scalar(query) or 0
 
 
