@@ -59,13 +59,11 @@ def documents_to_compare(document: str | None) -> tuple[list[tuple[int, str]], l
     )
     query = (
         select(Document.id, Document.external_id, Document.gold)
-        .where(Document.id.in_(submitted))
+        .where(Document.study_id == current_study_id(), Document.id.in_(submitted))
         .order_by(Document.external_id)
     )
     if document is not None:
-        query = query.where(
-            Document.external_id == document, Document.study_id == current_study_id()
-        )
+        query = query.where(Document.external_id == document)
     rows = db.session.execute(query).all()
     checks = [external_id for _, external_id, gold in rows if gold]
     return [(pk, external_id) for pk, external_id, gold in rows if not gold], checks

@@ -405,11 +405,13 @@ class GoldSpan:
 def iter_gold(document: str | None = None) -> Iterator[GoldSpan]:
     """The gold set: the current accept / merge / own decisions, by document, paragraph,
     start."""
-    query = select(Document.id, Document.external_id).order_by(Document.external_id)
+    query = (
+        select(Document.id, Document.external_id)
+        .where(Document.study_id == current_study_id())
+        .order_by(Document.external_id)
+    )
     if document is not None:
-        query = query.where(
-            Document.external_id == document, Document.study_id == current_study_id()
-        )
+        query = query.where(Document.external_id == document)
     decided = select(AdjudicationDecision.document_id).distinct()
     query = query.where(Document.id.in_(decided))
     for document_id, external_id in db.session.execute(query).all():

@@ -125,10 +125,9 @@ def _reached(query: Select, document: str | None, submitted_only: bool) -> Selec
             Paragraph.position <= AnnotationSession.furthest,
         ),
     )
+    query = query.where(AnnotationSession.study_id == current_study_id())
     if document is not None:
-        query = query.where(
-            Document.external_id == document, Document.study_id == current_study_id()
-        )
+        query = query.where(Document.external_id == document)
     if submitted_only:
         query = query.where(AnnotationSession.status == SessionStatus.SUBMITTED)
     return query

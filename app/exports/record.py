@@ -288,23 +288,22 @@ def flatten_annotation(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def annotation_select(*columns: Any) -> Select:
-    """SELECT columns FROM annotations with their session, document and annotator joined,
-    and the suggestion it was made from (outer)."""
+    """SELECT columns FROM the current study's annotations (app.studies) with their
+    session, document and annotator joined, and the suggestion it was made from (outer)."""
     return (
         select(*columns)
         .join_from(Annotation, AnnotationSession, Annotation.session_id == AnnotationSession.id)
         .join(Document, AnnotationSession.document_id == Document.id)
         .join(Annotator, AnnotationSession.annotator_id == Annotator.id)
         .outerjoin(Suggestion, Annotation.suggestion_id == Suggestion.id)
+        .where(AnnotationSession.study_id == current_study_id())
     )
 
 
 def filtered(query: Select, flt: ExportFilter) -> Select:
     """The query narrowed to the annotations an export covers."""
     if flt.document is not None:
-        query = query.where(
-            Document.external_id == flt.document, Document.study_id == current_study_id()
-        )
+        query = query.where(Document.external_id == flt.document)
     if flt.submitted_only:
         query = query.where(AnnotationSession.status == SessionStatus.SUBMITTED)
     if not flt.include_removed:

@@ -43,6 +43,7 @@ SESSION_COLUMNS = (
     "arm",
     "flagged",  # the worker is left out of the study's figures (app.crowd.checks.flagged)
     "verification",
+    "taxonomy_version",  # the version the session started with (app.studies.taxonomies)
 )
 
 
@@ -65,12 +66,11 @@ def iter_session_records(
         .join(Document, AnnotationSession.document_id == Document.id)
         .join(Annotator, AnnotationSession.annotator_id == Annotator.id)
         .outerjoin(live, live.c.session_id == AnnotationSession.id)
+        .where(AnnotationSession.study_id == current_study_id())
         .order_by(Document.external_id, AnnotationSession.id)
     )
     if document is not None:
-        query = query.where(
-            Document.external_id == document, Document.study_id == current_study_id()
-        )
+        query = query.where(Document.external_id == document)
     flagged = set(left_out_workers(study_settings()))
     result = db.session.execute(query.execution_options(yield_per=BATCH, stream_results=True))
     for session, document_id, annotator, count in result:
@@ -99,17 +99,18 @@ def iter_session_records(
             "flagged": annotator.id in flagged,
             # Prolific's API on the arrival: verified | unverified; empty when not asked.
             "verification": session.verification,
+            "taxonomy_version": session.taxonomy_version,
         }
         db.session.expunge(session)  # keep the identity map from growing with the export
 
 
 def count_sessions(flt: ExportFilter) -> int:
     """How many rows the sessions export holds."""
-    query = select(func.count(AnnotationSession.id)).join(
-        Document, AnnotationSession.document_id == Document.id
+    query = (
+        select(func.count(AnnotationSession.id))
+        .join(Document, AnnotationSession.document_id == Document.id)
+        .where(AnnotationSession.study_id == current_study_id())
     )
     if flt.document is not None:
-        query = query.where(
-            Document.external_id == flt.document, Document.study_id == current_study_id()
-        )
+        query = query.where(Document.external_id == flt.document)
     return db.session.scalar(query) or 0

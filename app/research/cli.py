@@ -27,6 +27,7 @@ from app.research.study_report import (
     study_report,
 )
 from app.studies import current_study_id
+from app.studies.cli import study_option
 
 MIN_PASSWORD_LENGTH = 10
 MAX_PASSWORD_LENGTH = 1000
@@ -135,6 +136,7 @@ _FORMATS = sorted({fmt for export in _EXPORTS.values() for fmt in export.formats
     "(suggestions, JSONL only).",
 )
 @with_appcontext
+@study_option
 def export_annotations_command(
     fmt: str,
     output: Path | None,
@@ -186,6 +188,7 @@ def export_annotations_command(
     "their attention checks (left out by default; listed under excluded.annotators).",
 )
 @with_appcontext
+@study_option
 def study_report_command(fmt: str, id_prefix: str | None, include_flagged: bool) -> None:
     """Print the study's figures: BooookScore per document and overall (0-100), errors per
     sentence by category (BooookScore Table 1), agreement (alpha, span F1, gamma,

@@ -138,7 +138,11 @@ def _signed_links(start_url: str) -> dict:
         name = clean_annotator_name(given)
     except ApiError as exc:
         return {"annotator": given, "signed": None, "annotator_error": exc.message}
-    rounds = db.session.scalars(db.select(ValidationRound.name).order_by(ValidationRound.name))
+    rounds = db.session.scalars(
+        db.select(ValidationRound.name)
+        .where(ValidationRound.study_id == current_study_id())
+        .order_by(ValidationRound.name)
+    )
     signed = {
         "start": signed_link(start_url, "start", name),
         "rounds": [

@@ -45,6 +45,12 @@ class StudyListing:
     taxonomy_version: str | None
 
 
+def worker_prefix(study: Study) -> str:
+    """The path workers' links of this study start with: "" for the default study (its
+    links keep the form they had before studies were rows), else /study/<slug>."""
+    return "" if study.slug == DEFAULT_SLUG else f"/study/{study.slug}"
+
+
 def study_by_slug(slug: str) -> Study | None:
     """The study with this slug, or None."""
     return db.session.scalar(select(Study).where(Study.slug == slug))

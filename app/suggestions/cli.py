@@ -8,6 +8,7 @@ import click
 from flask.cli import with_appcontext
 
 from app.core.cli_kit import echo_import_notes, fail, read_taxonomy_map
+from app.studies.cli import study_option
 from app.suggestions.importer import FORMATS, SuggestionImportError, prepare_suggestions
 
 
@@ -31,6 +32,7 @@ from app.suggestions.importer import FORMATS, SuggestionImportError, prepare_sug
     "--skip-rejected", is_flag=True, help="Leave out suggestions with problems (reported)."
 )
 @with_appcontext
+@study_option
 def import_suggestions_command(
     path: Path,
     source: str,

@@ -108,14 +108,13 @@ def iter_suggestion_records(document: str | None = None) -> Iterator[dict[str, A
     query = (
         select(Suggestion, Document.external_id)
         .join(Document, Suggestion.document_id == Document.id)
+        .where(Suggestion.study_id == current_study_id())
         .order_by(
             Document.external_id, Suggestion.paragraph_id, Suggestion.span_start, Suggestion.id
         )
     )
     if document is not None:
-        query = query.where(
-            Document.external_id == document, Document.study_id == current_study_id()
-        )
+        query = query.where(Document.external_id == document)
     result = db.session.execute(query.execution_options(yield_per=BATCH, stream_results=True))
     for row, document_id in result:
         yield {
@@ -136,7 +135,11 @@ def iter_suggestion_records(document: str | None = None) -> Iterator[dict[str, A
 
 def count_suggestions(document: str | None = None) -> int:
     """How many records iter_suggestion_records yields."""
-    query = select(func.count(Suggestion.id)).join(Document)
+    query = (
+        select(func.count(Suggestion.id))
+        .join(Document)
+        .where(Suggestion.study_id == current_study_id())
+    )
     if document is not None:
         query = query.where(
             Document.external_id == document, Document.study_id == current_study_id()
@@ -185,6 +188,7 @@ def source_counts(
     `document_ids` keeps only those documents, `left_out` drops the sessions of these
     annotators (database ids: the workers app.crowd.checks.flagged leaves out)."""
     sessions = select(AnnotationSession.id, AnnotationSession.document_id).where(
+        AnnotationSession.study_id == current_study_id(),
         AnnotationSession.status == SessionStatus.SUBMITTED,
         AnnotationSession.arm == "show",
         AnnotationSession.is_attention_check.is_(False),
@@ -192,7 +196,11 @@ def source_counts(
     if left_out:
         sessions = sessions.where(AnnotationSession.annotator_id.not_in(left_out))
     sessions = sessions.subquery()
-    sources = select(Suggestion.document_id, Suggestion.source).distinct()
+    sources = (
+        select(Suggestion.document_id, Suggestion.source)
+        .where(Suggestion.study_id == current_study_id())
+        .distinct()
+    )
     if document_ids is not None:
         sources = sources.where(Suggestion.document_id.in_(document_ids))
     per_document: dict[int, set[str]] = defaultdict(set)

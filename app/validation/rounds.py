@@ -117,7 +117,8 @@ class RoundOverview:
 
 
 def round_overview() -> list[RoundOverview]:
-    """Every round with its item and judgment counts, oldest first (two GROUP BYs)."""
+    """Every round of the current study with its item and judgment counts, oldest first
+    (two GROUP BYs)."""
     items = (
         select(ValidationItem.round_id, func.count().label("n"))
         .group_by(ValidationItem.round_id)
@@ -139,6 +140,7 @@ def round_overview() -> list[RoundOverview]:
         )
         .outerjoin(items, items.c.round_id == ValidationRound.id)
         .outerjoin(judgments, judgments.c.round_id == ValidationRound.id)
+        .where(ValidationRound.study_id == current_study_id())
         .order_by(ValidationRound.created_at, ValidationRound.id)
     ).all()
     return [RoundOverview(*row) for row in rows]

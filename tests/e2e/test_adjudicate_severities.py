@@ -13,10 +13,10 @@ from werkzeug.security import generate_password_hash
 from app.adjudication.gold import iter_gold_records
 from app.core.extensions import db
 from app.models import Researcher
-from app.taxonomy import load_taxonomy
 from tests.support.adjudication import DOC_ID, seed_graded_document
 from tests.support.axe import violations
 from tests.support.severities import severity_taxonomy
+from tests.support.studies import use_taxonomy
 
 EMAIL = "adjudicator@example.org"
 PASSWORD = "a-long-enough-password"
@@ -26,7 +26,7 @@ PASSWORD = "a-long-enough-password"
 def graded(live_server, tmp_path):
     """The adjudication sample under a taxonomy with severities, each mark graded."""
     app = live_server.app
-    app.extensions["taxonomy"] = load_taxonomy(severity_taxonomy(tmp_path))
+    use_taxonomy(app, severity_taxonomy(tmp_path))
     with app.app_context():
         db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
         seed_graded_document()

@@ -11,11 +11,11 @@ from werkzeug.security import generate_password_hash
 
 from app.core.extensions import db
 from app.models import Researcher
-from app.taxonomy import load_taxonomy
 from bench.dashboard_bench import seed_study
 from tests.support.axe import violations
 from tests.support.research_console import EMAIL, PASSWORD, log_in
 from tests.support.severities import severity_taxonomy
+from tests.support.studies import use_taxonomy
 
 # The header cells' right edges and the scroll box's, in the page.
 EDGES_JS = """
@@ -31,7 +31,7 @@ EDGES_JS = """
 def graded_console(live_server, tmp_path):
     """A seeded study under a taxonomy with severities, long document ids."""
     app = live_server.app
-    app.extensions["taxonomy"] = load_taxonomy(severity_taxonomy(tmp_path))
+    use_taxonomy(app, severity_taxonomy(tmp_path))
     with app.app_context():
         db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
         db.session.commit()

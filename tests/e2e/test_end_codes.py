@@ -10,9 +10,9 @@ from playwright.sync_api import Page, expect
 
 from app.core.extensions import db
 from app.models import ValidationSession
-from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT
 from tests.support.prolific import stub_prolific
+from tests.support.studies import use_taxonomy
 from tests.support.validator_round import seed_round
 
 PROLIFIC_VALIDATOR = "PROLIFIC_PID=p1&STUDY_ID=s1&SESSION_ID=x1"
@@ -23,7 +23,7 @@ def use_completion(live, tmp_path, completion: str) -> None:
     text = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
     path = tmp_path / "taxonomy.yaml"
     path.write_text(text.replace("\nstudy:\n", f"\nstudy:\n  completion: {completion}\n", 1))
-    live.app.extensions["taxonomy"] = load_taxonomy(path)
+    use_taxonomy(live.app, path)
 
 
 def judge_everything(page: Page) -> None:

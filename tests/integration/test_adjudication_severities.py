@@ -11,9 +11,9 @@ import uuid
 
 import pytest
 
-from app.taxonomy import load_taxonomy
 from tests.support.adjudication import DOC_ID, seed_graded_document
 from tests.support.severities import severity_taxonomy
+from tests.support.studies import use_taxonomy
 
 STATE_URL = f"/research/api/documents/{DOC_ID}/adjudication"
 JSON = {"Accept": "application/json"}
@@ -22,7 +22,7 @@ JSON = {"Accept": "application/json"}
 @pytest.fixture
 def graded(app, tmp_path):
     """The adjudication sample under a taxonomy with severities, each mark graded."""
-    app.extensions["taxonomy"] = load_taxonomy(severity_taxonomy(tmp_path))
+    use_taxonomy(app, severity_taxonomy(tmp_path))
     seed_graded_document()
 
 

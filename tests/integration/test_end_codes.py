@@ -15,8 +15,8 @@ from app.core.security import capability_csrf_token
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.models import AnnotationSession
-from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT
+from tests.support.studies import use_taxonomy
 from tests.support.worker_api import read_to_the_end, save, start, start_study, submit
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
@@ -30,7 +30,7 @@ def use_study(app, tmp_path: Path, study: str, extra: str = "") -> None:
     text = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
     path = tmp_path / "taxonomy.yaml"
     path.write_text(f"{text[: text.index(chr(10) + 'study:' + chr(10))]}\nstudy:\n{study}{extra}")
-    app.extensions["taxonomy"] = load_taxonomy(path)
+    use_taxonomy(app, path)
 
 
 @pytest.fixture

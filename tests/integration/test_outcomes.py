@@ -18,8 +18,9 @@ from app.core.extensions import db
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.models import AnnotationSession
-from app.taxonomy import current_taxonomy, load_taxonomy
+from app.taxonomy import current_taxonomy
 from tests.support.apps import ROOT
+from tests.support.studies import use_taxonomy as take_taxonomy
 from tests.support.worker_api import read_to_the_end, save, start, start_study, submit
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
@@ -35,7 +36,7 @@ def use_taxonomy(app, tmp_path: Path, study: str) -> None:
     head = text[: text.index("\nstudy:\n")]
     path = tmp_path / "taxonomy.yaml"
     path.write_text(f"{head}\nstudy:\n{study}", encoding="utf-8")
-    app.extensions["taxonomy"] = load_taxonomy(path)
+    take_taxonomy(app, path)
 
 
 CODES = (

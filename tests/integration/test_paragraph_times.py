@@ -14,6 +14,7 @@ from app.core.extensions import db
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.models import ParagraphTiming
+from tests.support.studies import use_taxonomy
 from tests.support.worker_api import csrf, start, submit
 
 # 4, 3 and 2 words.
@@ -153,14 +154,13 @@ def test_paragraphs_download(researcher_client, client, document):
 
 def use_speed_limit(app, tmp_path, limit: int) -> None:
     """The default taxonomy with study.min_words_per_minute set, as the running one."""
-    from app.taxonomy import load_taxonomy
     from config.settings import DEFAULT_TAXONOMY
 
     text = Path(DEFAULT_TAXONOMY).read_text(encoding="utf-8")
     text = text.replace("study:\n", f"study:\n  min_words_per_minute: {limit}\n", 1)
     path = tmp_path / "taxonomy.yaml"
     path.write_text(text, encoding="utf-8")
-    app.extensions["taxonomy"] = load_taxonomy(path)
+    use_taxonomy(app, path)
 
 
 def read_in(client, annotator: str, seconds_per_paragraph: float) -> str:

@@ -18,8 +18,8 @@ from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
 from app.models import AnnotationSession, ConsentDecision, SurveyAnswer
 from app.rules.statuses import SessionStatus
-from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT
+from tests.support.studies import use_taxonomy
 from tests.support.worker_api import read_to_the_end, start, start_study, submit
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
@@ -48,7 +48,7 @@ def use_steps(app, tmp_path: Path) -> None:
     text = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
     path = tmp_path / "taxonomy.yaml"
     path.write_text(f"{text[: text.index(chr(10) + 'study:' + chr(10))]}\n{STEPS}", "utf-8")
-    app.extensions["taxonomy"] = load_taxonomy(path)
+    use_taxonomy(app, path)
 
 
 @pytest.fixture

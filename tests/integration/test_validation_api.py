@@ -9,8 +9,8 @@ import pytest
 
 from app.core.extensions import db
 from app.models import ValidationItem, ValidationJudgment, ValidationSession
-from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT
+from tests.support.studies import use_taxonomy
 from tests.support.validation import (
     add_annotation,
     judge,
@@ -166,7 +166,7 @@ def test_a_validator_who_finishes_completed_with_the_studys_fixed_code(
         taxonomy.replace("\nstudy:\n", "\nstudy:\n  completion: {completed: C1A2B3C4}\n", 1),
         encoding="utf-8",
     )
-    app.extensions["taxonomy"] = load_taxonomy(path)
+    use_taxonomy(app, path)
     token = start_validator(client, round_r, PROLIFIC_PID="p-7", STUDY_ID="s", SESSION_ID="x")
     while (answer := next_item(client, token))["item"] is not None:
         assert judge(client, token, answer["item"]["id"], "agree").status_code == 201

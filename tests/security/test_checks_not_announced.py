@@ -21,8 +21,8 @@ import pytest
 from app.core.extensions import db
 from app.core.security import capability_csrf_token
 from app.models import AnnotationSession, Document
-from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT
+from tests.support.studies import use_taxonomy
 
 SOURCE = ROOT / "tests" / "fixtures" / "planted" / "source.json"
 SOURCE_ID = "the-golden-doves"
@@ -51,7 +51,7 @@ def use_study(app, tmp_path: Path) -> None:
     text = (ROOT / "config" / "taxonomy.yaml").read_text(encoding="utf-8")
     path = tmp_path / "taxonomy.yaml"
     path.write_text(f"{text[: text.index(chr(10) + 'study:' + chr(10))]}\n{STUDY}", "utf-8")
-    app.extensions["taxonomy"] = load_taxonomy(path)
+    use_taxonomy(app, path)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from app.imports.document_formats import document_from_record
 from app.imports.document_store import DocumentImportRefused, import_documents
 from app.models import Document, Paragraph
 from app.studies import current_study_id
+from app.studies.cli import study_option
 from app.taxonomy import current_taxonomy
 
 
@@ -39,6 +40,7 @@ def _kinds(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[st
     "--id", "new_id", default=None, help="Id of the new document [default: SOURCE-check-SEED]."
 )
 @with_appcontext
+@study_option
 def plant_checks_command(
     source_doc_id: str, kinds: tuple[str, ...], seed: int, new_id: str | None
 ) -> None:

@@ -115,11 +115,10 @@ def _answers_query(document: str | None = None):
         .join(AnnotationSession, SurveyAnswer.session_id == AnnotationSession.id)
         .join(Document, AnnotationSession.document_id == Document.id)
         .join(Annotator, AnnotationSession.annotator_id == Annotator.id)
+        .where(AnnotationSession.study_id == current_study_id())
     )
     if document is not None:
-        query = query.where(
-            Document.external_id == document, Document.study_id == current_study_id()
-        )
+        query = query.where(Document.external_id == document)
     return query
 
 
@@ -178,21 +177,24 @@ def count_survey_rows(document: str | None = None) -> int:
         .select_from(SurveyAnswer)
         .join(AnnotationSession, SurveyAnswer.session_id == AnnotationSession.id)
         .join(Document, AnnotationSession.document_id == Document.id)
+        .where(AnnotationSession.study_id == current_study_id())
     )
     if document is not None:
-        query = query.where(
-            Document.external_id == document, Document.study_id == current_study_id()
-        )
+        query = query.where(Document.external_id == document)
     return db.session.scalar(query) or 0
 
 
 def all_answers() -> list[tuple[str, str, str, Any]]:
     """(survey, question key, question type, answer) of every stored answer, for the
     dashboard's summary (attention-check sessions included: a survey is about the worker)."""
-    query = select(
-        SurveyAnswer.survey,
-        SurveyAnswer.question_key,
-        SurveyAnswer.question_type,
-        SurveyAnswer.answer,
+    query = (
+        select(
+            SurveyAnswer.survey,
+            SurveyAnswer.question_key,
+            SurveyAnswer.question_type,
+            SurveyAnswer.answer,
+        )
+        .join(AnnotationSession, SurveyAnswer.session_id == AnnotationSession.id)
+        .where(AnnotationSession.study_id == current_study_id())
     )
     return [tuple(row) for row in db.session.execute(query)]
