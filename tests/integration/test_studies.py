@@ -244,3 +244,12 @@ def test_a_studys_own_prolific_token_wins_over_the_setting(app, two_studies):
     app.config["PROLIFIC_API_TOKEN"] = "server-token"
     use_study(default_study())
     assert api_token() == "server-token"
+
+
+def test_the_development_home_page_links_each_document_in_its_study(app, client, two_studies):
+    app.config["APP_ENV"] = "development"  # the document list is shown in development only
+    page = client.get("/").get_data(as_text=True)
+    assert 'href="/annotate/doc-1"' in page
+    assert 'href="/study/pilot/annotate/doc-1"' in page
+    assert 'href="/study/pilot/annotate/pilot-only"' in page
+    assert 'href="/annotate/pilot-only"' not in page
