@@ -79,6 +79,12 @@ def study_option(command: Callable[..., Any]) -> Callable[..., Any]:
     help="A draft opens only the researchers' signed links; an open study takes workers.",
 )
 @click.option(
+    "--judges",
+    "judges_slug",
+    metavar="SLUG",
+    help="A validation study: the annotation study whose annotations it judges.",
+)
+@click.option(
     "--exist-ok",
     is_flag=True,
     help="When the study exists, take the file as its taxonomy's next version (if it "
@@ -86,7 +92,13 @@ def study_option(command: Callable[..., Any]) -> Callable[..., Any]:
 )
 @with_appcontext
 def create_study_command(
-    slug: str, taxonomy_path: Path, title: str | None, kind: str, status: str, exist_ok: bool
+    slug: str,
+    taxonomy_path: Path,
+    title: str | None,
+    kind: str,
+    status: str,
+    judges_slug: str | None,
+    exist_ok: bool,
 ) -> None:
     """Create the study SLUG with its taxonomy, and print its entry link's path.
 
@@ -100,7 +112,10 @@ def create_study_command(
     from_file = store_check(raw, name)
     existing = study_by_slug(slug) if exist_ok else None
     try:
-        study = existing or create_study(slug, title or from_file, kind, status=status)
+        judges = require_study(judges_slug) if judges_slug else None
+        study = existing or create_study(
+            slug, title or from_file, kind, status=status, judges=judges
+        )
     except StudyError as error:
         fail(str(error))
     try:

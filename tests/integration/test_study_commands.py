@@ -179,3 +179,21 @@ def test_create_study_reads_the_taxonomy_from_standard_input(app, runner):
     )
     assert broken.exit_code == 1
     assert "<stdin>:5: categories[0].type: is required" in broken.output
+
+
+def test_a_validation_study_names_the_study_it_judges(app, runner):
+    taxonomy = str(FIXTURES / "pilot-v1.yaml")
+    wrong = runner.invoke(
+        args=["create-study", "check", "--taxonomy", taxonomy, "--judges", "default"]
+    )
+    assert wrong.exit_code == 1 and "only a validation study judges" in wrong.output
+    made = runner.invoke(
+        args=[
+            *("create-study", "check", "--taxonomy", taxonomy),
+            *("--kind", "validation", "--judges", "default"),
+        ]
+    )
+    assert made.exit_code == 0, made.output
+    study = require_study("check")
+    assert study.kind == "validation"
+    assert study.judges_study_id == require_study("default").id
