@@ -23,10 +23,11 @@ $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
 	@touch $@
 
-run: $(VENV)/.installed ## Set up and serve the demo on http://127.0.0.1:5000 (SQLite; HOST=, PORT= to change)
+run: $(VENV)/.installed ## Set up and serve the demo (its own study, `demo`) on http://127.0.0.1:5000 (SQLite; HOST=, PORT= to change)
 	$(FLASK) db upgrade
-	$(FLASK) import-documents data/demo
-	@$(FLASK) list-documents --base-url http://$(HOST):$(PORT)
+	$(FLASK) create-study demo --taxonomy config/taxonomy.yaml --title "Demo study" --exist-ok
+	$(FLASK) import-documents data/demo --study demo
+	@$(FLASK) list-documents --study demo --base-url http://$(HOST):$(PORT)
 	$(FLASK) run --host $(HOST) --port $(PORT)
 
 test: $(VENV)/.installed-dev ## Set up and run every test: import contracts, unit, integration (SQLite + PostgreSQL), browser

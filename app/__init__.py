@@ -45,7 +45,7 @@ def configure(app: Flask, config: Config | Mapping[str, Any] | None) -> None:
 
 def register_extensions(app: Flask) -> None:
     """Bind the unbound extensions and the taxonomy to this app."""
-    from app import taxonomy
+    from app import studies, taxonomy
     from app.core import i18n, security, static_urls, text_guard
     from app.core.extensions import csrf, db, limiter, login_manager, migrate
     from app.core.persistence import add_autocommit_bind
@@ -58,6 +58,7 @@ def register_extensions(app: Flask) -> None:
     limiter.init_app(app)
     login_manager.init_app(app)
     taxonomy.init_app(app)
+    studies.init_app(app)
     i18n.init_app(app)  # after the taxonomy: study.language picks the interface language
     security.init_app(app)
     static_urls.init_app(app)

@@ -22,11 +22,16 @@ from app.research.cli import (
     recall_estimate_command,
     study_report_command,
 )
+from app.studies.cli import create_study_command, list_studies_command, study_status_command
 from app.suggestions.cli import import_suggestions_command
 from app.taxonomy.cli import check_taxonomy_command
 from app.validation.cli import validation_group
 
 COMMANDS = (
+    # studies (each command below that reads or writes a study's data takes --study SLUG)
+    create_study_command,
+    list_studies_command,
+    study_status_command,
     # the taxonomy and the documents
     check_taxonomy_command,
     import_documents_command,

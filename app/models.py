@@ -33,6 +33,7 @@ from sqlalchemy.types import TypeDecorator
 from app.core.extensions import db
 from app.rules.languages import direction_of
 from app.rules.statuses import SessionStatus
+from app.rules.studies import STUDY_KINDS, STUDY_ROLES, STUDY_STATUSES
 
 # SQLite only auto-increments INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
@@ -96,13 +97,83 @@ def new_completion_code() -> str:
     return base64.b32encode(secrets.token_bytes(17)).decode("ascii").rstrip("=")[:26]
 
 
+class Study(db.Model):
+    """A study: its documents, sessions, rounds and settings (app.studies, docs/studies.md).
+
+    `settings` holds, as data, what the taxonomy's `study:`, `training:`, `consent:`,
+    `survey:`, `suggestions:`, `checks:` and `validation:` sections say (filled from each
+    taxonomy version stored for the study); `taxonomy_version` names the version new
+    sessions get (a `taxonomy_versions.version` of this study). A study whose
+    `taxonomy_file` is set is managed by that file (TAXONOMY_PATH for the default study):
+    a changed file becomes a new version at start, and uploads are refused."""
+
+    __tablename__ = "studies"
+    __table_args__ = (
+        known_values("kind", STUDY_KINDS),
+        known_values("status", STUDY_STATUSES),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    title: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(12), default="annotation")
+    status: Mapped[str] = mapped_column(String(10), default="draft")
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # The platform's study (Prolific's STUDY_ID) and its API token; None: none set here
+    # (the taxonomy's study.prolific_study_id and PROLIFIC_API_TOKEN apply).
+    prolific_study_id: Mapped[str | None] = mapped_column(String(200))
+    prolific_api_token: Mapped[str | None] = mapped_column(String(200))
+    taxonomy_version: Mapped[str | None] = mapped_column(String(64))
+    taxonomy_file: Mapped[str | None] = mapped_column(String(1000))
+    # A validation study: the annotation study whose annotations it judges.
+    judges_study_id: Mapped[int | None] = mapped_column(ForeignKey("studies.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class TaxonomyVersion(db.Model):
+    """One taxonomy of a study, as uploaded or read from its file, never changed.
+
+    `version` is the taxonomy's hash (app.taxonomy: the first 16 hex digits of the file's
+    SHA-256), what annotation_sessions.taxonomy_version and the exports name."""
+
+    __tablename__ = "taxonomy_versions"
+    __table_args__ = (UniqueConstraint("study_id", "version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id", ondelete="CASCADE"))
+    version: Mapped[str] = mapped_column(String(64))
+    yaml_text: Mapped[str] = mapped_column(Text)
+    # Where it came from: the file's path, or the uploaded file's name.
+    source: Mapped[str] = mapped_column(String(1000))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class StudyResearcher(db.Model):
+    """Who may see or change a study: its owner, and the researchers it is shared with."""
+
+    __tablename__ = "study_researchers"
+    __table_args__ = (known_values("role", STUDY_ROLES),)
+
+    study_id: Mapped[int] = mapped_column(
+        ForeignKey("studies.id", ondelete="CASCADE"), primary_key=True
+    )
+    researcher_id: Mapped[int] = mapped_column(
+        ForeignKey("researchers.id", ondelete="CASCADE"), primary_key=True
+    )
+    role: Mapped[str] = mapped_column(String(8))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
 class Document(db.Model):
     """A generated text to annotate, split into paragraphs at import."""
 
     __tablename__ = "documents"
+    __table_args__ = (UniqueConstraint("study_id", "external_id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    external_id: Mapped[str] = mapped_column(String(200), unique=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
+    external_id: Mapped[str] = mapped_column(String(200))
     title: Mapped[str | None] = mapped_column(String(500))
     # BCP 47 tag (app.rules.languages): sets the pages' lang/dir and the sentence splitter.
     language: Mapped[str | None] = mapped_column(String(35))
@@ -130,6 +201,9 @@ class Document(db.Model):
     def direction(self) -> str | None:
         """The text direction of the language's script (rtl or ltr); None without a language."""
         return direction_of(self.language)
+
+
+select_study_of_document = select(Document.__table__.c.study_id)
 
 
 class Paragraph(db.Model):
@@ -182,6 +256,14 @@ class WorkerSession:
     last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
+def _document_study(context: Any) -> int | None:
+    """A session's study when its creator did not name it: its document's (for scripts and
+    tests that add sessions by hand; the app's own inserts name it)."""
+    document_id = context.get_current_parameters().get("document_id")
+    query = select_study_of_document.where(Document.__table__.c.id == document_id)
+    return context.connection.execute(query).scalar()
+
+
 class AnnotationSession(WorkerSession, db.Model):
     """One (document, annotator) pair: progress, status and the capability token."""
 
@@ -199,7 +281,7 @@ class AnnotationSession(WorkerSession, db.Model):
             name="progress_consistent",
         ),
         Index("ix_annotation_sessions_document_status", "document_id", "status"),
-        Index("ix_annotation_sessions_network_status", "network", "status"),
+        Index("ix_annotation_sessions_study_network_status", "study_id", "network", "status"),
         # One platform submission, one session (app.crowd.submissions); NULLs (no submission) never
         # collide.
         UniqueConstraint("annotator_id", "submission"),
@@ -210,6 +292,11 @@ class AnnotationSession(WorkerSession, db.Model):
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
+    # The document's study, kept on the session so that the study's caps and figures need
+    # no join (app.crowd.networks).
+    study_id: Mapped[int] = mapped_column(
+        ForeignKey("studies.id"), index=True, default=_document_study
+    )
     document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
     annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"), index=True)
     position: Mapped[int] = mapped_column(Integer, default=0)
@@ -315,9 +402,11 @@ class ValidationRound(db.Model):
     """A precision-validation round: a named, shuffled set of items to judge."""
 
     __tablename__ = "validation_rounds"
+    __table_args__ = (UniqueConstraint("study_id", "name"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
     judgments_per_item: Mapped[int] = mapped_column(Integer, default=1)
     # Copied from the taxonomy's validation section: reasons, partial_counts_as_valid.
     settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
@@ -610,10 +699,12 @@ class Suggestion(db.Model):
             name="paired_complete_or_absent",
         ),
         Index("ix_suggestions_document_paragraph", "document_id", "paragraph_id"),
+        UniqueConstraint("study_id", "external_id"),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    external_id: Mapped[str] = mapped_column(String(200), unique=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
+    external_id: Mapped[str] = mapped_column(String(200))
     source: Mapped[str] = mapped_column(String(100))
     document_id: Mapped[int] = mapped_column(ForeignKey("documents.id"))
     paragraph_id: Mapped[int] = mapped_column(Integer)
@@ -662,13 +753,15 @@ class SubmissionBinding(db.Model):
     SESSION_ID of the same PROLIFIC_PID in the study is a conflict (IdentityConflict) and
     opens nothing until a researcher allows it. Keyed by the platform's ids, not the
     annotator row, so that binding is one statement before anything else exists.
-    `study_id` is Prolific's STUDY_ID ("" when the arrival had none, outside production)."""
+    `study_id` is our study (a row of `studies`), `platform_study_id` Prolific's STUDY_ID
+    ("" when the arrival had none, outside production)."""
 
     __tablename__ = "submission_bindings"
 
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), primary_key=True)
     platform: Mapped[str] = mapped_column(String(20), primary_key=True)
     participant: Mapped[str] = mapped_column(String(200), primary_key=True)
-    study_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    platform_study_id: Mapped[str] = mapped_column(String(200), primary_key=True)
     submission: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
@@ -684,9 +777,10 @@ class IdentityConflict(db.Model):
     __tablename__ = "identity_conflicts"
     __table_args__ = (
         UniqueConstraint(
+            "study_id",
             "platform",
             "participant",
-            "study_id",
+            "platform_study_id",
             "submission",
             name="uq_identity_conflicts_submission",  # the convention's is too long
         ),
@@ -696,9 +790,10 @@ class IdentityConflict(db.Model):
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
     platform: Mapped[str] = mapped_column(String(20))
     participant: Mapped[str] = mapped_column(String(200))
-    study_id: Mapped[str] = mapped_column(String(200))
+    platform_study_id: Mapped[str] = mapped_column(String(200))  # Prolific's STUDY_ID
     bound_submission: Mapped[str] = mapped_column(String(200))  # the binding's SESSION_ID
     submission: Mapped[str] = mapped_column(String(200))  # the one that was refused
     arrivals: Mapped[int] = mapped_column(Integer, default=1)

@@ -87,10 +87,21 @@ def seed(
     now = "2026-01-01T00:00:00+00:00"
     texts = [_paragraph(rng) for _ in range(50)]
     with conn, conn.cursor() as cur:
+        # Every row belongs to a study (issue 30): the default one, made if the database
+        # has none yet (a fresh migration makes it).
+        cur.execute(
+            "INSERT INTO studies (slug, title, kind, status, settings, created_at, updated_at)"
+            " VALUES ('default', 'Default study', 'annotation', 'open', '{}', %s, %s)"
+            " ON CONFLICT (slug) DO NOTHING",
+            (now, now),
+        )
+        cur.execute("SELECT id FROM studies WHERE slug = 'default'")
+        study_id = cur.fetchone()[0]
         _copy(
             cur,
             "documents",
             (
+                "study_id",
                 "id",
                 "external_id",
                 "title",
@@ -102,7 +113,18 @@ def seed(
                 "updated_at",
             ),
             (
-                (d, f"doc-{d}", f"Document {d}", "{}", "[]", f"{d:064x}", paragraphs, now, now)
+                (
+                    study_id,
+                    d,
+                    f"doc-{d}",
+                    f"Document {d}",
+                    "{}",
+                    "[]",
+                    f"{d:064x}",
+                    paragraphs,
+                    now,
+                    now,
+                )
                 for d in range(1, documents + 1)
             ),
         )
@@ -127,6 +149,7 @@ def seed(
             cur,
             "annotation_sessions",
             (
+                "study_id",
                 "id",
                 "token",
                 "document_id",
@@ -145,6 +168,7 @@ def seed(
             ),
             (
                 (
+                    study_id,
                     s + 1,
                     secrets.token_urlsafe(24),
                     s // annotators_per_document + 1,

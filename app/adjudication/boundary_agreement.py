@@ -39,6 +39,7 @@ from app.models import AnnotationSession, Annotator, Document
 from app.rules.intervals import bootstrap_mean_ci
 from app.rules.metrics import unit_rows
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 
 GAMMA_UNIT = (
     "gamma (Mathet et al. 2015) per document, combined dissimilarity alpha=1 beta=1, "
@@ -57,7 +58,7 @@ def documents_to_compare(document: str | None) -> tuple[list[tuple[int, str]], l
     )
     query = (
         select(Document.id, Document.external_id, Document.gold)
-        .where(Document.id.in_(submitted))
+        .where(Document.study_id == current_study_id(), Document.id.in_(submitted))
         .order_by(Document.external_id)
     )
     if document is not None:

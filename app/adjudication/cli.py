@@ -24,10 +24,14 @@ from app.core.extensions import db
 from app.imports.document_formats import document_from_record
 from app.imports.document_store import DocumentImportRefused, import_documents
 from app.models import Document
+from app.studies import current_study_id
+from app.studies.cli import study_option
 
 
 def _document_or_fail(external_id: str) -> Document:
-    document = db.session.scalar(select(Document).filter_by(external_id=external_id))
+    document = db.session.scalar(
+        select(Document).filter_by(external_id=external_id, study_id=current_study_id())
+    )
     if document is None:
         raise click.BadParameter(f"no document with id {external_id!r}", param_hint="DOC_ID")
     return document
@@ -38,6 +42,7 @@ def _document_or_fail(external_id: str) -> Document:
 @file_output_option()
 @document_option
 @with_appcontext
+@study_option
 def export_gold_command(fmt: str, output: Path | None, document: str | None) -> None:
     """Export the adjudicated gold set: export records plus provenance.
 
@@ -64,6 +69,7 @@ def export_gold_command(fmt: str, output: Path | None, document: str | None) -> 
     "--id", "new_id", default=None, help="Id of the new attention check [default: DOC_ID-gold]."
 )
 @with_appcontext
+@study_option
 def promote_gold_command(doc_id: str, new_id: str | None) -> None:
     """Copy DOC_ID as a new attention check whose answers are DOC_ID's adjudicated gold set.
 
@@ -122,6 +128,7 @@ def _number(value: float | None) -> str:
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
 @with_appcontext
+@study_option
 def agreement_command(
     with_gamma: bool,
     document: str | None,

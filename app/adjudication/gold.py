@@ -28,6 +28,7 @@ from app.exports.record import (
 )
 from app.exports.writers import iter_csv, iter_jsonl
 from app.models import AnnotationSession, Document, Paragraph
+from app.studies import current_study_id
 from app.taxonomy import Taxonomy, current_taxonomy
 
 GOLD_PLATFORM = "adjudication"
@@ -140,7 +141,9 @@ def promoted_copy(source: Document, answers: list[dict[str, Any]]) -> dict[str, 
 def copy_refusal(copy_id: str, source_id: str, record: dict[str, Any]) -> str | None:
     """Why the copy may not be (re)written: another document holds the id, or workers
     already took the copy with other answers (they would be rescored)."""
-    existing = db.session.scalar(select(Document).filter_by(external_id=copy_id))
+    existing = db.session.scalar(
+        select(Document).filter_by(external_id=copy_id, study_id=current_study_id())
+    )
     if existing is None:
         return None
     if (existing.meta or {}).get("promoted_from") != source_id:

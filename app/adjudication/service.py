@@ -40,6 +40,7 @@ from app.models import (
 from app.rules.annotation import check_severity
 from app.rules.spans import Span, SpanError, check_annotation
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 from app.taxonomy import Taxonomy
 
 MAX_NOTE = 2000
@@ -48,7 +49,9 @@ DECISIONS_TABLE = AdjudicationDecision.__table__
 
 def document_or_404(external_id: str) -> Document:
     """The document with this external id, or 404."""
-    document = db.session.scalar(select(Document).filter_by(external_id=external_id))
+    document = db.session.scalar(
+        select(Document).filter_by(external_id=external_id, study_id=current_study_id())
+    )
     if document is None:
         raise ApiError.not_found(f"No document has the id {external_id!r}.")
     return document
@@ -404,7 +407,11 @@ class GoldSpan:
 def iter_gold(document: str | None = None) -> Iterator[GoldSpan]:
     """The gold set: the current accept / merge / own decisions, by document, paragraph,
     start."""
-    query = select(Document.id, Document.external_id).order_by(Document.external_id)
+    query = (
+        select(Document.id, Document.external_id)
+        .where(Document.study_id == current_study_id())
+        .order_by(Document.external_id)
+    )
     if document is not None:
         query = query.where(Document.external_id == document)
     decided = select(AdjudicationDecision.document_id).distinct()

@@ -28,6 +28,7 @@ from app.core.persistence import autocommit_connection, orm_transaction_open
 from app.crowd.identity import WorkerIdentity
 from app.crowd.networks import NETWORK, capped_network, has_room, room_params, try_network_lock
 from app.crowd.sessions import (
+    DOCUMENT_STUDY,
     inherits_failures,
     new_session_values,
     start_or_resume_session,
@@ -35,6 +36,7 @@ from app.crowd.sessions import (
 )
 from app.models import Annotator, Document, new_completion_code, new_token, utcnow
 from app.rules.statuses import SessionStatus
+from app.studies import remember_session_version
 
 ANNOTATORS = Annotator.__table__
 
@@ -62,7 +64,7 @@ _WORKER = union_all(
 # A returning worker who failed in the study: the session ends at once with that outcome
 # (sessions.worker_failure; not for a Prolific submission, which is a worker by itself).
 _INHERIT = bindparam("inherit", type_=Boolean)
-_FAILURE = worker_failure(_WORKER.c.id)
+_FAILURE = worker_failure(_WORKER.c.id, DOCUMENT_STUDY)
 _SESSION_VALUES = {
     **{
         name: bindparam(name, type_=SESSIONS.c[name].type)
@@ -84,6 +86,7 @@ _SESSION_VALUES = {
         (and_(_INHERIT, _FAILURE.is_not(None)), literal_column(f"'{SessionStatus.ABANDONED}'")),
         else_=literal_column(f"'{SessionStatus.ACTIVE}'"),
     ),
+    "study_id": DOCUMENT_STUDY,  # a session belongs to its document's study
     "position": literal_column("0"),
     "furthest": literal_column("0"),
     "started_at": bindparam("now", type_=SESSIONS.c.started_at.type),
@@ -135,17 +138,21 @@ _DOCUMENT_KEY = (
         DOCUMENTS.c.paragraph_count,
         DOCUMENTS.c.gold.is_not(None),  # an attention check (Document.is_attention_check)
     )
-    .where(DOCUMENTS.c.external_id == bindparam("external_id"))
+    .where(
+        DOCUMENTS.c.study_id == bindparam("study_id"),
+        DOCUMENTS.c.external_id == bindparam("external_id"),
+    )
     .execution_options(prepare=True)
 )
 
 
-def find_document_key(external_id: str) -> DocumentKey | None:
-    """The document with this external id, read without an ORM transaction; None when
-    there is none."""
+def find_document_key(study_id: int, external_id: str) -> DocumentKey | None:
+    """The study's document with this external id, read without an ORM transaction; None
+    when there is none."""
     if not external_id or len(external_id) > 200:
         return None
-    row = autocommit_connection().execute(_DOCUMENT_KEY, {"external_id": external_id}).first()
+    params = {"study_id": study_id, "external_id": external_id}
+    row = autocommit_connection().execute(_DOCUMENT_KEY, params).first()
     return None if row is None else DocumentKey(*row)
 
 
@@ -187,4 +194,7 @@ def _insert_new_session(
         **room_params(network),
     }
     session_id = connection.execute(_NEW_SESSION, params).scalar()
-    return None if session_id is None else Opened(session_id, token)
+    if session_id is None:
+        return None
+    remember_session_version(token, params["taxonomy_version"])
+    return Opened(session_id, token)

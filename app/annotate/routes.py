@@ -24,6 +24,7 @@ from app.crowd.identity import (
     request_identity,
 )
 from app.crowd.networks import PlaceRefused, place_refusal
+from app.crowd.study_entry import StudyUnavailable, admit_platform, enter_study, unavailable_page
 from app.models import AnnotationSession, Document
 from app.rules.platforms import is_mturk_preview, mturk_target
 from app.rules.statuses import SessionStatus
@@ -44,12 +45,14 @@ def _no_document(document_id: str):
 
 bp.register_error_handler(OpenRefused, refusal_page)
 bp.register_error_handler(PlaceRefused, place_refusal)
+bp.register_error_handler(StudyUnavailable, unavailable_page)
 
 
 @bp.get("/annotate/<document_id>")
+@bp.get("/study/<slug>/annotate/<document_id>")
 @limit_opens
 @retry_on_disconnect
-def start(document_id: str):
+def start(document_id: str, slug: str | None = None):
     """Start or resume this worker's session on the document, then go to its page.
 
     A worker's first session on a document is one statement on PostgreSQL
@@ -58,12 +61,14 @@ def start(document_id: str):
     signed annotator link creates a session here (PlaceRefused otherwise). A platform
     submission that has a session already goes to it, whatever the document
     (app.crowd.submissions: one submission, one session)."""
-    key = opening.find_document_key(document_id)
+    study = enter_study(slug)
+    key = opening.find_document_key(study.id, document_id)
     if key is None or document_id in current_taxonomy().training.documents:
         return _no_document(document_id)  # a practice text is no task (app.crowd.training)
     if is_mturk_preview(request.args):
         return _preview(key.id, document_id)
     identity, anonymous = request_identity(target=document_id)
+    admit_platform(study, identity.platform)
     identity = submissions.admit(identity)
     # A study entered through /start hands out its documents there: a direct link creates
     # a session only when signed (the researchers' own); existing sessions still resume.

@@ -436,7 +436,7 @@ def _move(
 # attention checks cannot change it (`decided`, or a document without gold spans, stored
 # as SQL NULL); but a worker who failed in the study keeps that outcome (failing is
 # final: sessions.worker_failure).
-_FAILURE = worker_failure(SESSIONS.c.annotator_id, SESSIONS.c.id)
+_FAILURE = worker_failure(SESSIONS.c.annotator_id, SESSIONS.c.study_id, SESSIONS.c.id)
 _SUBMIT = (
     update(SESSIONS)
     .where(

@@ -118,9 +118,15 @@ def read_yaml(path: str | os.PathLike) -> tuple[bytes, Any, Checker]:
     file = str(path)
     try:
         raw = Path(path).read_bytes()
-        source = raw.decode("utf-8")
     except OSError as exc:
         raise ProblemsError([Problem(file, 1, "file", f"cannot read: {exc.strerror}")]) from None
+    return parse_yaml(raw, file)
+
+
+def parse_yaml(raw: bytes, file: str) -> tuple[bytes, Any, Checker]:
+    """read_yaml for bytes already read (an upload); `file` names them in problems."""
+    try:
+        source = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ProblemsError([Problem(file, 1, "file", "is not UTF-8 text")]) from None
     loader = yaml.SafeLoader(source)

@@ -11,6 +11,8 @@ from flask.cli import with_appcontext
 from app.core.extensions import db
 from app.crowd.identity import annotator_name_option, signed_link
 from app.models import Document
+from app.studies import current_study, worker_prefix
+from app.studies.cli import study_option
 from app.taxonomy import current_taxonomy
 
 
@@ -29,10 +31,15 @@ from app.taxonomy import current_taxonomy
     "signed /start link: production accepts direct links only signed.",
 )
 @with_appcontext
+@study_option
 def list_documents_command(base_url: str, annotator: str | None) -> None:
     """List imported documents with their annotator links."""
-    base = base_url.rstrip("/")
-    documents = db.session.scalars(db.select(Document).order_by(Document.external_id)).all()
+    base = base_url.rstrip("/") + worker_prefix(current_study())
+    documents = db.session.scalars(
+        db.select(Document)
+        .where(Document.study_id == current_study().id)
+        .order_by(Document.external_id)
+    ).all()
     if not documents:
         click.echo("No documents. Import some with: flask --app app import-documents PATH")
         return

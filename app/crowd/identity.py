@@ -47,6 +47,7 @@ from app.rules.platforms import (
     mturk_origin,
     platform_secret_matches,
 )
+from app.studies import DEFAULT_SLUG, current_study
 from app.taxonomy import current_taxonomy
 
 ANON_COOKIE = "falte_anon"
@@ -198,8 +199,14 @@ def _key() -> bytes:
 
 
 def annotator_signature(target: str, name: str) -> str:
-    """hex HMAC-SHA256(SECRET_KEY, TARGET + "\\n" + NAME): the `sig` of a direct link."""
-    return hmac.new(_key(), f"{target}\n{name}".encode(), hashlib.sha256).hexdigest()
+    """hex HMAC-SHA256(SECRET_KEY, TARGET + "\\n" + NAME): the `sig` of a direct link.
+
+    TARGET names the current study (app.studies) too: `<slug>/<target>` in every study
+    but the default one, whose links keep the form they had before studies were rows. A
+    document id holds no `/`, so no link of one study is a link of another."""
+    study = current_study().slug
+    scoped = target if study == DEFAULT_SLUG else f"{study}/{target}"
+    return hmac.new(_key(), f"{scoped}\n{name}".encode(), hashlib.sha256).hexdigest()
 
 
 def signed_annotator_query(target: str, name: str) -> str:

@@ -37,6 +37,7 @@ from app.core.rate_limits import client_network
 from app.crowd.settings import study_settings
 from app.models import AnnotationSession, utcnow
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 
 MAX_RESERVATIONS_PER_NETWORK = 20
 SESSIONS = AnnotationSession.__table__
@@ -74,6 +75,7 @@ def has_room() -> ColumnElement[bool]:
         select(func.count())
         .select_from(SESSIONS)
         .where(
+            SESSIONS.c.study_id == bindparam("network_study"),
             SESSIONS.c.network == NETWORK,
             SESSIONS.c.status == SessionStatus.ACTIVE,
             SESSIONS.c.last_seen_at >= _OPEN_SINCE,
@@ -104,9 +106,15 @@ def try_network_lock() -> ColumnElement[bool]:
 def room_params(network: str | None) -> dict[str, Any]:
     """The parameters of `has_room` for this network key (None: not capped)."""
     if network is None:  # the condition holds without a count: nothing to look up
-        return {"network": None, "network_cap": 0, "network_open_since": utcnow()}
+        return {
+            "network": None,
+            "network_cap": 0,
+            "network_open_since": utcnow(),
+            "network_study": 0,
+        }
     settings = study_settings()
     return {
+        "network_study": current_study_id(),
         "network": network,
         "network_cap": settings.max_open_per_network,
         "network_open_since": settings.abandoned_before(),

@@ -19,6 +19,7 @@ from sqlalchemy import Select, and_, func, select
 from app.core.extensions import db
 from app.models import Annotation, AnnotationSession, Document, Paragraph, ParagraphTiming
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 
 PARAGRAPH_COLUMNS = (
     "session_id",
@@ -124,6 +125,7 @@ def _reached(query: Select, document: str | None, submitted_only: bool) -> Selec
             Paragraph.position <= AnnotationSession.furthest,
         ),
     )
+    query = query.where(AnnotationSession.study_id == current_study_id())
     if document is not None:
         query = query.where(Document.external_id == document)
     if submitted_only:

@@ -17,14 +17,21 @@ import requests
 from flask import current_app
 
 from app.rules.platforms import UNVERIFIED, Verification, prolific_verification
+from app.studies import current_study
 
 log = logging.getLogger(__name__)
 SUBMISSION_PATH = "/api/v1/submissions/{}/"
 
 
+def api_token() -> str | None:
+    """The token arrivals are checked with: the current study's own (`studies.
+    prolific_api_token`, app.studies), else PROLIFIC_API_TOKEN; None: not checked."""
+    return current_study().prolific_api_token or current_app.config.get("PROLIFIC_API_TOKEN")
+
+
 def api_enabled() -> bool:
-    """Whether arrivals are checked with Prolific's API (PROLIFIC_API_TOKEN is set)."""
-    return bool(current_app.config.get("PROLIFIC_API_TOKEN"))
+    """Whether arrivals are checked with Prolific's API (a token is set for the study)."""
+    return bool(api_token())
 
 
 def check_submission(participant: str, study_id: str | None, submission: str) -> Verification:
@@ -37,7 +44,7 @@ def check_submission(participant: str, study_id: str | None, submission: str) ->
     try:
         response = requests.get(
             url,
-            headers={"Authorization": f"Token {config['PROLIFIC_API_TOKEN']}"},
+            headers={"Authorization": f"Token {api_token()}"},
             timeout=timeout,
             allow_redirects=False,
         )

@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from flask import url_for
-from sqlalchemy import ColumnElement, ScalarSelect, literal_column, or_, select
+from sqlalchemy import ColumnElement, Integer, ScalarSelect, bindparam, literal_column, or_, select
 from sqlalchemy.orm import joinedload
 
 from app.core.extensions import db
@@ -31,6 +31,7 @@ from app.models import Annotation, AnnotationSession, Document, Paragraph, utcno
 from app.rules.metrics import attention_flagged, gold_recall
 from app.rules.outcomes import FINAL_FAILURES, session_outcome, shown_code
 from app.rules.statuses import SessionStatus
+from app.studies import remember_session_version
 from app.taxonomy import current_taxonomy
 
 TOUCH_INTERVAL = timedelta(minutes=1)
@@ -116,14 +117,24 @@ def is_submitted(session: AnnotationSession) -> bool:
 
 _OTHER = AnnotationSession.__table__.alias("other_session")
 
+# SQL: the study of the document a statement binds as `document_id`: a new session's study.
+DOCUMENT_STUDY = (
+    select(Document.__table__.c.study_id)
+    .where(Document.__table__.c.id == bindparam("document_id", type_=Integer))
+    .scalar_subquery()
+)
 
-def worker_failure(annotator_id: Any, session_id: Any = None) -> ScalarSelect:
+
+def worker_failure(annotator_id: Any, study_id: Any, session_id: Any = None) -> ScalarSelect:
     """SQL: the failed_training or failed_checks outcome of one of this worker's sessions
-    (but `session_id`), or NULL. Failing is final for the worker in the study (this
-    database's study): their later sessions end with the same outcome, on any document."""
+    in the study (but `session_id`), or NULL. Failing is final for the worker in the
+    study: their later sessions there end with the same outcome, on any document; another
+    study starts afresh."""
     # Literal values, not an expanding IN: the statements using it are prepared once.
     failed = or_(*(_OTHER.c.outcome == literal_column(f"'{o}'") for o in FINAL_FAILURES))
-    query = select(_OTHER.c.outcome).where(_OTHER.c.annotator_id == annotator_id, failed)
+    query = select(_OTHER.c.outcome).where(
+        _OTHER.c.annotator_id == annotator_id, _OTHER.c.study_id == study_id, failed
+    )
     if session_id is not None:
         query = query.where(_OTHER.c.id != session_id)
     return query.order_by(_OTHER.c.id).limit(1).scalar_subquery()
@@ -198,14 +209,19 @@ def start_or_resume_session(
             defaults={
                 **new_session_values(identity, document.is_attention_check),
                 "network": network,
+                "study_id": document.study_id,
             },
             document_id=document.id,
             annotator_id=annotator.id,
         )
+    if created:
+        remember_session_version(session.token, session.taxonomy_version)
     if not created:
         _resume(session, identity)
     elif inherits_failures(identity):
-        failure = db.session.scalar(select(worker_failure(annotator.id, session.id)))
+        failure = db.session.scalar(
+            select(worker_failure(annotator.id, session.study_id, session.id))
+        )
         if failure is not None:
             session.outcome, session.status = failure, SessionStatus.ABANDONED
     db.session.commit()

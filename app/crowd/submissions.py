@@ -47,6 +47,7 @@ from app.models import (
     utcnow,
 )
 from app.rules.platforms import REFUSED
+from app.studies import current_study_id
 from app.taxonomy import current_taxonomy
 
 ALLOWED, KEPT_REFUSED = "allowed", "refused"
@@ -132,14 +133,16 @@ def submission_session(identity: WorkerIdentity) -> SessionRef | None:
 # The where clauses name their parameters apart from the columns (an UPDATE's SET takes
 # the columns' own names).
 _KEY = and_(
+    BINDINGS.c.study_id == bindparam("w_study_id"),
     BINDINGS.c.platform == bindparam("w_platform"),
     BINDINGS.c.participant == bindparam("w_participant"),
-    BINDINGS.c.study_id == bindparam("w_study_id"),
+    BINDINGS.c.platform_study_id == bindparam("w_platform_study_id"),
 )
 _CONFLICT = and_(
+    CONFLICTS.c.study_id == bindparam("w_study_id"),
     CONFLICTS.c.platform == bindparam("w_platform"),
     CONFLICTS.c.participant == bindparam("w_participant"),
-    CONFLICTS.c.study_id == bindparam("w_study_id"),
+    CONFLICTS.c.platform_study_id == bindparam("w_platform_study_id"),
     CONFLICTS.c.submission == bindparam("w_submission"),
 )
 _BOUND = select(
@@ -171,9 +174,10 @@ def _bind(identity: WorkerIdentity, submission: str) -> None:
     connection = autocommit_connection()
     dialect = connection.dialect.name
     key = {
+        "study_id": current_study_id(),
         "platform": identity.platform,
         "participant": identity.external_id,
-        "study_id": identity.params.get("study_id") or "",
+        "platform_study_id": identity.params.get("study_id") or "",
     }
     now = utcnow()
     bind = _insert_or_nothing(dialect, BINDINGS, tuple(key), "submission")
@@ -202,9 +206,11 @@ def _bind(identity: WorkerIdentity, submission: str) -> None:
 
 
 def conflicts() -> list[IdentityConflict]:
-    """Every recorded conflict, undecided first, then the most recent."""
-    query = select(IdentityConflict).order_by(
-        IdentityConflict.decision.is_not(None), IdentityConflict.last_seen_at.desc()
+    """Every conflict recorded in the current study, undecided first, then the most recent."""
+    query = (
+        select(IdentityConflict)
+        .where(IdentityConflict.study_id == current_study_id())
+        .order_by(IdentityConflict.decision.is_not(None), IdentityConflict.last_seen_at.desc())
     )
     return list(db.session.scalars(query))
 
@@ -215,7 +221,7 @@ def decide(conflict_id: int, decision: str, researcher: Researcher) -> IdentityC
     if decision not in (ALLOWED, KEPT_REFUSED):
         raise ValueError(f"decision must be {ALLOWED} or {KEPT_REFUSED}, got {decision!r}")
     conflict = db.session.get(IdentityConflict, conflict_id)
-    if conflict is None:
+    if conflict is None or conflict.study_id != current_study_id():
         return None
     conflict.decision = decision
     conflict.decided_at = utcnow()

@@ -39,6 +39,7 @@ from app.crowd.settings import study_settings
 from app.models import UNIT_ID, Annotation, AnnotationSession, Annotator, Document, Suggestion
 from app.rules.jsonl import LINE_BREAKS, escape_line_breaks
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 from app.taxonomy import Taxonomy, current_taxonomy
 
 BATCH = 1000
@@ -293,14 +294,15 @@ def flatten_annotation(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def annotation_select(*columns: Any) -> Select:
-    """SELECT columns FROM annotations with their session, document and annotator joined,
-    and the suggestion it was made from (outer)."""
+    """SELECT columns FROM the current study's annotations (app.studies) with their
+    session, document and annotator joined, and the suggestion it was made from (outer)."""
     return (
         select(*columns)
         .join_from(Annotation, AnnotationSession, Annotation.session_id == AnnotationSession.id)
         .join(Document, AnnotationSession.document_id == Document.id)
         .join(Annotator, AnnotationSession.annotator_id == Annotator.id)
         .outerjoin(Suggestion, Annotation.suggestion_id == Suggestion.id)
+        .where(AnnotationSession.study_id == current_study_id())
     )
 
 

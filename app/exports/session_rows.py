@@ -14,6 +14,7 @@ from app.crowd.checks.flagged import left_out_workers
 from app.crowd.settings import study_settings
 from app.exports.record import BATCH, ExportFilter, iso_text
 from app.models import Annotation, AnnotationSession, Annotator, Document
+from app.studies import current_study_id
 from app.taxonomy import Taxonomy, current_taxonomy
 
 # Platform parameters stored per session -> column. Prolific's SESSION_ID is named
@@ -42,6 +43,7 @@ SESSION_COLUMNS = (
     "arm",
     "flagged",  # the worker is left out of the study's figures (app.crowd.checks.flagged)
     "verification",
+    "taxonomy_version",  # the version the session started with (app.studies.taxonomies)
 )
 
 
@@ -64,6 +66,7 @@ def iter_session_records(
         .join(Document, AnnotationSession.document_id == Document.id)
         .join(Annotator, AnnotationSession.annotator_id == Annotator.id)
         .outerjoin(live, live.c.session_id == AnnotationSession.id)
+        .where(AnnotationSession.study_id == current_study_id())
         .order_by(Document.external_id, AnnotationSession.id)
     )
     if document is not None:
@@ -96,14 +99,17 @@ def iter_session_records(
             "flagged": annotator.id in flagged,
             # Prolific's API on the arrival: verified | unverified; empty when not asked.
             "verification": session.verification,
+            "taxonomy_version": session.taxonomy_version,
         }
         db.session.expunge(session)  # keep the identity map from growing with the export
 
 
 def count_sessions(flt: ExportFilter) -> int:
     """How many rows the sessions export holds."""
-    query = select(func.count(AnnotationSession.id)).join(
-        Document, AnnotationSession.document_id == Document.id
+    query = (
+        select(func.count(AnnotationSession.id))
+        .join(Document, AnnotationSession.document_id == Document.id)
+        .where(AnnotationSession.study_id == current_study_id())
     )
     if flt.document is not None:
         query = query.where(Document.external_id == flt.document)

@@ -44,6 +44,7 @@ from app.imports.interop_formats import INTEROP_FORMATS, read_interop
 from app.imports.locate import Located, ambiguity_notes, locate_pair
 from app.models import Annotation, AnnotationSession, Annotator, Document, Paragraph, utcnow
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 from app.taxonomy import current_taxonomy
 
 Progress = Callable[[int], None]
@@ -209,7 +210,11 @@ def _documents(
     wanted = {session.document_id: session.where for session in parsed.sessions.values()}
     stored = {
         doc.external_id: doc
-        for doc in db.session.scalars(select(Document).where(Document.external_id.in_(wanted)))
+        for doc in db.session.scalars(
+            select(Document).where(
+                Document.study_id == current_study_id(), Document.external_id.in_(wanted)
+            )
+        )
     }
     texts: dict[str, tuple[str, ...]] = {}
     rows: dict[str, Document | None] = {}
@@ -249,7 +254,10 @@ def _stored_sessions(
         select(Document.external_id, Annotator.platform, Annotator.external_id)
         .join(AnnotationSession, AnnotationSession.document_id == Document.id)
         .join(Annotator, Annotator.id == AnnotationSession.annotator_id)
-        .where(Document.external_id.in_({key[0] for key in keys}))
+        .where(
+            Document.study_id == current_study_id(),
+            Document.external_id.in_({key[0] for key in keys}),
+        )
     )
     existing = {(doc, (platform, ext)) for doc, platform, ext in db.session.execute(query)}
     clashes = [key for key in keys if key in existing]
@@ -302,6 +310,7 @@ def _store_documents(
         if rows[document_id] is not None:
             continue
         row = Document(
+            study_id=current_study_id(),
             external_id=document_id,
             content_hash=DocumentInput(document_id, None, paragraphs).content_hash,
             paragraph_count=len(paragraphs),
@@ -337,6 +346,7 @@ def _store_session(
     last = max(document.paragraph_count - 1, 0)
     now = utcnow()
     row = AnnotationSession(
+        study_id=document.study_id,
         document=document,
         annotator=_annotator(session.annotator, annotators),
         status=SessionStatus.SUBMITTED,

@@ -24,6 +24,7 @@ from app.imports.document_store import (
     preview_import,
 )
 from app.imports.interop_formats import INTEROP_FORMATS
+from app.studies.cli import study_option
 
 
 @click.command("import-annotations")
@@ -45,6 +46,7 @@ from app.imports.interop_formats import INTEROP_FORMATS
 )
 @flag("--skip-rejected", "Leave out annotations with problems (reported).")
 @with_appcontext
+@study_option
 def import_annotations_command(
     path: Path, fmt: str, id_prefix: str, taxonomy_map: Path | None, skip_rejected: bool
 ) -> None:
@@ -93,6 +95,7 @@ PROGRESS_THRESHOLD = 200
     help="Check everything and report what would change, without writing anything.",
 )
 @with_appcontext
+@study_option
 def import_documents_command(path: Path, dry_run: bool) -> None:
     """Import the documents in PATH (a file, or a folder of .txt, .json and .jsonl files).
 

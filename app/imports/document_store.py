@@ -4,8 +4,10 @@ Parsing and normalisation live in app/imports/document_formats.py (pure); this m
 the parsed documents with the database and writes them in one transaction (`flask
 import-documents`: app/imports/cli.py).
 
-A document is matched by its external id. Same paragraphs (same content hash) and same
-title, language, entities, meta and gold: unchanged. Same paragraphs, other metadata: updated in
+A document belongs to one study (the current one: app.studies) and is matched by its
+external id in that study; another study's document of the same id is another document.
+Same paragraphs (same content hash) and same title, language, entities, meta and gold:
+unchanged. Same paragraphs, other metadata: updated in
 place (offsets don't move). Other paragraphs: replaced, unless annotations (live or
 removed) or validation items point into the old text; then the whole import is refused.
 """
@@ -22,6 +24,7 @@ from app.core.errors import ProblemsError
 from app.core.extensions import db
 from app.imports.document_formats import DocumentInput
 from app.models import Annotation, AnnotationSession, Document, Paragraph, ValidationItem
+from app.studies import current_study_id
 
 # Rows per statement: well under SQLite's and PostgreSQL's bound-parameter limits.
 CHUNK = 500
@@ -68,7 +71,7 @@ class _Plan:
 def preview_import(inputs: Sequence[DocumentInput]) -> ImportReport:
     """What import_documents would do, without writing; raises DocumentImportRefused too."""
     try:
-        plan = _plan(inputs)
+        plan = _plan(inputs, current_study_id())
     finally:
         db.session.rollback()
     if plan.refusals:
@@ -81,12 +84,13 @@ def import_documents(
 ) -> ImportReport:
     """Store the documents in one transaction; on any refusal roll back and raise."""
     advance = progress or (lambda _count: None)
+    study_id = current_study_id()
     try:
-        plan = _plan(inputs)
+        plan = _plan(inputs, study_id)
         if plan.refusals:
             raise DocumentImportRefused(plan.refusals)
         advance(len(plan.report.unchanged))
-        _insert_new(plan.new, advance)
+        _insert_new(plan.new, study_id, advance)
         for document, source in plan.new_text:
             _replace_text(document, source)
             advance(1)
@@ -100,12 +104,14 @@ def import_documents(
     return plan.report
 
 
-def _plan(inputs: Sequence[DocumentInput]) -> _Plan:
+def _plan(inputs: Sequence[DocumentInput], study_id: int) -> _Plan:
     plan = _Plan()
     existing: dict[str, Document] = {}
     ids = [source.external_id for source in inputs]
     for chunk in _chunks(ids):
-        query = select(Document).where(Document.external_id.in_(chunk))
+        query = select(Document).where(
+            Document.study_id == study_id, Document.external_id.in_(chunk)
+        )
         existing.update((doc.external_id, doc) for doc in db.session.scalars(query))
     for source in inputs:
         document = existing.get(source.external_id)
@@ -173,13 +179,14 @@ def _metadata_differs(document: Document, source: DocumentInput) -> bool:
     )
 
 
-def _insert_new(sources: list[DocumentInput], advance: Progress) -> None:
+def _insert_new(sources: list[DocumentInput], study_id: int, advance: Progress) -> None:
     # Bulk INSERT ... RETURNING per chunk of documents (SQLite falls back to a statement per
     # row when the ORM flushes objects and needs their ids in order), then the paragraphs
     # as one executemany: a handful of statements, not one per row.
     for chunk in _chunks(sources):
         rows = [
             {
+                "study_id": study_id,
                 "external_id": source.external_id,
                 "content_hash": source.content_hash,
                 "paragraph_count": len(source.paragraphs),

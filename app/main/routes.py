@@ -6,7 +6,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.core.extensions import db
 from app.main import bp
-from app.models import Document
+from app.models import Document, Study
+from app.rules.studies import DEFAULT_SLUG
 
 
 @bp.get("/")
@@ -17,9 +18,15 @@ def index():
     are never listed (a worker who knew them could pass them without reading)."""
     if current_app.config.get("APP_ENV") != "development":
         return render_template("main/index.html", documents=None)
-    documents = db.session.scalars(
-        db.select(Document).where(Document.gold.is_(None)).order_by(Document.external_id)
+    # Every study's documents, each linked in its own study (`make run` keeps the demo in
+    # the study `demo`; the default study's links have no prefix).
+    rows = db.session.execute(
+        db.select(Document, Study.slug)
+        .join(Study, Study.id == Document.study_id)
+        .where(Document.gold.is_(None))
+        .order_by(Study.slug, Document.external_id)
     ).all()
+    documents = [(document, None if slug == DEFAULT_SLUG else slug) for document, slug in rows]
     return render_template("main/index.html", documents=documents)
 
 

@@ -64,6 +64,8 @@ from app.research.study_report import (
     load_report_study,
     study_report,
 )
+from app.studies import current_study_id
+from app.studies.cli import study_option
 
 MIN_PASSWORD_LENGTH = 10
 MAX_PASSWORD_LENGTH = 1000
@@ -191,6 +193,7 @@ def _empty_folder(path: Path, option: str) -> None:
 )
 @flag("--keep-ids", "w3c and brat: keep worker ids (default: keyed pseudonyms).")
 @with_appcontext
+@study_option
 def export_annotations_command(
     fmt: str,
     output: Path | None,
@@ -224,7 +227,12 @@ def export_annotations_command(
         raise click.BadParameter(f"{what} export as {formats} only", param_hint="--format")
     if (
         document is not None
-        and db.session.scalar(select(Document.id).where(Document.external_id == document)) is None
+        and db.session.scalar(
+            select(Document.id).where(
+                Document.external_id == document, Document.study_id == current_study_id()
+            )
+        )
+        is None
     ):
         raise click.BadParameter(f"no document with id {document!r}", param_hint="--document")
     if fmt == "brat":
@@ -380,6 +388,7 @@ def payments_command(platform: str, output: Path, role: str | None) -> None:
     "their attention checks (left out by default; listed under excluded.annotators).",
 )
 @with_appcontext
+@study_option
 def study_report_command(fmt: str, id_prefix: str | None, include_flagged: bool) -> None:
     """Print the study's figures: BooookScore per document and overall (0-100), errors per
     sentence by category (BooookScore Table 1), agreement (alpha, span F1, gamma,

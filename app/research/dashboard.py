@@ -51,6 +51,7 @@ from app.rules.intervals import AlphaParts, alpha_parts
 from app.rules.metrics import GoldRecall, Sentence
 from app.rules.outcomes import OUTCOMES
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 from app.taxonomy import current_taxonomy
 
 SENTENCE_CACHE_SIZE = 50_000
@@ -331,17 +332,24 @@ def load_study(
 
 
 def _documents(document_id: int | None) -> dict[int, DocumentRow]:
-    query = db.select(
-        Document.id,
-        Document.external_id,
-        Document.title,
-        Document.paragraph_count,
-        Document.gold,
-        Document.content_hash,
-        Document.language,
-    ).order_by(Document.external_id)
-    texts = db.select(Paragraph.document_id, Paragraph.text).order_by(
-        Paragraph.document_id, Paragraph.position
+    query = (
+        db.select(
+            Document.id,
+            Document.external_id,
+            Document.title,
+            Document.paragraph_count,
+            Document.gold,
+            Document.content_hash,
+            Document.language,
+        )
+        .where(Document.study_id == current_study_id())
+        .order_by(Document.external_id)
+    )
+    texts = (
+        db.select(Paragraph.document_id, Paragraph.text)
+        .join(Document, Document.id == Paragraph.document_id)
+        .where(Document.study_id == current_study_id())
+        .order_by(Paragraph.document_id, Paragraph.position)
     )
     if document_id is not None:
         query = query.where(Document.id == document_id)
@@ -405,6 +413,7 @@ def _sessions(
             AnnotationSession.verification,
         )
         .join(Annotator, Annotator.id == AnnotationSession.annotator_id)
+        .where(AnnotationSession.study_id == current_study_id())
         .order_by(AnnotationSession.started_at.desc(), AnnotationSession.id.desc())
     )
     if document_id is not None:
@@ -473,11 +482,16 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
     )
     query = (
         db.select(Annotation.session_id, func.aggregate_strings(packed, ";"))
-        .where(Annotation.deleted_at.is_(None), NOT_FROM_DECOY)
+        .join(AnnotationSession)
+        .where(
+            Annotation.deleted_at.is_(None),
+            NOT_FROM_DECOY,
+            AnnotationSession.study_id == current_study_id(),
+        )
         .group_by(Annotation.session_id)
     )
     if document_id is not None:
-        query = query.join(AnnotationSession).where(AnnotationSession.document_id == document_id)
+        query = query.where(AnnotationSession.document_id == document_id)
     for session_id, spans in db.session.execute(query):
         session = by_session.get(session_id)
         if session is None or not spans:

@@ -56,6 +56,7 @@ from app.research.interop_files import (
     zip_bytes,
 )
 from app.research.study_report import format_csv, load_report_study, study_report
+from app.studies import current_study_id
 from app.suggestions.records import count_suggestions, iter_suggestion_records
 from app.taxonomy import current_taxonomy
 
@@ -191,7 +192,12 @@ def _filter() -> ExportFilter:
     document = request.args.get("document") or None
     if (
         document is not None
-        and db.session.scalar(select(Document.id).where(Document.external_id == document)) is None
+        and db.session.scalar(
+            select(Document.id).where(
+                Document.external_id == document, Document.study_id == current_study_id()
+            )
+        )
+        is None
     ):
         abort(404, description=f"No document has the id {document!r}.")
     return ExportFilter(

@@ -28,6 +28,7 @@ from app.research.charts import dashboard_charts, document_charts, formatters, p
 from app.research.dashboard import load_pacing, load_study
 from app.research.viewer import session_annotations, viewer_bootstrap
 from app.rules.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
+from app.studies import current_study_id
 from app.suggestions.records import counts_table, source_counts
 from app.taxonomy import current_taxonomy
 
@@ -115,7 +116,9 @@ def document(document_id: str):
     distribution and agreement."""
     settings = study_settings()
     taxonomy = current_taxonomy()
-    pk = db.session.scalar(db.select(Document.id).filter_by(external_id=document_id))
+    pk = db.session.scalar(
+        db.select(Document.id).filter_by(external_id=document_id, study_id=current_study_id())
+    )
     if pk is None:
         abort(404, description="No document has this id.")
     study = load_study(settings, document_id=pk, include_flagged=include_flagged_arg())
@@ -141,7 +144,11 @@ def _signed_links(start_url: str) -> dict:
         name = clean_annotator_name(given)
     except ApiError as exc:
         return {"annotator": given, "signed": None, "annotator_error": exc.message}
-    rounds = db.session.scalars(db.select(ValidationRound.name).order_by(ValidationRound.name))
+    rounds = db.session.scalars(
+        db.select(ValidationRound.name)
+        .where(ValidationRound.study_id == current_study_id())
+        .order_by(ValidationRound.name)
+    )
     signed = {
         "start": signed_link(start_url, "start", name),
         "rounds": [

@@ -8,6 +8,7 @@ import click
 from flask.cli import with_appcontext
 
 from app.core.cli_kit import echo_import_notes, fail, read_taxonomy_map
+from app.studies.cli import study_option
 from app.suggestions.importer import FORMATS, SuggestionImportError, prepare_suggestions
 
 
@@ -37,6 +38,7 @@ from app.suggestions.importer import FORMATS, SuggestionImportError, prepare_sug
     "says how often workers take them; what workers make from them counts in no figure.",
 )
 @with_appcontext
+@study_option
 def import_suggestions_command(
     path: Path,
     source: str,

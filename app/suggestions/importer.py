@@ -35,6 +35,7 @@ from app.imports.item_formats import ItemInput, detect_format, read_items
 from app.imports.locate import Located, ambiguity_notes, locate_pair
 from app.models import Document, Paragraph, Suggestion, utcnow
 from app.rules.spans import Span, SpanError, check_annotation
+from app.studies import current_study_id
 from app.taxonomy import Taxonomy, current_taxonomy
 
 FORMATS = ("auto", "jsonl", "booookscore-model")
@@ -152,7 +153,7 @@ def _texts(document_ids: set[str]) -> dict[str, tuple[int, tuple[str, ...]]]:
     query = (
         select(Document.external_id, Document.id, Paragraph.text)
         .join(Paragraph, Paragraph.document_id == Document.id)
-        .where(Document.external_id.in_(document_ids))
+        .where(Document.study_id == current_study_id(), Document.external_id.in_(document_ids))
         .order_by(Document.id, Paragraph.position)
     )
     texts: dict[str, tuple[int, list[str]]] = {}
@@ -171,7 +172,11 @@ def _stored(ids: set[str]) -> dict[str, tuple]:
     """Suggestions already stored under these ids: id -> their content key."""
     if not ids:
         return {}
-    rows = db.session.scalars(select(Suggestion).where(Suggestion.external_id.in_(ids)))
+    rows = db.session.scalars(
+        select(Suggestion).where(
+            Suggestion.study_id == current_study_id(), Suggestion.external_id.in_(ids)
+        )
+    )
     return {row.external_id: _content(row.__dict__) for row in rows}
 
 
@@ -215,6 +220,7 @@ def _row(
     plan.ambiguous += ambiguity_notes(item.where, item.document_id, span, paired)
     return {
         "external_id": item.external_id or _generated_id(source, item, span),
+        "study_id": current_study_id(),
         "source": source,
         "document_id": pk,
         "paragraph_id": span.paragraph_id,

@@ -34,6 +34,7 @@ from app.models import (
     SuggestionRejection,
 )
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 
 BATCH = 1000
 DECISION_OF_ORIGIN = {"suggestion-accepted": "accepted", "suggestion-edited": "edited"}
@@ -62,7 +63,11 @@ def _decisions(document: str | None) -> dict[int, list[dict[str, Any]]]:
         SuggestionRejection.withdrawn_at,
     )
     if document is not None:
-        in_document = select(Suggestion.id).join(Document).where(Document.external_id == document)
+        in_document = (
+            select(Suggestion.id)
+            .join(Document)
+            .where(Document.external_id == document, Document.study_id == current_study_id())
+        )
         made = made.where(Annotation.suggestion_id.in_(in_document))
         rejected = rejected.where(SuggestionRejection.suggestion_id.in_(in_document))
     decisions: dict[int, list[dict[str, Any]]] = defaultdict(list)
@@ -104,6 +109,7 @@ def iter_suggestion_records(document: str | None = None) -> Iterator[dict[str, A
     query = (
         select(Suggestion, Document.external_id)
         .join(Document, Suggestion.document_id == Document.id)
+        .where(Suggestion.study_id == current_study_id())
         .order_by(
             Document.external_id, Suggestion.paragraph_id, Suggestion.span_start, Suggestion.id
         )
@@ -131,9 +137,15 @@ def iter_suggestion_records(document: str | None = None) -> Iterator[dict[str, A
 
 def count_suggestions(document: str | None = None) -> int:
     """How many records iter_suggestion_records yields."""
-    query = select(func.count(Suggestion.id)).join(Document)
+    query = (
+        select(func.count(Suggestion.id))
+        .join(Document)
+        .where(Suggestion.study_id == current_study_id())
+    )
     if document is not None:
-        query = query.where(Document.external_id == document)
+        query = query.where(
+            Document.external_id == document, Document.study_id == current_study_id()
+        )
     return db.session.scalar(query) or 0
 
 
@@ -178,6 +190,7 @@ def source_counts(
     `document_ids` keeps only those documents, `left_out` drops the sessions of these
     annotators (database ids: the workers app.crowd.checks.flagged leaves out)."""
     sessions = select(AnnotationSession.id, AnnotationSession.document_id).where(
+        AnnotationSession.study_id == current_study_id(),
         AnnotationSession.status == SessionStatus.SUBMITTED,
         AnnotationSession.arm == "show",
         AnnotationSession.is_attention_check.is_(False),
@@ -188,7 +201,7 @@ def source_counts(
     # Decoys are measured on their own (app.suggestions.decoys), never in these shares.
     sources = (
         select(Suggestion.document_id, Suggestion.source)
-        .where(Suggestion.decoy.is_(False))
+        .where(Suggestion.decoy.is_(False), Suggestion.study_id == current_study_id())
         .distinct()
     )
     if document_ids is not None:

@@ -24,6 +24,7 @@ from app.core.yaml_checker import (
     integer,
     number,
     one_of,
+    parse_yaml,
     read_yaml,
     text,
 )
@@ -190,6 +191,20 @@ def load_taxonomy(path: str | os.PathLike) -> Taxonomy:
         raw, data, check = read_yaml(path)
     except ProblemsError as exc:
         raise TaxonomyError(exc.problems) from None
+    return _validated(raw, data, check, str(path))
+
+
+def load_taxonomy_text(raw: bytes, name: str) -> Taxonomy:
+    """load_taxonomy for a file's bytes (an upload, a stored version), checked exactly the
+    same; problems name the file `name`. The version is the same hash as the file's."""
+    try:
+        raw, data, check = parse_yaml(raw, name)
+    except ProblemsError as exc:
+        raise TaxonomyError(exc.problems) from None
+    return _validated(raw, data, check, name)
+
+
+def _validated(raw: bytes, data: Any, check: Checker, path: str) -> Taxonomy:
     if not isinstance(data, dict):
         found = "an empty file" if data is None else f"a {type(data).__name__}"
         message = f"must be a mapping with title, instructions and categories, found {found}"

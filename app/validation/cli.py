@@ -12,6 +12,8 @@ from flask.cli import AppGroup
 from app.core.cli_kit import echo_ambiguous, echo_report, fail, flag, report_format_option
 from app.crowd.identity import annotator_name_option, signed_link
 from app.imports.item_formats import DECISIONS, FORMATS
+from app.studies import current_study, worker_prefix
+from app.studies.cli import study_option
 from app.taxonomy import current_taxonomy
 from app.validation.judgments import JudgmentImportError, import_judgments
 from app.validation.report import compute_report, format_csv, format_table
@@ -77,6 +79,7 @@ validation_group = AppGroup(
     help="From the suggestions export: only suggestions a worker accepted, edited or "
     "rejected (decided: any of them; all: every suggestion).",
 )
+@study_option
 def create_round_command(name: str, paths: tuple[Path, ...], **options: Any) -> None:
     """Create round NAME from item files (our export, generic JSONL or BooookScore files).
 
@@ -134,6 +137,7 @@ def create_round_command(name: str, paths: tuple[Path, ...], **options: Any) -> 
     show_default=True,
     help="Where the app is served, to print full validator links.",
 )
+@study_option
 def list_rounds_command(annotator: str | None, base_url: str) -> None:
     """List the rounds with their items and judgments."""
     rows = round_overview()
@@ -149,7 +153,8 @@ def list_rounds_command(annotator: str | None, base_url: str) -> None:
             f"{row.judgments_per_item} per item  created {row.created_at:%Y-%m-%d %H:%M}"
         )
         if annotator:
-            url = f"{base_url.rstrip('/')}/validate/{quote(row.name, safe='')}"
+            prefix = worker_prefix(current_study())
+            url = f"{base_url.rstrip('/')}{prefix}/validate/{quote(row.name, safe='')}"
             click.echo(
                 f"    link for {annotator!r}: {signed_link(url, f'round:{row.name}', annotator)}"
             )
@@ -158,6 +163,7 @@ def list_rounds_command(annotator: str | None, base_url: str) -> None:
 @validation_group.command("import-judgments")
 @click.argument("name")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@study_option
 def import_judgments_command(name: str, path: Path) -> None:
     """Import judgments made elsewhere into round NAME (all or nothing).
 
@@ -179,6 +185,7 @@ def import_judgments_command(name: str, path: Path) -> None:
 @validation_group.command("report")
 @click.argument("name")
 @report_format_option
+@study_option
 def report_command(name: str, fmt: str) -> None:
     """Precision of round NAME overall and by source, category, annotator and document."""
     round_ = find_round(name)

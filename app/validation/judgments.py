@@ -35,6 +35,7 @@ from app.imports.locate import normalise
 from app.models import ValidationItem, ValidationJudgment, ValidationRound
 from app.rules.jsonl import json_object_lines
 from app.rules.safe_text import json_text_problems
+from app.studies import current_study_id
 from app.taxonomy import current_taxonomy
 from app.validation.reasons import item_protocol, round_reasons
 
@@ -208,7 +209,9 @@ class _Items:
 
 def import_judgments(round_name: str, path: Path) -> JudgmentImportSummary:
     """Store every judgment of the file in one transaction, or raise JudgmentImportError."""
-    round_ = db.session.scalars(select(ValidationRound).filter_by(name=round_name)).first()
+    round_ = db.session.scalars(
+        select(ValidationRound).filter_by(name=round_name, study_id=current_study_id())
+    ).first()
     if round_ is None:
         raise JudgmentImportError([f"no round named {round_name!r}"])
     validation = current_taxonomy().validation

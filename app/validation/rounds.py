@@ -42,6 +42,7 @@ from app.models import (
     ValidationJudgment,
     ValidationRound,
 )
+from app.studies import current_study_id
 from app.taxonomy import Taxonomy
 
 ROUND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
@@ -122,7 +123,8 @@ class RoundOverview:
 
 
 def round_overview() -> list[RoundOverview]:
-    """Every round with its item and judgment counts, oldest first (two GROUP BYs)."""
+    """Every round of the current study with its item and judgment counts, oldest first
+    (two GROUP BYs)."""
     items = (
         select(ValidationItem.round_id, func.count().label("n"))
         .group_by(ValidationItem.round_id)
@@ -144,6 +146,7 @@ def round_overview() -> list[RoundOverview]:
         )
         .outerjoin(items, items.c.round_id == ValidationRound.id)
         .outerjoin(judgments, judgments.c.round_id == ValidationRound.id)
+        .where(ValidationRound.study_id == current_study_id())
         .order_by(ValidationRound.created_at, ValidationRound.id)
     ).all()
     return [RoundOverview(*row) for row in rows]
@@ -151,7 +154,9 @@ def round_overview() -> list[RoundOverview]:
 
 def find_round(name: str) -> ValidationRound | None:
     """The round with this name, or None."""
-    return db.session.scalars(select(ValidationRound).filter_by(name=name)).first()
+    return db.session.scalars(
+        select(ValidationRound).filter_by(name=name, study_id=current_study_id())
+    ).first()
 
 
 def round_settings(taxonomy: Taxonomy) -> dict:
@@ -273,7 +278,11 @@ def _check_arguments(name: str, judgments_per_item: int, sample: int | None) -> 
             f"round name {name!r}: use 1-200 letters, digits, '.', '_' or '-' "
             "(it is part of the validators' address /validate/NAME)"
         )
-    elif db.session.scalar(select(ValidationRound.id).where(ValidationRound.name == name)):
+    elif db.session.scalar(
+        select(ValidationRound.id).where(
+            ValidationRound.name == name, ValidationRound.study_id == current_study_id()
+        )
+    ):
         problems.append(f"a round named {name!r} already exists")
     if judgments_per_item < 1:
         problems.append("--judgments-per-item must be at least 1")
@@ -293,7 +302,11 @@ def _unique(candidate: str, seen: set[str]) -> str:
 def _documents(items: list[ItemInput]) -> tuple[dict[str, _Doc], dict[str, str]]:
     """Each referenced document id -> its text; problems by document id."""
     wanted = {item.document_id for item in items}
-    stored = _load_documents(select(Document).where(Document.external_id.in_(wanted)))
+    stored = _load_documents(
+        select(Document).where(
+            Document.study_id == current_study_id(), Document.external_id.in_(wanted)
+        )
+    )
     inline: dict[str, tuple[str, ...]] = {}
     problems: dict[str, str] = {}
     for item in items:
@@ -305,7 +318,11 @@ def _documents(items: list[ItemInput]) -> tuple[dict[str, _Doc], dict[str, str]]
                 f"document {item.document_id!r} is given inline with two different texts"
             )
     hashes = {content_hash(p): doc_id for doc_id, p in inline.items() if doc_id not in stored}
-    by_hash = _load_documents(select(Document).where(Document.content_hash.in_(hashes)))
+    by_hash = _load_documents(
+        select(Document).where(
+            Document.study_id == current_study_id(), Document.content_hash.in_(hashes)
+        )
+    )
     same_text = {doc.row.content_hash: doc for doc in by_hash.values() if doc.row}
     docs: dict[str, _Doc] = {}
     for doc_id in wanted:
@@ -435,6 +452,7 @@ def _store_new_documents(chosen: list[_Resolved]) -> list[str]:
     for doc in new.values():
         source = DocumentInput(doc.external_id, None, doc.paragraphs)
         row = Document(
+            study_id=current_study_id(),
             external_id=doc.external_id,
             content_hash=source.content_hash,
             paragraph_count=len(doc.paragraphs),
@@ -450,6 +468,7 @@ def _store_round(
     name: str, chosen: list[_Resolved], taxonomy: Taxonomy, judgments_per_item: int, seed: int
 ) -> dict[str, int]:
     round_ = ValidationRound(
+        study_id=current_study_id(),
         name=name,
         judgments_per_item=judgments_per_item,
         settings=round_settings(taxonomy),

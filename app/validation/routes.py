@@ -27,8 +27,10 @@ from app.crowd.identity import (
     request_identity,
 )
 from app.crowd.networks import PlaceRefused, place_refusal
+from app.crowd.study_entry import StudyUnavailable, admit_platform, enter_study, unavailable_page
 from app.models import ValidationItem, ValidationRound, ValidationSession
 from app.rules.platforms import is_mturk_preview
+from app.studies import current_study_id
 from app.taxonomy import current_taxonomy
 from app.validation import bp
 from app.validation.assignment import next_item, progress, record_judgment, start_session
@@ -42,6 +44,7 @@ CSRF_SCOPE = "validate"
 write_limit = rate_limited("VALIDATE_WRITE_LIMIT", "validate", url_token)
 bp.register_error_handler(OpenRefused, refusal_page)
 bp.register_error_handler(PlaceRefused, place_refusal)
+bp.register_error_handler(StudyUnavailable, unavailable_page)
 
 
 @bp.after_request
@@ -52,7 +55,9 @@ def _no_store(response):
 
 
 def _round_or_404(name: str) -> ValidationRound | None:
-    return db.session.scalars(select(ValidationRound).filter_by(name=name)).first()
+    return db.session.scalars(
+        select(ValidationRound).filter_by(name=name, study_id=current_study_id())
+    ).first()
 
 
 def _session_or_404(token: str) -> ValidationSession:
@@ -95,10 +100,13 @@ def _item_reasons(session: ValidationSession, body: object) -> list[str]:
 
 
 @bp.get("/validate/<round_name>")
+@bp.get("/study/<slug>/validate/<round_name>")
 @limit_opens
 @retry_on_disconnect
-def start(round_name: str):
-    """Start or resume this validator's session in the round, then go to its page."""
+def start(round_name: str, slug: str | None = None):
+    """Start or resume this validator's session in the round of the study (the default
+    study at /validate/...), then go to its page."""
+    study = enter_study(slug)
     round_ = _round_or_404(round_name)
     if round_ is None:
         page = render_template("validation/no_round.html", round_name=round_name)
@@ -108,6 +116,7 @@ def start(round_name: str):
             "validation/preview.html", reasons=_reasons(round_), protocols=_protocols(round_)
         )
     identity, anonymous = request_identity(target=f"round:{round_name}")
+    admit_platform(study, identity.platform)
     session = start_session(round_, identity)
     response = redirect(url_for("validation.session_page", token=session.token), code=302)
     return opened_response(response, identity, anonymous, "v", session.id)

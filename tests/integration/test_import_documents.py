@@ -22,6 +22,7 @@ from app.models import (
     ValidationRound,
     utcnow,
 )
+from app.studies import current_study_id
 from tests.support.rows import add_span, direct_annotator
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -208,7 +209,7 @@ def test_removed_annotations_and_validation_items_count_too(app, tmp_path):
     import_documents(parse_documents(write_jsonl(tmp_path / "a.jsonl", {"id": "a", "text": "x"})))
     import_documents(parse_documents(write_jsonl(tmp_path / "b.jsonl", {"id": "b", "text": "y"})))
     annotate("a", deleted=True)
-    validation_round = ValidationRound(name="r1")
+    validation_round = ValidationRound(name="r1", study_id=current_study_id())
     db.session.add(
         ValidationItem(
             round=validation_round,

@@ -13,6 +13,7 @@ from app.core.extensions import db
 from app.crowd.settings import study_settings
 from app.models import Document, Paragraph
 from app.research.dashboard import load_study
+from app.studies import current_study_id
 from tests.support.worker_api import csrf, read_to_the_end, save, start, submit
 
 SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "planted" / "source.json"
@@ -231,6 +232,7 @@ def test_the_migration_gives_earlier_planted_checks_their_sources_title(app, run
         .values(title="The Golden Doves (GPT-4 summary, BooookScore sample) (attention check)")
     )
     own = Document(
+        study_id=current_study_id(),
         external_id="chosen",
         title="Researchers chose this (attention check)",
         meta={},

@@ -18,6 +18,7 @@ from app.models import (
     SuggestionRejection,
     ValidationItem,
 )
+from app.taxonomy import current_taxonomy
 from tests.support.apps import dispose_engines, make_test_config
 from tests.support.suggestions import (
     BOOK,
@@ -360,9 +361,10 @@ def test_exports_figures_and_rounds(app, client, runner, imported, researcher_cl
     header = csv_text.splitlines()[0]
     assert header.endswith("taxonomy_version,origin,suggestion_id,flagged,decoy")
     sessions = runner.invoke(args=["export-annotations", "--format", "csv", "--what", "sessions"])
-    assert sessions.output.splitlines()[0].endswith(",arm,flagged,verification")
-    # arm, flagged, then verification (none: Prolific's API was not asked)
-    assert sessions.output.splitlines()[1].endswith(",show,false,")
+    assert sessions.output.splitlines()[0].endswith(",arm,flagged,verification,taxonomy_version")
+    # arm, flagged, verification (none: Prolific's API was not asked), taxonomy version
+    version = current_taxonomy().version
+    assert sessions.output.splitlines()[1].endswith(f",show,false,,{version}")
 
     exported = runner.invoke(args=["export-annotations", "--what", "suggestions"]).output
     suggestions = [json.loads(line) for line in exported.splitlines()]

@@ -13,7 +13,7 @@ from app.imports.document_store import import_documents
 from tests.support.apps import dispose_engines, log_in_directly, make_test_config
 from tests.support.routes import assert_walked, rules, url_for_rule
 
-FRAMED_PAGES = ("/annotate/", "/id=", "/start", "/s/", "/validate/", "/v/")
+FRAMED_PAGES = ("/annotate/", "/id=", "/start", "/s/", "/validate/", "/v/", "/study/")
 GOLD = [{"paragraph_id": 0, "start": 0, "end": 4, "category": "ungrammatical"}]
 
 

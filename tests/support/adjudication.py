@@ -8,6 +8,7 @@ import uuid
 
 from app.core.extensions import db
 from app.models import Annotation, AnnotationSession, Document, Paragraph
+from app.studies import current_study_id
 from tests.support.rows import add_span, direct_annotator
 
 DOC_ID = "adj-doc"
@@ -76,6 +77,7 @@ def seed_document(
     """A document with one submitted session per annotator (made on first use) holding
     `marks` (annotator, category, span, paired span, comment); returns the document."""
     document = Document(
+        study_id=current_study_id(),
         external_id=external_id,
         title="Adjudication sample",
         content_hash=external_id.ljust(64, "0")[:64],

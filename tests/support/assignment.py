@@ -9,6 +9,7 @@ from pathlib import Path
 
 from app.core.extensions import db
 from app.models import AnnotationSession, Document, Paragraph, utcnow
+from app.studies import current_study_id
 from tests.support.taxonomies import taxonomy_variant
 from tests.support.worker_api import token_from
 
@@ -27,6 +28,7 @@ def add_documents(count: int, checks: int = 0) -> list[int]:
     for index in range(count + checks):
         is_check = index >= count
         document = Document(
+            study_id=current_study_id(),
             external_id=f"{'check' if is_check else 'doc'}-{index:03d}",
             content_hash=f"{index:064x}",
             paragraph_count=2,

@@ -19,6 +19,7 @@ from app.models import (
     SuggestionRejection,
     utcnow,
 )
+from app.studies import current_study_id
 from tests.support.rows import add_span, direct_annotator
 
 PARAGRAPHS = ["Anna met Bob. They talked.", "Then it rained."]
@@ -36,6 +37,7 @@ SENTENCES = [(0, 0, 13, "new-person"), (0, 14, 26, "new-person"), (1, 0, 15, "ne
 def document(external_id: str, gold=None) -> Document:
     """A document of PARAGRAPHS (an attention check with `gold`)."""
     row = Document(
+        study_id=current_study_id(),
         external_id=external_id,
         content_hash=external_id.ljust(64, "0")[:64],
         paragraph_count=len(PARAGRAPHS),
@@ -93,6 +95,7 @@ def seed_flagged_study() -> dict[str, Document]:
     session(first, "lazy", SENTENCES)
     second = document("doc-2")
     suggestion = Suggestion(
+        study_id=current_study_id(),
         external_id="gpt-4-1",
         source="gpt-4",
         document_id=second.id,

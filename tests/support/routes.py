@@ -37,7 +37,7 @@ def route_family(rule: str) -> str:
     if rule.startswith(("/api/validators/<token>", "/v/<token>")):
         return "validator-token"
     if rule in {"/", "/healthz", "/start", "/api/openapi.json"} or rule.startswith(
-        ("/annotate/<", "/id=<", "/validate/<", "/static/")
+        ("/annotate/<", "/id=<", "/validate/<", "/static/", "/study/<slug>/")
     ):
         return "public"
     raise AssertionError(f"route {rule} is not classified in tests/support/routes.py")
@@ -58,6 +58,7 @@ def url_for_rule(rule: str, world: World, *, token: str | None = None) -> str:
         "conflict_id": 999,  # none: the login comes first, a researcher gets a 404
         "what": "annotations",  # /research/export/<what>.<fmt>: one of the table's exports
         "fmt": "csv",
+        "slug": "default",  # /study/<slug>/...: the default study, where the world lives
     }
 
     def fill(match: re.Match) -> str:

@@ -23,6 +23,7 @@ from app.models import (
     new_completion_code,
     new_token,
 )
+from app.studies import current_study_id
 
 WORDS = (
     "the captain found a letter under the lighthouse door and nobody in the village "
@@ -65,6 +66,7 @@ def seed_study(
     workers = workers or max(annotators, documents * annotators // 10)
     texts = [[_paragraph(rng) for _ in range(paragraphs)] for _ in range(documents)]
     doc_rows = []
+    study_id = current_study_id()
     for d in range(documents):
         gold = None
         if d < check_documents:
@@ -74,6 +76,7 @@ def seed_study(
             ]
         doc_rows.append(
             {
+                "study_id": study_id,
                 "external_id": f"{tag}doc-{d + 1:05d}",
                 "title": f"Generated summary {d + 1}",
                 "meta": {},
@@ -108,6 +111,7 @@ def seed_study(
             started = now - timedelta(minutes=rng.randint(20, 600))
             session_rows.append(
                 {
+                    "study_id": study_id,
                     "token": new_token(),
                     "document_id": doc_ids[d],
                     "annotator_id": worker_ids[(d * annotators + j) % workers],

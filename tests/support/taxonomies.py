@@ -4,12 +4,14 @@ test that needs another taxonomy builds it here, so the YAML is edited in one pl
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
-from flask import Flask
+from flask import Flask, current_app, g, has_app_context
 
-from app.taxonomy import TaxonomyError, load_taxonomy
+from app.studies import default_study, store_taxonomy
+from app.taxonomy import Taxonomy, TaxonomyError, load_taxonomy
 from tests.support.apps import ROOT
 
 DEFAULT_TAXONOMY = ROOT / "config" / "taxonomy.yaml"
@@ -97,6 +99,18 @@ def problems_of(path: Path) -> list[str]:
     return [f"{p.line}: {p.key}: {p.message}" for p in caught.value.problems]
 
 
-def use_taxonomy(app: Flask, path: Path | str) -> None:
-    """Make the taxonomy file at `path` the running app's taxonomy."""
-    app.extensions["taxonomy"] = load_taxonomy(path)
+def use_taxonomy(app: Flask, path: Path | str) -> Taxonomy:
+    """Make the file at `path` the default study's taxonomy (its next version, taken as
+    the app takes TAXONOMY_PATH at start) and the app's file taxonomy; the taxonomy.
+
+    Issue 30: the taxonomy a request uses comes from the database, so assigning
+    app.extensions["taxonomy"] alone no longer changes it."""
+    taxonomy = load_taxonomy(path)
+    app.extensions["taxonomy"] = taxonomy
+    inside = has_app_context() and current_app._get_current_object() is app
+    with nullcontext() if inside else app.app_context():
+        study = default_study()
+        study.taxonomy_file = str(path)
+        store_taxonomy(study, Path(path).read_bytes(), str(path), from_file=True)
+        g.pop("falte_taxonomy", None)
+    return taxonomy

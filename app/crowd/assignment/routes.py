@@ -1,4 +1,5 @@
-"""GET /start: the study's single entry link, pasted into Prolific or MTurk (the blueprint `bp`)."""
+"""GET /start and /study/<slug>/start: a study's single entry link, pasted into Prolific or MTurk
+(the blueprint `bp`); /start enters the default study (app.crowd.study_entry)."""
 
 from __future__ import annotations
 
@@ -17,18 +18,21 @@ from app.crowd.identity import (
 )
 from app.crowd.networks import PlaceRefused, place_refusal
 from app.crowd.settings import instructions_markup
+from app.crowd.study_entry import StudyUnavailable, admit_platform, enter_study, unavailable_page
 from app.rules.platforms import is_mturk_preview
 from app.taxonomy import current_taxonomy
 
 bp = Blueprint("assignment", __name__)
 bp.register_error_handler(OpenRefused, refusal_page)
 bp.register_error_handler(PlaceRefused, place_refusal)
+bp.register_error_handler(StudyUnavailable, unavailable_page)
 
 
 @bp.get("/start")
+@bp.get("/study/<slug>/start")
 @limit_opens
 @retry_on_disconnect
-def start():
+def start(slug: str | None = None):
     """Resume the worker's session or hand out the document that most needs annotators.
 
     Resuming needs proof of being that worker: assign() resumes through
@@ -38,7 +42,9 @@ def start():
     placeholders refused (request_identity), the arrival admitted (its Prolific study,
     verification, first binding wins), then assign(): a flagged worker stopped, the
     submission's session resumed, and only a new session counted against the client
-    network's cap (PlaceRefused)."""
+    network's cap (PlaceRefused). A study that is closed, archived or (for all but signed
+    links) a draft opens nothing (StudyUnavailable)."""
+    study = enter_study(slug)
     taxonomy = current_taxonomy()
     if is_mturk_preview(request.args):
         # MTurk shows the HIT before it is accepted: describe the task, hold no place.
@@ -46,6 +52,7 @@ def start():
             "assignment/preview.html", taxonomy=taxonomy, instructions=instructions_markup(taxonomy)
         )
     identity, anonymous = request_identity(target="start")
+    admit_platform(study, identity.platform)
     identity = submissions.admit(identity)
     session = assign(identity)
     if session is None or isinstance(session, Stopped):

@@ -107,6 +107,7 @@ from app.crowd.networks import (
     room_params,
 )
 from app.crowd.sessions import (
+    DOCUMENT_STUDY,
     inherits_failures,
     new_session_values,
     resume_session,
@@ -118,6 +119,7 @@ from app.crowd.submissions import submission_session
 from app.models import AnnotationSession, Annotator, Document, new_completion_code, new_token
 from app.rules.outcomes import CODE_PLACEHOLDER, completion_address
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id, remember_session_version
 from app.taxonomy import current_taxonomy
 
 SESSIONS = AnnotationSession.__table__
@@ -147,7 +149,10 @@ _SNAPSHOT = (
     )
     .select_from(DOCUMENTS.outerjoin(SESSIONS, SESSIONS.c.document_id == DOCUMENTS.c.id))
     # Practice documents (the taxonomy's `training:`) are never handed out (app.crowd.training).
-    .where(DOCUMENTS.c.external_id.not_in(bindparam("training_ids", expanding=True)))
+    .where(
+        DOCUMENTS.c.study_id == bindparam("study_id"),
+        DOCUMENTS.c.external_id.not_in(bindparam("training_ids", expanding=True)),
+    )
     .group_by(DOCUMENTS.c.id)
 )
 _OCCUPIED = (
@@ -173,7 +178,7 @@ _MARK_ABANDONED = (
     .values(status=SessionStatus.ABANDONED)
 )
 _MY_SESSIONS = select(SESSIONS.c.document_id, SESSIONS.c.status).where(
-    SESSIONS.c.annotator_id == _WORKER
+    SESSIONS.c.annotator_id == _WORKER, SESSIONS.c.study_id == bindparam("study_id")
 )
 _SUBMISSION_OF = select(SESSIONS.c.id).where(
     _MINE, SESSIONS.c.submission == bindparam("submission")
@@ -182,7 +187,9 @@ _NEW_ANNOTATOR = insert(ANNOTATORS).returning(ANNOTATORS.c.id)
 # A worker who failed in the study: the new session ends at once with that outcome
 # (sessions.worker_failure).
 _INHERIT = bindparam("inherit", type_=Boolean)
-_FAILURE = worker_failure(bindparam("worker_id", type_=SESSIONS.c.annotator_id.type))
+_FAILURE = worker_failure(
+    bindparam("worker_id", type_=SESSIONS.c.annotator_id.type), DOCUMENT_STUDY
+)
 _ACTIVE = literal_column(f"'{SessionStatus.ACTIVE}'")
 _ENDED = literal_column(f"'{SessionStatus.ABANDONED}'")
 _NEW_SESSION_VALUES = {
@@ -205,6 +212,7 @@ _NEW_SESSION_VALUES = {
     },
     "outcome": case((_INHERIT, _FAILURE), else_=null()),
     "status": case((and_(_INHERIT, _FAILURE.is_not(None)), _ENDED), else_=_ACTIVE),
+    "study_id": DOCUMENT_STUDY,  # a session belongs to its document's study
     "position": literal_column("0"),
     "furthest": literal_column("0"),
     "network": NETWORK,
@@ -321,6 +329,7 @@ def snapshot(
             {
                 "platform": identity.platform,
                 "external_id": identity.external_id,
+                "study_id": current_study_id(),
                 "training_ids": list(current_taxonomy().training.documents),
                 **rule.params(),
             },
@@ -448,7 +457,8 @@ def assign(identity: WorkerIdentity, now: datetime | None = None) -> Assignment 
     locks = DecisionLocks(identity, rule, network)
     locks.lock_worker()
     params = {"platform": identity.platform, "external_id": identity.external_id}
-    if dict(db.session.execute(_MY_SESSIONS, params).all()) != todo.mine:
+    mine = {**params, "study_id": current_study_id()}
+    if dict(db.session.execute(_MY_SESSIONS, mine).all()) != todo.mine:
         # Another request of this worker decided meanwhile: decide again, from now.
         if identity.submission is not None:
             mine = db.session.scalar(_SUBMISSION_OF, {**params, "submission": identity.submission})
@@ -566,4 +576,5 @@ def _new_session(
     if row is None:
         raise PlaceRefused.network_limit()  # its handler rolls back: nothing is kept
     db.session.commit()
+    remember_session_version(row.token, values["taxonomy_version"])
     return Assignment(row.id, row.token)

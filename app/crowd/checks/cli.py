@@ -12,6 +12,8 @@ from app.crowd.checks.plant import KINDS, PlantError, parse_kinds, plant
 from app.imports.document_formats import document_from_record
 from app.imports.document_store import DocumentImportRefused, import_documents
 from app.models import Document, Paragraph
+from app.studies import current_study_id
+from app.studies.cli import study_option
 from app.taxonomy import current_taxonomy
 
 
@@ -38,6 +40,7 @@ def _kinds(_ctx: click.Context, _param: click.Parameter, value: str) -> tuple[st
     "--id", "new_id", default=None, help="Id of the new document [default: SOURCE-check-SEED]."
 )
 @with_appcontext
+@study_option
 def plant_checks_command(
     source_doc_id: str, kinds: tuple[str, ...], seed: int, new_id: str | None
 ) -> None:
@@ -58,7 +61,9 @@ def plant_checks_command(
             f"{taxonomy.path}: checks: no category for {', '.join(missing)} "
             "(add e.g. `checks: {repetition: KEY, inconsistency: KEY, new-entity: KEY}`)"
         )
-    source = db.session.scalar(db.select(Document).filter_by(external_id=source_doc_id))
+    source = db.session.scalar(
+        db.select(Document).filter_by(external_id=source_doc_id, study_id=current_study_id())
+    )
     if source is None:
         fail(f"{source_doc_id}: no such document (see flask list-documents)")
     if source.gold:

@@ -18,7 +18,8 @@ Who follows it:
 - the annotation and session exports keep them, with `flagged: true`.
 
 Attention checks are the documents with gold spans, but the practice documents of
-training (app.crowd.training), which are no part of the study. A database holds one study.
+training (app.crowd.training), which are no part of the study. Everything here is about
+the current study (app.studies): a worker left out of one study counts in another.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from app.models import Annotation, AnnotationSession, Annotator, Document
 from app.rules import metrics
 from app.rules.metrics import GoldRecall
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 from app.taxonomy import current_taxonomy
 
 FAILED_CHECKS, FAILED_TRAINING, FLAGGED = "failed_checks", "failed_training", "flagged"
@@ -105,7 +107,7 @@ def left_out_workers(
         )
         .join(Annotator, Annotator.id == AnnotationSession.annotator_id)
         .join(Document, Document.id == AnnotationSession.document_id)
-        .where(or_(failed, submitted_check))
+        .where(AnnotationSession.study_id == current_study_id(), or_(failed, submitted_check))
     )
     if annotator_id is not None:
         query = query.where(AnnotationSession.annotator_id == annotator_id)

@@ -18,6 +18,7 @@ from app.core.extensions import db
 from app.crowd.surveys.answers import answer_text
 from app.models import AnnotationSession, Annotator, ConsentDecision, Document, SurveyAnswer
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 from app.taxonomy.surveys import Question, Survey
 
 SURVEY_COLUMNS = (
@@ -114,6 +115,7 @@ def _answers_query(document: str | None = None):
         .join(AnnotationSession, SurveyAnswer.session_id == AnnotationSession.id)
         .join(Document, AnnotationSession.document_id == Document.id)
         .join(Annotator, AnnotationSession.annotator_id == Annotator.id)
+        .where(AnnotationSession.study_id == current_study_id())
     )
     if document is not None:
         query = query.where(Document.external_id == document)
@@ -175,6 +177,7 @@ def count_survey_rows(document: str | None = None) -> int:
         .select_from(SurveyAnswer)
         .join(AnnotationSession, SurveyAnswer.session_id == AnnotationSession.id)
         .join(Document, AnnotationSession.document_id == Document.id)
+        .where(AnnotationSession.study_id == current_study_id())
     )
     if document is not None:
         query = query.where(Document.external_id == document)
@@ -184,10 +187,14 @@ def count_survey_rows(document: str | None = None) -> int:
 def all_answers() -> list[tuple[str, str, str, Any]]:
     """(survey, question key, question type, answer) of every stored answer, for the
     dashboard's summary (attention-check sessions included: a survey is about the worker)."""
-    query = select(
-        SurveyAnswer.survey,
-        SurveyAnswer.question_key,
-        SurveyAnswer.question_type,
-        SurveyAnswer.answer,
+    query = (
+        select(
+            SurveyAnswer.survey,
+            SurveyAnswer.question_key,
+            SurveyAnswer.question_type,
+            SurveyAnswer.answer,
+        )
+        .join(AnnotationSession, SurveyAnswer.session_id == AnnotationSession.id)
+        .where(AnnotationSession.study_id == current_study_id())
     )
     return [tuple(row) for row in db.session.execute(query)]

@@ -13,10 +13,11 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from app.core.extensions import db
 from app.models import Annotator, Document, TrainingAttempt
+from app.studies import current_study_id
 
 TRAINING_COLUMNS = (
     "session_id",
@@ -43,6 +44,7 @@ _ATTEMPTS = (
     select(TrainingAttempt, Annotator.platform, Annotator.external_id, Document.external_id)
     .join(Annotator, Annotator.id == TrainingAttempt.annotator_id)
     .join(Document, Document.id == TrainingAttempt.document_id)
+    .where(Document.study_id == bindparam("study_id"))
     .order_by(TrainingAttempt.session_id, TrainingAttempt.document_id, TrainingAttempt.attempt)
 )
 
@@ -50,7 +52,10 @@ _ATTEMPTS = (
 def iter_training_records(as_text: bool = False) -> Iterator[dict[str, Any]]:
     """One record per training attempt (TRAINING_COLUMNS), by session, document, attempt;
     `as_text` writes the spans and feedback lists as JSON text (for CSV)."""
-    result = db.session.execute(_ATTEMPTS.execution_options(yield_per=BATCH, stream_results=True))
+    result = db.session.execute(
+        _ATTEMPTS.execution_options(yield_per=BATCH, stream_results=True),
+        {"study_id": current_study_id()},
+    )
     for attempt, platform, external_id, document_id in result:
         kinds = Counter(item.get("kind") for item in attempt.feedback or [])
         spans, feedback = attempt.spans or [], attempt.feedback or []
@@ -77,4 +82,9 @@ def iter_training_records(as_text: bool = False) -> Iterator[dict[str, Any]]:
 
 def count_training_rows() -> int:
     """How many attempts the training export holds."""
-    return db.session.scalar(select(func.count(TrainingAttempt.id))) or 0
+    query = (
+        select(func.count(TrainingAttempt.id))
+        .join(Document, Document.id == TrainingAttempt.document_id)
+        .where(Document.study_id == current_study_id())
+    )
+    return db.session.scalar(query) or 0

@@ -29,6 +29,7 @@ from app.models import AnnotationSession, Document, Paragraph, TrainingAttempt
 from app.rules.annotation import AnnotationIn, check_rules
 from app.rules.spans import SpanError
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 from app.taxonomy import Taxonomy, current_taxonomy, max_comment_length
 
 FAILED_TRAINING = "failed_training"
@@ -81,7 +82,7 @@ def practice_documents(taxonomy: Taxonomy | None = None) -> list[PracticeDocumen
         return []
     rows = db.session.execute(
         select(Document.id, Document.external_id, Document.title, Document.gold).where(
-            Document.external_id.in_(ids)
+            Document.study_id == current_study_id(), Document.external_id.in_(ids)
         )
     ).all()
     by_id = {row.external_id: row for row in rows}
@@ -114,7 +115,9 @@ def document_problems(taxonomy: Taxonomy) -> list[str]:
     found = {
         row.external_id: row.gold
         for row in db.session.execute(
-            select(Document.external_id, Document.gold).where(Document.external_id.in_(ids))
+            select(Document.external_id, Document.gold).where(
+                Document.study_id == current_study_id(), Document.external_id.in_(ids)
+            )
         )
     }
     for external_id in ids:

@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from app.core.extensions import db
 from app.models import Document, TrainingAttempt
+from app.studies import current_study_id
 
 
 @dataclass(frozen=True)
@@ -69,5 +70,5 @@ def load_practice_figures(allowed: int) -> list[PracticeFigures]:
         TrainingAttempt.attempt,
         TrainingAttempt.passed,
     ).join(Document, Document.id == TrainingAttempt.document_id)
-    rows = db.session.execute(query)
+    rows = db.session.execute(query.where(Document.study_id == current_study_id()))
     return summarise(((doc, (ann, key), n, ok) for doc, ann, key, n, ok in rows), allowed)

@@ -1,0 +1,76 @@
+"""Which study a worker's start link enters, and whether it may (issue 30).
+
+`/study/<slug>/start`, `/study/<slug>/annotate/<document_id>` and
+`/study/<slug>/validate/<round>` name their study; the unprefixed addresses (`/start`,
+`/annotate/...`, `/id=...`, `/validate/...`) enter the default study. An unknown slug is
+a 404 page. A closed or archived study opens nothing: a page says so (status 410), with
+the way back to the platform; its data stays. A draft opens only signed annotator links
+(the researchers trying it); any other arrival gets the same page, saying it is not open
+yet. Pages of a session already opened (`/s/<token>`, `/v/<token>`) keep working whatever
+the status: a worker who began may finish.
+"""
+
+from __future__ import annotations
+
+from flask import render_template, request
+
+from app.core.extensions import db
+from app.core.persistence import end_orm_transaction
+from app.crowd.settings import study_settings
+from app.models import Study
+from app.rules.outcomes import CODE_PLACEHOLDER
+from app.rules.studies import StudyStatus, accepts_new_workers
+from app.studies import default_study, study_by_slug, use_study
+
+
+class StudyUnavailable(Exception):
+    """The start link's study does not exist (404) or takes no workers now (410)."""
+
+    def __init__(self, status: int, study: Study | None, slug: str) -> None:
+        super().__init__(slug)
+        self.status = status
+        self.study = study
+        self.slug = slug
+
+
+def enter_study(slug: str | None) -> Study:
+    """The study of this start link (the default study without a slug), made the current
+    study; StudyUnavailable when there is none or it is closed or archived."""
+    study = default_study() if slug is None else study_by_slug(slug)
+    # A worker's first open is one statement on the autocommit connection
+    # (app.annotate.opening): leave no ORM transaction open behind the lookup.
+    end_orm_transaction()
+    if study is None:
+        raise StudyUnavailable(404, None, slug or "")
+    use_study(study)
+    if study.status in (StudyStatus.CLOSED, StudyStatus.ARCHIVED):
+        raise StudyUnavailable(410, study, study.slug)
+    return study
+
+
+def admit_platform(study: Study, platform: str) -> None:
+    """StudyUnavailable unless the study takes this arrival: an open study anyone, a
+    draft only a signed annotator link (platform `direct`)."""
+    if not accepts_new_workers(study.status) and platform != "direct":
+        raise StudyUnavailable(410, study, study.slug)
+
+
+def unavailable_page(exc: StudyUnavailable):
+    """The page of a study that opens nothing (its handler in every start link's blueprint)."""
+    db.session.rollback()
+    exit_url = None
+    if exc.study is not None and request.args.get("PROLIFIC_PID"):
+        # A Prolific worker is asked to return the submission: the study's no_consent
+        # address (its action on Prolific is "ask for a return"), when it is one fixed
+        # address (a {code} one needs a session's own code, and there is no session).
+        template = study_settings().completion_template("no_consent")
+        if template and CODE_PLACEHOLDER not in template:
+            exit_url = template
+    page = render_template(
+        "assignment/study_unavailable.html",
+        study=exc.study,
+        slug=exc.slug,
+        status=exc.study.status if exc.study is not None else None,
+        exit_url=exit_url,
+    )
+    return page, exc.status, {"Cache-Control": "no-store"}
