@@ -153,8 +153,8 @@ def prepare_import(
 
 
 class StoredDocuments(Mapping[str, tuple[str, ...]]):
-    """The stored documents as the W3C and brat readers want them: document id ->
-    paragraphs, each read from the database when first asked for (a file names a few
+    """The current study's stored documents as the W3C and brat readers want them: document
+    id -> paragraphs, each read from the database when first asked for (a file names a few
     documents of many). `prefix` is --id-prefix: the file's id `x` is the stored `prefix+x`."""
 
     def __init__(self, prefix: str = "") -> None:
@@ -164,7 +164,10 @@ class StoredDocuments(Mapping[str, tuple[str, ...]]):
     def _load(self, document_id: str) -> tuple[str, ...] | None:
         if document_id not in self._cache:
             row = db.session.scalars(
-                select(Document).where(Document.external_id == self.prefix + document_id)
+                select(Document).where(
+                    Document.study_id == current_study_id(),
+                    Document.external_id == self.prefix + document_id,
+                )
             ).first()
             self._cache[document_id] = (
                 None
@@ -183,7 +186,10 @@ class StoredDocuments(Mapping[str, tuple[str, ...]]):
         return isinstance(document_id, str) and self._load(document_id) is not None
 
     def __iter__(self) -> Iterator[str]:
-        query = select(Document.external_id).where(Document.external_id.startswith(self.prefix))
+        query = select(Document.external_id).where(
+            Document.study_id == current_study_id(),
+            Document.external_id.startswith(self.prefix),
+        )
         return (external[len(self.prefix) :] for external in db.session.scalars(query))
 
     def __len__(self) -> int:

@@ -44,6 +44,7 @@ from app.models import (
 from app.research.dashboard import DashboardView, DocumentRow, SessionRow
 from app.rules import metrics
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 from app.suggestions.arms import study_arms
 from app.suggestions.decoys import decoy_counts, session_decisions
 from app.taxonomy import current_taxonomy
@@ -92,7 +93,11 @@ def _suggestion_marks(source: str, documents: dict[int, str]) -> dict[str, list[
         Suggestion.span_end,
         Suggestion.category,
         Suggestion.labels,
-    ).where(Suggestion.source == source, Suggestion.decoy.is_(False))
+    ).where(
+        Suggestion.study_id == current_study_id(),
+        Suggestion.source == source,
+        Suggestion.decoy.is_(False),
+    )
     marks: dict[str, list[Mark]] = defaultdict(list)
     for document_id, p, start, end, category, labels in db.session.execute(query):
         if document_id in documents:
@@ -103,7 +108,11 @@ def _suggestion_marks(source: str, documents: dict[int, str]) -> dict[str, list[
 
 def judge_sources() -> list[str]:
     """The sources of suggestions a judge report can take (real suggestions only)."""
-    query = select(Suggestion.source).where(Suggestion.decoy.is_(False)).distinct()
+    query = (
+        select(Suggestion.source)
+        .where(Suggestion.study_id == current_study_id(), Suggestion.decoy.is_(False))
+        .distinct()
+    )
     return sorted(db.session.scalars(query))
 
 
@@ -330,7 +339,9 @@ def _precision_counts() -> dict[int, tuple[int, int]]:
     partial_valid = {
         round_id: (settings or {}).get("partial_counts_as_valid", True)
         for round_id, settings in db.session.execute(
-            select(ValidationRound.id, ValidationRound.settings)
+            select(ValidationRound.id, ValidationRound.settings).where(
+                ValidationRound.study_id == current_study_id()
+            )
         )
     }
     query = (
@@ -343,6 +354,8 @@ def _precision_counts() -> dict[int, tuple[int, int]]:
         .select_from(ValidationJudgment)
         .join(ValidationItem, ValidationItem.id == ValidationJudgment.item_id)
         .join(Annotation, Annotation.id == ValidationItem.annotation_id)
+        .join(ValidationRound, ValidationRound.id == ValidationItem.round_id)
+        .where(ValidationRound.study_id == current_study_id())
         .group_by(Annotation.session_id, ValidationItem.round_id, ValidationJudgment.verdict)
     )
     counts: dict[int, list[int]] = defaultdict(lambda: [0, 0])

@@ -303,6 +303,7 @@ def _export_brat(output: Path | None, flt: ExportFilter, keep_ids: bool) -> None
 )
 @flag("--keep-ids", "Keep worker, session and validator ids (default: keyed pseudonyms).")
 @with_appcontext
+@study_option
 def export_dataset_command(folder: Path, license_id: str, keep_ids: bool) -> None:
     """Write the study as a Hugging Face dataset into FOLDER (new or empty).
 
@@ -353,6 +354,7 @@ def export_dataset_command(folder: Path, license_id: str, keep_ids: bool) -> Non
     help="Only annotators or only validators (default: both).",
 )
 @with_appcontext
+@study_option
 def payments_command(platform: str, output: Path, role: str | None) -> None:
     """Write the payment sheets of one platform: who to approve, review, screen out or
     return, by outcome (completed: approve; failed_checks: review; failed_training: screen
@@ -444,6 +446,7 @@ def _refuse(exc: AnalysisError) -> NoReturn:
 )
 @report_format_option
 @with_appcontext
+@study_option
 def judge_report_command(
     judge_name: str, epsilon: float, unit: str, weighted: bool, fmt: str
 ) -> None:
@@ -473,6 +476,7 @@ def judge_report_command(
 )
 @report_format_option
 @with_appcontext
+@study_option
 def recall_estimate_command(method: str | None, fmt: str) -> None:
     """How many errors did nobody find? Capture-recapture over the annotators of each
     document (spans of different annotators are one error when they match by the
@@ -507,6 +511,7 @@ def recall_estimate_command(method: str | None, fmt: str) -> None:
 )
 @report_format_option
 @with_appcontext
+@study_option
 def plan_study_command(
     figure: str, half_width: float, hourly_rate: float | None, fee_percent: float, fmt: str
 ) -> None:

@@ -4,9 +4,10 @@ readings of each annotator, and one row per worker to pay.
 
 Every read of the W3C and brat exports, the Hugging Face dataset and the payment sheets
 goes through this module. The annotation and session records come from the exports
-(app.exports: their `ExportFilter` says which rows); every query written here passes
-through `in_study`, the one place a study filter narrows them once a database holds
-several studies. `STUDY` names the study in W3C identifiers (``urn:falte:<study>:...``).
+(app.exports: their `ExportFilter` says which rows, of the current study); every query
+written here passes through `in_study`, the one place that narrows it to the current
+study (app.studies: `--study SLUG` of a command, the console's study). The study's slug
+names it in W3C identifiers (``urn:falte:<study>:...``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from sqlalchemy import Select, and_, distinct, func, select
+from sqlalchemy import Join, Select, Table, and_, distinct, func, select
 
 from app.core.extensions import db
 from app.crowd.checks.flagged import FLAGGED, gold_found_per_session, left_out_workers
@@ -34,9 +35,9 @@ from app.models import (
     ValidationSession,
 )
 from app.rules.statuses import SessionStatus
+from app.studies import current_study, current_study_id
 from app.taxonomy import current_taxonomy
 
-STUDY = "default"  # the study's name in W3C ids; a study's slug once studies are rows
 VALIDATED = ("agree", "partial")  # verdicts that make an annotation validated (bonus)
 # When a worker's sessions end differently, the one that decides the payment: a final
 # failure, then completed work, then a return; otherwise the worker is still open.
@@ -44,13 +45,61 @@ OUTCOME_ORDER = ("failed_checks", "failed_training", "completed", "no_consent")
 
 
 def in_study(query: Select) -> Select:
-    """The query narrowed to the study's rows (a database holds one study today)."""
-    return query
+    """The query narrowed to the current study's rows.
+
+    Every table of the query's FROM (inner joins; an outer join's optional side is left
+    alone) that carries `study_id` is held to the current study; a query that reaches
+    none of them, only annotations, validation sessions, items or judgments, is held to
+    them through their session or round. A query that reaches no study at all is a
+    mistake and refused: no read of a study's data goes out unscoped."""
+    tables = {table.name: table for table in _inner_tables(query.get_final_froms())}
+    study_id = current_study_id()
+    direct = [
+        tables[name].c.study_id == study_id
+        for name in ("documents", "annotation_sessions", "validation_rounds", "suggestions")
+        if name in tables
+    ]
+    if direct:
+        return query.where(*direct)
+    for name, through in _THROUGH.items():
+        if name in tables:
+            return query.where(through(tables[name], study_id))
+    raise ValueError(f"in_study: the query reaches no study's table ({', '.join(tables)})")
+
+
+def _inner_tables(froms: Iterable[Any]) -> Iterator[Table]:
+    for item in froms:
+        if isinstance(item, Join):
+            yield from _inner_tables([item.left])
+            if not item.isouter:
+                yield from _inner_tables([item.right])
+        elif isinstance(item, Table):
+            yield item
+
+
+def _rounds_of(study_id: int) -> Select:
+    return select(ValidationRound.id).where(ValidationRound.study_id == study_id)
+
+
+def _items_of(study_id: int) -> Select:
+    return select(ValidationItem.id).where(ValidationItem.round_id.in_(_rounds_of(study_id)))
+
+
+def _sessions_of(study_id: int) -> Select:
+    return select(AnnotationSession.id).where(AnnotationSession.study_id == study_id)
+
+
+_THROUGH: dict[str, Any] = {
+    "annotations": lambda t, s: t.c.session_id.in_(_sessions_of(s)),
+    "validation_sessions": lambda t, s: t.c.round_id.in_(_rounds_of(s)),
+    "validation_items": lambda t, s: t.c.round_id.in_(_rounds_of(s)),
+    "validation_judgments": lambda t, s: t.c.item_id.in_(_items_of(s)),
+}
 
 
 def study_name() -> str:
-    """The study's name as the formats write it."""
-    return STUDY
+    """The study's name as the formats write it: its slug."""
+    return current_study().slug
 
 
 # --- documents ---------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 from app.core.extensions import db
 from app.models import Annotation, AnnotationSession, Annotator, Suggestion, SuggestionRejection
 from app.rules.statuses import SessionStatus
+from app.studies import current_study_id
 
 SHOW = "show"
 
@@ -31,6 +32,7 @@ def _counted_sessions(left_out: Iterable[int]):
         (Annotator.platform + ":" + Annotator.external_id).label("worker"),
     ).join(Annotator, Annotator.id == AnnotationSession.annotator_id)
     query = query.where(
+        AnnotationSession.study_id == current_study_id(),
         AnnotationSession.status == SessionStatus.SUBMITTED,
         AnnotationSession.arm == SHOW,
         AnnotationSession.is_attention_check.is_(False),
@@ -48,7 +50,7 @@ def decoy_counts(left_out: Iterable[int] = ()) -> dict[str, tuple[int, int]]:
     per_document = dict(
         db.session.execute(
             select(Suggestion.document_id, func.count())
-            .where(Suggestion.decoy.is_(True))
+            .where(Suggestion.study_id == current_study_id(), Suggestion.decoy.is_(True))
             .group_by(Suggestion.document_id)
         ).all()
     )

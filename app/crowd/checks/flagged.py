@@ -156,7 +156,11 @@ def gold_found_per_session() -> dict[int, int]:
     query = (
         select(AnnotationSession.id, Document.gold, _packed_spans())
         .join(Document, Document.id == AnnotationSession.document_id)
-        .where(AnnotationSession.status == SessionStatus.SUBMITTED, _is_check())
+        .where(
+            AnnotationSession.study_id == current_study_id(),
+            AnnotationSession.status == SessionStatus.SUBMITTED,
+            _is_check(),
+        )
     )
     return {
         session: metrics.gold_recall(gold, _unpack(marked)).found_same_category
