@@ -17,10 +17,10 @@ from sqlalchemy import select
 from app import create_app
 from app.core.extensions import db
 from app.models import Annotator, ValidationRound, ValidationSession
-from app.taxonomy import load_taxonomy
 from tests.support.apps import ROOT, dispose_engines, make_test_config
 from tests.support.interop_app import run
 from tests.support.payments_study import bonus_taxonomy, seed_payments_study
+from tests.support.taxonomies import use_taxonomy
 
 PROLIFIC = {  # worker: (role, decision, bonus, bonus paid now)
     "PGOOD1": ("annotator", "approve", "1.00", "1.00"),  # 3 validated + 2 planted: capped
@@ -116,7 +116,7 @@ def test_a_bonus_in_another_currency_than_usd_is_refused_for_mturk(
 ):
     path = tmp_path / "gbp.yaml"
     path.write_text((tmp_path / "bonus.yaml").read_text().replace("USD", "GBP"), "utf-8")
-    app.extensions["taxonomy"] = load_taxonomy(path)
+    use_taxonomy(app, path)
     result = runner.invoke(args=["payments", "--platform", "mturk", "--output", str(tmp_path)])
     assert result.exit_code == 1
     assert "bonus.currency: MTurk pays bonuses in USD" in result.output

@@ -18,6 +18,7 @@ from app.models import (
     ValidationJudgment,
     ValidationRound,
 )
+from app.studies import current_study_id
 from tests.support.interop import DOCUMENTS, study_records
 
 
@@ -54,7 +55,7 @@ def seed_study(runner, folder: Path) -> list[dict]:
 def judge_some(verdicts: dict[str, str], validator: str = "prolific:60ffeeddccbbaa9988776655"):
     """A round `r1` whose items are the live annotations with the given span texts, judged
     by `validator` as given ({span text: verdict}). Committed."""
-    round_ = ValidationRound(name="r1", judgments_per_item=1)
+    round_ = ValidationRound(study_id=current_study_id(), name="r1", judgments_per_item=1)
     db.session.add(round_)
     db.session.flush()
     rows = db.session.execute(

@@ -24,6 +24,7 @@ from app.models import (
     ValidationSession,
     utcnow,
 )
+from app.studies import current_study_id
 
 PARAGRAPHS = ["Anna met Bob. They talked.", "Then it rained."]
 ANNA, BOB = (0, 0, 4, "new-person"), (0, 9, 12, "new-person")
@@ -43,7 +44,8 @@ def bonus_taxonomy(folder, default_taxonomy) -> str:
 
 
 def _document(external_id: str, gold=None) -> Document:
-    row = Document(external_id=external_id, content_hash=external_id.ljust(64, "0")[:64],
+    row = Document(study_id=current_study_id(), external_id=external_id,
+                   content_hash=external_id.ljust(64, "0")[:64],
                    paragraph_count=len(PARAGRAPHS), gold=gold)  # fmt: skip
     row.paragraphs = [Paragraph(position=i, text=t) for i, t in enumerate(PARAGRAPHS)]
     db.session.add(row)
@@ -111,7 +113,7 @@ def _judge(annotation: Annotation, verdict: str, session: ValidationSession, num
 def seed_payments_study() -> None:
     """The study to pay (see the module's docstring). Committed."""
     check, doc = _document("check-1", GOLD), _document("doc-1")
-    db.session.add(ValidationRound(name="r1", judgments_per_item=1))
+    db.session.add(ValidationRound(study_id=current_study_id(), name="r1", judgments_per_item=1))
     db.session.flush()
     # Prolific annotators.
     _session(check, "prolific", "PGOOD1", [ANNA, BOB])  # 2 planted found
