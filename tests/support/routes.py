@@ -82,8 +82,8 @@ def rules(app) -> list[tuple[str, list[str]]]:
 
 
 # How many rules the security suite's URL map had when the walks were written (43; 32
-# answer GET, 16 take a write). A walk that visits fewer lost routes: it must fail rather than pass vacuously.
-# Raise the numbers when routes are added.
+# answer GET, 16 take a write). A walk that visits fewer lost routes: it must fail rather
+# than pass vacuously. Raise the numbers when routes are added.
 AT_LEAST = {None: 43, "GET": 32, "write": 16}
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
