@@ -15,6 +15,7 @@ from app.core.security import capability_csrf_token
 from tests.support.annotate_page import seed_document
 from tests.support.axe import violations
 from tests.support.research import WIDTHS, add_researcher, log_in, overflow_by_width
+from tests.support.worker_api import token_from
 
 PARAGRAPHS = (
     "Zoë met 🚢 Łukasz at the harbour. Zoë smiled.",
@@ -26,8 +27,7 @@ def _work(live, annotator: str, *, submit: bool) -> None:
     """A worker's session through the worker API: one singleton, one paired, reaching
     paragraph 2 (id 1)."""
     client = live.app.test_client()
-    token = client.get(f"/annotate/voyage?annotator={annotator}").headers["Location"]
-    token = token.rsplit("/", 1)[-1]
+    token = token_from(client.get(f"/annotate/voyage?annotator={annotator}"))
     with live.app.app_context():
         headers = {"X-CSRFToken": capability_csrf_token("annotate", token)}
     url = f"/api/sessions/{token}"
