@@ -15,13 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app import create_app
-from app.core.extensions import db
 from app.interop.pseudonyms import Pseudonyms
-from tests.support.apps import dispose_engines, make_test_config
 from tests.support.interop import ALICE, BOB
-from tests.support.interop_app import judge_some, run, seed_study
-from tests.support.severities import severity_taxonomy
+from tests.support.interop_app import judge_some, run, seed_study, severity_app
 
 CONFIGS = ("annotations", "documents", "sessions", "judgments")
 VALIDATOR = "prolific:60ffeeddccbbaa9988776655"
@@ -30,12 +26,8 @@ VALIDATOR = "prolific:60ffeeddccbbaa9988776655"
 @pytest.fixture
 def app(database_uri, tmp_path):
     """The app with the default taxonomy plus severities (minor, major)."""
-    taxonomy = severity_taxonomy(tmp_path)
-    application = create_app(make_test_config(database_uri, TAXONOMY_PATH=taxonomy))
-    with application.app_context():
+    with severity_app(database_uri, tmp_path) as application:
         yield application
-        db.session.remove()
-        dispose_engines()
 
 
 @pytest.fixture

@@ -16,14 +16,12 @@ import shutil
 import pytest
 from sqlalchemy import delete, func, select, update
 
-from app import create_app
 from app.core.extensions import db
 from app.models import Annotation, AnnotationSession
-from tests.support.apps import ROOT, dispose_engines, make_test_config
+from tests.support.apps import ROOT
 from tests.support.interop import ALICE, DOCUMENTS, study_records, units
-from tests.support.interop_app import export_jsonl, import_documents, run
+from tests.support.interop_app import export_jsonl, import_documents, run, severity_app
 from tests.support.interop_app import seed_study as seed
-from tests.support.severities import severity_taxonomy
 
 BRAT_FIXTURE = ROOT / "tests" / "fixtures" / "brat"
 # What a format carries back: everything of a record but the ids the database gives and
@@ -36,12 +34,8 @@ KEYS = ("document_id", "paragraph_id", "category", "category_name", "category_ty
 @pytest.fixture
 def app(database_uri, tmp_path):
     """The app with the default taxonomy plus severities (minor, major)."""
-    taxonomy = severity_taxonomy(tmp_path)
-    application = create_app(make_test_config(database_uri, TAXONOMY_PATH=taxonomy))
-    with application.app_context():
+    with severity_app(database_uri, tmp_path) as application:
         yield application
-        db.session.remove()
-        dispose_engines()
 
 
 def forget_annotations() -> None:

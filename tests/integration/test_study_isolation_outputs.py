@@ -18,12 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from app import create_app
-from app.core.extensions import db
-from tests.support.apps import dispose_engines, make_test_config
 from tests.support.interop import ALICE, BOB, DOCUMENTS, study_records
-from tests.support.interop_app import run, seed_study
-from tests.support.severities import severity_taxonomy
+from tests.support.interop_app import run, seed_study, severity_app
 
 OTHER = "other"
 RENAMED = {"ch-1": "ot-1", "ch-2": "ot-2"}
@@ -36,12 +32,8 @@ MODEL = "other-model"
 @pytest.fixture
 def app(database_uri, tmp_path):
     """The app with the default taxonomy plus severities (minor, major)."""
-    taxonomy = severity_taxonomy(tmp_path)
-    application = create_app(make_test_config(database_uri, TAXONOMY_PATH=taxonomy))
-    with application.app_context():
+    with severity_app(database_uri, tmp_path) as application:
         yield application
-        db.session.remove()
-        dispose_engines()
 
 
 def seed_other_study(runner, folder: Path, taxonomy: Path) -> None:

@@ -5,10 +5,14 @@ through our own JSONL, a validation round with judgments on some of its annotati
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from flask import Flask
 from sqlalchemy import select
 
+from app import create_app
 from app.core.extensions import db
 from app.models import (
     Annotation,
@@ -19,7 +23,22 @@ from app.models import (
     ValidationRound,
 )
 from app.studies import current_study_id
+from tests.support.apps import dispose_engines, make_test_config
 from tests.support.interop import DOCUMENTS, study_records
+from tests.support.severities import severity_taxonomy
+
+
+@contextmanager
+def severity_app(database_uri: str, folder: Path) -> Iterator[Flask]:
+    """The app with the default taxonomy plus severities (minor, major), inside its
+    app context; the taxonomy file is written into `folder`."""
+    application = create_app(
+        make_test_config(database_uri, TAXONOMY_PATH=severity_taxonomy(folder))
+    )
+    with application.app_context():
+        yield application
+        db.session.remove()
+        dispose_engines()
 
 
 def run(runner, *args):
