@@ -163,14 +163,21 @@ def _parsed(limit: str) -> tuple[RateLimitItem, ...]:
     return tuple(parse_many(limit))
 
 
+def _reachable_limiter() -> FailOpenRateLimiter | None:
+    """The app's limiter, or None when limits are off (RATELIMIT_ENABLED false) or its
+    storage is down (fail open: the request goes through)."""
+    if not current_app.config["RATELIMIT_ENABLED"]:
+        return None
+    strategy: FailOpenRateLimiter = current_app.extensions[EXTENSION]
+    return strategy if strategy.available() else None
+
+
 def check(config_key: str, scope: str, key: str) -> None:
     """Count this request against app.config[config_key] for (scope, key); raise a 429
     (TooManyRequests with retry_after: seconds until the window resets) beyond it."""
     app = current_app
-    if not app.config["RATELIMIT_ENABLED"]:
-        return
-    strategy: FailOpenRateLimiter = app.extensions[EXTENSION]
-    if not strategy.available():
+    strategy = _reachable_limiter()
+    if strategy is None:
         return
     try:
         exceeded = [
@@ -193,11 +200,8 @@ def _lock_key(scope: str, key: str) -> str:
 def check_lock(scope: str, key: str) -> None:
     """Raise a 429 (TooManyRequests with retry_after) while record_failure's lock on
     (scope, key) lasts."""
-    app = current_app
-    if not app.config["RATELIMIT_ENABLED"]:
-        return
-    strategy: FailOpenRateLimiter = app.extensions[EXTENSION]
-    if not strategy.available():
+    strategy = _reachable_limiter()
+    if strategy is None:
         return
     try:
         locked = strategy.storage.get(_lock_key(scope, key))
@@ -215,12 +219,10 @@ def record_failure(config_key: str, lock_config_key: str, scope: str, key: str) 
     minutes", a moving window); the failure that reaches it locks (scope, key) for
     app.config[lock_config_key] minutes (check_lock) and starts the count afresh."""
     app = current_app
-    if not app.config["RATELIMIT_ENABLED"]:
+    strategy = _reachable_limiter()
+    if strategy is None:
         return
-    strategy: FailOpenRateLimiter = app.extensions[EXTENSION]
     moving: MovingWindowRateLimiter = app.extensions[MOVING]
-    if not strategy.available():
-        return
     try:
         for item in _parsed(app.config[config_key]):
             moving.hit(item, scope, key)
@@ -238,10 +240,8 @@ def record_failure(config_key: str, lock_config_key: str, scope: str, key: str) 
 def forget_failures(config_key: str, scope: str, key: str) -> None:
     """Start the failures of (scope, key) afresh (after a success)."""
     app = current_app
-    if not app.config["RATELIMIT_ENABLED"]:
-        return
-    strategy: FailOpenRateLimiter = app.extensions[EXTENSION]
-    if not strategy.available():
+    strategy = _reachable_limiter()
+    if strategy is None:
         return
     try:
         for item in _parsed(app.config[config_key]):
