@@ -386,7 +386,8 @@ def test_validators_see_opaque_item_ids_whatever_the_origin(app, runner, client,
     for body in bodies:
         for original in originals:
             assert original not in body
-        assert "gpt-4" not in body and "human-alice" not in body and "66ff" not in body
+        # (Not the hex tail alone: a random CSRF token may hold any four hex digits.)
+        assert "gpt-4" not in body and "human-alice" not in body
     # The report maps each judgment to its item (and so to its source).
     report = json.loads(
         runner.invoke(args=["validation", "report", "opaque", "--format", "json"]).output

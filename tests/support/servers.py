@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -14,11 +15,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# Below Linux's ephemeral range (32768-60999): the kernel never lends these ports to a
+# client connection, so a port found free here is still free when a server binds it (a
+# port 0 bind gives an ephemeral one, which an outgoing connection could take meanwhile).
+TEST_PORTS = (20000, 32767)
+
+
 def free_port() -> int:
-    """A free TCP port on 127.0.0.1."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A TCP port free on every address (servers and nginx bind 0.0.0.0 or 127.0.0.1)."""
+    for _ in range(500):
+        port = random.randint(*TEST_PORTS)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("0.0.0.0", port))  # noqa: S104 (a probe, closed at once)
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {TEST_PORTS}")
 
 
 def start_gunicorn(
