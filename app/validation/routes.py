@@ -22,6 +22,7 @@ from app.core.request_json import json_object
 from app.core.security import capability_csrf_token, require_capability_csrf
 from app.crowd.identity import (
     OpenRefused,
+    WorkerIdentity,
     opened_response,
     refusal_page,
     request_identity,
@@ -112,11 +113,22 @@ def start(round_name: str, slug: str | None = None):
         page = render_template("validation/no_round.html", round_name=round_name)
         return page, 404
     if is_mturk_preview(request.args):
-        return render_template(
-            "validation/preview.html", reasons=_reasons(round_), protocols=_protocols(round_)
-        )
+        return preview_page(round_)
     identity, anonymous = request_identity(target=f"round:{round_name}")
     admit_platform(study, identity.platform)
+    return open_round(round_, identity, anonymous)
+
+
+def preview_page(round_: ValidationRound) -> str:
+    """MTurk's preview of a round's HIT: what the task is, no session created."""
+    return render_template(
+        "validation/preview.html", reasons=_reasons(round_), protocols=_protocols(round_)
+    )
+
+
+def open_round(round_: ValidationRound, identity: WorkerIdentity, anonymous: bool):
+    """Start or resume the validator's session in the round and send them to its page
+    (the round's link and a validation study's start link both end here)."""
     session = start_session(round_, identity)
     response = redirect(url_for("validation.session_page", token=session.token), code=302)
     return opened_response(response, identity, anonymous, "v", session.id)
