@@ -7,7 +7,14 @@ from __future__ import annotations
 import pytest
 
 from app.core.extensions import db
-from app.models import Document, ValidationItem, ValidationRound
+from app.core.security import capability_csrf_token
+from app.models import (
+    Document,
+    ValidationConsentDecision,
+    ValidationItem,
+    ValidationRound,
+    ValidationSession,
+)
 from app.research.study_data import judgment_records
 from app.studies import require_study, use_study
 from tests.support.signed_links import sign
@@ -62,9 +69,12 @@ def test_a_validation_studys_round_judges_the_annotation_studys_annotations(app,
     # The documents are the judged study's: none was copied into the validation study.
     documents = {db.session.get(Document, item.document_id).study_id for item in items}
     assert documents == {require_study("default").id}
-    assert db.session.scalar(
-        db.select(db.func.count(Document.id)).where(Document.study_id == checks_study.id)
-    ) == 0
+    assert (
+        db.session.scalar(
+            db.select(db.func.count(Document.id)).where(Document.study_id == checks_study.id)
+        )
+        == 0
+    )
 
 
 def test_start_leads_to_the_items_and_reopening_resumes(client, checks):
@@ -144,3 +154,62 @@ def test_an_annotation_studys_start_still_hands_out_documents(client, checks):
     response = client.get("/start", query_string={"annotator": "bob"})
     assert response.status_code == 302
     assert response.headers["Location"].startswith("/s/")
+
+
+CONSENT = "consent: |\n  **Checking annotations.** Your verdicts are kept. <b>raw</b>\n"
+
+
+@pytest.fixture
+def with_consent(app, runner, tmp_path):
+    """The validation study `asked` (with a consent section) judging the default study,
+    with a round of alice's annotations."""
+    export = judged_study(app, runner, tmp_path)
+    codes = {"completed": "VDONE333", "no_consent": "VNOCON33"}
+    validation_study(runner, tmp_path, "asked", codes, append=CONSENT)
+    create_round(runner, "asked", "r1", export)
+
+
+def _consent(client, token: str, decision: str):
+    return client.post(
+        f"/v/{token}/consent",
+        data={"decision": decision, "csrf_token": capability_csrf_token("validate", token)},
+    )
+
+
+def test_the_consent_comes_first_when_the_study_has_one(client, with_consent):
+    token = token_from(client.get("/study/asked/start", query_string=PROLIFIC_ARGS))
+    page = client.get(f"/v/{token}")
+    assert page.status_code == 303 and page.headers["Location"] == f"/v/{token}/consent"
+    shown = client.get(f"/v/{token}/consent").get_data(as_text=True)
+    assert "Checking annotations." in shown and "&lt;b&gt;raw&lt;/b&gt;" in shown
+    assert client.get(f"/api/validators/{token}/next").status_code == 409
+    forged = client.post(f"/v/{token}/consent", data={"decision": "agree"})
+    assert forged.status_code == 400
+    assert _consent(client, token, "agree").headers["Location"] == f"/v/{token}"
+    decision = db.session.get(ValidationConsentDecision, _session_id(token))
+    assert decision.agreed and len(decision.consent_version) == 16
+    assert client.get(f"/v/{token}").status_code == 200
+    assert _judge_all(client, token)["shown_code"] == "VDONE333"
+    # A second decision, from another tab, changes nothing.
+    _consent(client, token, "decline")
+    assert db.session.get(ValidationConsentDecision, _session_id(token)).agreed
+
+
+def test_declining_ends_on_the_studys_no_consent_code(client, with_consent):
+    token = token_from(client.get("/study/asked/start", query_string=PROLIFIC_ARGS))
+    _consent(client, token, "decline")
+    page = client.get(f"/v/{token}").get_data(as_text=True)
+    assert "You did not take part" in page and f'href="{PROLIFIC}VNOCON33"' in page
+    assert client.get(f"/api/validators/{token}/next").status_code == 409
+    assert db.session.get(ValidationConsentDecision, _session_id(token)).agreed is False
+
+
+def test_a_study_without_consent_asks_none(client, checks):
+    token = token_from(client.get("/study/checks/start", query_string=PROLIFIC_ARGS))
+    assert client.get(f"/v/{token}").status_code == 200
+    assert client.get(f"/v/{token}/consent").status_code == 303
+
+
+def _session_id(token: str) -> int:
+    db.session.expire_all()
+    return db.session.scalars(db.select(ValidationSession.id).filter_by(token=token)).one()
