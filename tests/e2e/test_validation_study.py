@@ -46,9 +46,7 @@ def _shots(page: Page, folder: Path, name: str) -> None:
     page.set_viewport_size({"width": 1280, "height": 900})
 
 
-def test_a_prolific_validator_ends_on_the_validation_studys_code(
-    page: Page, live_server, tmp_path
-):
+def test_a_prolific_validator_ends_on_the_validation_studys_code(page: Page, live_server, tmp_path):
     _seed(live_server, tmp_path)
     asked = stub_prolific(page)
     page.set_viewport_size({"width": 1280, "height": 900})
