@@ -199,7 +199,7 @@ def test_declining_ends_on_the_studys_no_consent_code(client, with_consent):
     token = token_from(client.get("/study/asked/start", query_string=PROLIFIC_ARGS))
     _consent(client, token, "decline")
     page = client.get(f"/v/{token}").get_data(as_text=True)
-    assert "You did not take part" in page and f'href="{PROLIFIC}VNOCON33"' in page
+    assert "You did not agree to take part" in page and f'href="{PROLIFIC}VNOCON33"' in page
     assert client.get(f"/api/validators/{token}/next").status_code == 409
     assert db.session.get(ValidationConsentDecision, _session_id(token)).agreed is False
 
