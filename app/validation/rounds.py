@@ -238,7 +238,7 @@ def create_round(
         resolved.append(outcome)
     if problems and not skip_rejected:
         raise RoundError(problems)
-    with _working_on(judged or study):
+    with working_on(judged or study):
         _link_annotations(resolved)
         decoys = sum(r.item.decoy for r in resolved)
         resolved = [r for r in resolved if not r.item.decoy]
@@ -290,7 +290,7 @@ def judged_study(study: Study) -> Study | None:
 
 
 @contextmanager
-def _working_on(study: Study) -> Iterator[None]:
+def working_on(study: Study) -> Iterator[None]:
     """Read as `study` for the block (its annotations, workers and settings), then go
     back to the study the round is made in."""
     before = current_study()

@@ -4,6 +4,8 @@ its own completion codes (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from app.core.extensions import db
@@ -15,6 +17,7 @@ from app.models import (
     ValidationRound,
     ValidationSession,
 )
+from app.research.round_pages import _create_from_export
 from app.research.study_data import judgment_records
 from app.studies import require_study, use_study
 from tests.support.signed_links import sign
@@ -213,3 +216,29 @@ def test_a_study_without_consent_asks_none(client, checks):
 def _session_id(token: str) -> int:
     db.session.expire_all()
     return db.session.scalars(db.select(ValidationSession.id).filter_by(token=token)).one()
+
+
+def test_the_consoles_round_of_a_validation_study_judges_the_named_studys_annotations(
+    app, runner, tmp_path
+):
+    """The console makes a round from our export: for a validation study, the export of
+    the study it judges (the validation study has no annotations of its own)."""
+    judged_study(app, runner, tmp_path)
+    validation_study(runner, tmp_path, "checks", {"completed": "VDONE111"})
+
+    def field(value):
+        return SimpleNamespace(data=value)
+
+    form = SimpleNamespace(
+        name=field("console-1"),
+        judgments_per_item=field(1),
+        sample=field(None),
+        seed=field(3),
+        include_unsubmitted=field(False),
+    )
+    with app.test_request_context("/research/rounds"):
+        use_study(require_study("checks"))
+        summary = _create_from_export(form)
+    assert summary.total == 2
+    round_ = db.session.scalars(db.select(ValidationRound).filter_by(name="console-1")).one()
+    assert round_.study_id == require_study("checks").id
