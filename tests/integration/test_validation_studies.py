@@ -63,6 +63,14 @@ def test_a_validator_ends_on_the_validation_studys_own_code(client, checks):
     assert answer["outcome"] == "completed"
 
 
+def test_create_round_prints_the_validation_studys_links(runner, checks):
+    args = ["validation", "create-round", "r9", "--items", str(checks), "--study", "checks"]
+    made = runner.invoke(args=args)
+    assert made.exit_code == 0, made.output
+    assert "Validators' link: /study/checks/validate/r9" in made.output
+    assert "/study/checks/start" in made.output
+
+
 def test_a_validation_studys_round_judges_the_annotation_studys_annotations(app, checks):
     checks_study = require_study("checks")
     round_ = db.session.scalars(db.select(ValidationRound).filter_by(name="r1")).one()
