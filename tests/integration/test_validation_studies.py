@@ -21,6 +21,7 @@ from app.research.round_pages import _create_from_export
 from app.research.study_data import judgment_records
 from app.studies import require_study, use_study
 from tests.support.signed_links import sign
+from tests.support.taxonomies import taxonomy_variant, use_taxonomy
 from tests.support.validation import judge, next_item
 from tests.support.validation_study import (
     ANNOTATION_CODE,
@@ -250,3 +251,15 @@ def test_the_consoles_round_of_a_validation_study_judges_the_named_studys_annota
     assert summary.total == 2
     round_ = db.session.scalars(db.select(ValidationRound).filter_by(name="console-1")).one()
     assert round_.study_id == require_study("checks").id
+
+
+def test_a_round_of_an_annotation_study_asks_no_consent(app, client, runner, tmp_path):
+    """The annotators' consent is theirs: the default study's own rounds go straight to
+    the items even when its taxonomy has a consent section."""
+    export = judged_study(app, runner, tmp_path)
+    use_taxonomy(app, taxonomy_variant(tmp_path, append=CONSENT, name="with-consent.yaml"))
+    made = runner.invoke(args=["validation", "create-round", "own", "--items", str(export)])
+    assert made.exit_code == 0, made.output
+    token = token_from(client.get("/validate/own", query_string={"annotator": "v1"}))
+    assert client.get(f"/v/{token}").status_code == 200
+    assert next_item(client, token)["item"] is not None
