@@ -263,3 +263,27 @@ def test_a_round_of_an_annotation_study_asks_no_consent(app, client, runner, tmp
     token = token_from(client.get("/validate/own", query_string={"annotator": "v1"}))
     assert client.get(f"/v/{token}").status_code == 200
     assert next_item(client, token)["item"] is not None
+
+
+def test_mturk_arrivals_preview_then_judge_and_submit_the_hit(client, checks):
+    preview = client.get(
+        "/study/checks/start", query_string={"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE"}
+    )
+    assert preview.status_code == 200 and "Preview" in preview.get_data(as_text=True)
+    assert db.session.scalar(db.select(db.func.count(ValidationSession.id))) == 0
+    mturk = {"workerId": "W7", "assignmentId": "A1", "hitId": "H1"}
+    mturk["turkSubmitTo"] = "https://www.mturk.com"
+    token = token_from(client.get("/study/checks/start", query_string=mturk))
+    answer = _judge_all(client, token)
+    assert answer["mturk"] == {
+        "submit_to": "https://www.mturk.com/mturk/externalSubmit",
+        "assignment_id": "A1",
+    }
+    assert answer["outcome"] == "completed" and answer["completion_code"]
+
+
+def test_a_closed_validation_study_opens_nothing(client, runner, checks):
+    assert runner.invoke(args=["study-status", "checks", "closed"]).exit_code == 0
+    response = client.get("/study/checks/start", query_string=PROLIFIC_ARGS)
+    assert response.status_code == 410
+    assert "This study is closed" in response.get_data(as_text=True)
