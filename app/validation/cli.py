@@ -150,6 +150,12 @@ def list_rounds_command(annotator: str | None, base_url: str) -> None:
         )
         return
     click.echo(f"{len(rows)} round(s):")
+    study = current_study()
+    if annotator and study.kind == StudyKind.VALIDATION:
+        url = f"{base_url.rstrip('/')}{worker_prefix(study)}/start"
+        click.echo(
+            f"  the study's start link for {annotator!r}: {signed_link(url, 'start', annotator)}"
+        )
     for row in rows:
         click.echo(
             f"  {row.name:<30} {row.items:>6} items  {row.judgments:>6} judgments  "

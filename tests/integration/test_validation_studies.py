@@ -70,6 +70,12 @@ def test_create_round_prints_the_validation_studys_links(runner, checks):
     assert made.exit_code == 0, made.output
     assert "Validators' link: /study/checks/validate/r9" in made.output
     assert "/study/checks/start" in made.output
+    listed = runner.invoke(
+        args=["validation", "list-rounds", "--study", "checks", "--annotator", "t"]
+    )
+    assert listed.exit_code == 0, listed.output
+    signed = f"/study/checks/start?annotator=t&sig={sign(KEY, 'checks/start', 't')}"
+    assert signed in listed.output
 
 
 def test_a_validation_studys_round_judges_the_annotation_studys_annotations(app, checks):
