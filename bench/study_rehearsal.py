@@ -657,6 +657,13 @@ def read_database(url: str) -> dict:
     }
 
 
+def busy_at(workers: list[Worker], moment: float) -> int:
+    """Workers who had arrived and not yet finished at `moment` (run seconds)."""
+    return sum(
+        w.arrival <= moment and (w.finished_at is None or w.finished_at > moment) for w in workers
+    )
+
+
 def report(run: Run, workers: list[Worker], stored: dict, codes: dict[str, str]) -> bool:
     """Print the figures; True when every target is met."""
     exact = True
@@ -725,6 +732,13 @@ def report(run: Run, workers: list[Worker], stored: dict, codes: dict[str, str])
             f"  {kind:<12} {n_out:>11} {p50_out:>6.0f} {p99_out:>6.0f}   "
             f"{n_in:>10} {p50_in:>6.0f} {p99_in:>6.0f}".replace("nan", "  - ")
         )
+    started = [r.started for r in run.ledger.requests]
+    busiest = max(Counter(int(t // 30) for t in started).values(), default=0) / 30
+    peak = max((busy_at(workers, t) for t in started[::50]), default=0)
+    print(
+        f"requests: {len(started)} in {run.clock():.0f} s; busiest 30 s: {busiest:.1f} "
+        f"requests/s; most workers in the study at once: {peak}"
+    )
     errors = run.ledger.errors_by_kind()
     print(f"errors by kind: {sum(errors.values())}")
     for (kind, where, error), count in sorted(errors.items()):
