@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from bench.save_load import percentile
 
 OUTCOMES = ("completed", "failed_training", "no_consent")
-# Request kinds, in the order they are printed (docs/performance.md, "The study rehearsal").
+# The worker's request kinds, in the order they are printed; each has the p99 target.
 KINDS = (
     "open",
     "step page",
