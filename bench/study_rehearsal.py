@@ -65,7 +65,10 @@ import yaml
 
 from bench.common import create_database, libpq_url
 from bench.postgres_cluster import Cluster, private_cluster
-from bench.rehearsal import (
+from bench.save_load import page_state
+from tests.support.nginx import compose_config, start_nginx, stop_nginx
+from tests.support.redis import start_redis, stop_redis
+from tests.support.rehearsal import (
     KINDS,
     Ledger,
     Request,
@@ -74,9 +77,6 @@ from bench.rehearsal import (
     quota_report,
     reconcile,
 )
-from bench.save_load import page_state
-from tests.support.nginx import compose_config, start_nginx, stop_nginx
-from tests.support.redis import start_redis, stop_redis
 from tests.support.servers import ROOT, free_port, start_gunicorn, stop, worker_pids
 from tests.support.study_day import study_day_taxonomy
 from tests.support.training import PRACTICE_PARAGRAPHS, practice_record

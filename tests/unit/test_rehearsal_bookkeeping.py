@@ -1,4 +1,4 @@
-"""The study rehearsal's bookkeeping (bench/rehearsal.py), without servers: the Poisson
+"""The study rehearsal's bookkeeping (tests/support/rehearsal.py), without servers: the Poisson
 arrival schedule, the planned outcomes, latencies inside and outside the fault windows,
 and the reconciliation of acknowledged saves with the stored rows."""
 
@@ -9,7 +9,7 @@ import statistics
 
 import pytest
 
-from bench.rehearsal import (
+from tests.support.rehearsal import (
     Ledger,
     Request,
     plan_outcomes,

@@ -1,7 +1,8 @@
-"""The study rehearsal's bookkeeping (bench/study_rehearsal.py), kept free of servers so
-that tests/unit/test_rehearsal_bookkeeping.py can check it: the arrival schedule, the
-workers' planned outcomes, latencies inside and outside the fault windows, and the
-reconciliation of acknowledged saves with the database."""
+"""The study rehearsal's bookkeeping (bench/study_rehearsal.py), kept free of servers and
+here, beside the other helpers the benchmarks share with the tests, so that
+tests/unit/test_rehearsal_bookkeeping.py can check it (tests never import bench/): the
+arrival schedule, the workers' planned outcomes, latencies inside and outside the fault
+windows, and the reconciliation of acknowledged saves with the database."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-
-from bench.save_load import percentile
 
 OUTCOMES = ("completed", "failed_training", "no_consent")
 # The worker's request kinds, in the order they are printed; each has the p99 target.
@@ -27,6 +26,12 @@ KINDS = (
     "heartbeat",
     "submit",
 )
+
+
+def percentile(values: list[float], p: float) -> float:
+    """The p-th percentile (nearest rank) of values; NaN when empty (as bench.save_load's)."""
+    data = sorted(values)
+    return data[min(len(data) - 1, int(p / 100 * len(data)))] if data else float("nan")
 
 
 def poisson_arrivals(count: int, seconds: float, rng: random.Random) -> list[float]:
