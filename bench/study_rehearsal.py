@@ -88,7 +88,7 @@ REMOVES_PER_TASK = 2
 SHARES = {"no_consent": 0.03, "failed_training": 0.10}
 REAL_TASK_MINUTES = 25  # an unhurried person's task; compression = 25 / --task-minutes
 # An unhurried person's seconds on each step page, before compression.
-REAL_SECONDS = {"consent": 40, "survey": 30, "training": 150, "page": 3, "heartbeat": 60}
+REAL_SECONDS = {"consent": 40, "survey": 30, "training": 150, "feedback": 20, "heartbeat": 60}
 RETRYABLE = (0, 429, 502, 503, 504)
 RETRY_SECONDS = 120  # a client gives up on a request after this long
 IDLE_SECONDS = 15  # a new connection after this long idle (nginx's keepalive_timeout: 20 s)
@@ -297,7 +297,7 @@ class Worker:
         practice = page_state(page)["practice"]
         browser.headers["X-CSRFToken"] = csrf
         run.think("training", rng)
-        if not self._train(browser, practice, rng):
+        if not self._train(run, browser, practice, rng):
             self.code = end_code(browser, f"{base}/end")
             return
         where, page = browser.page(base, "task page")
@@ -313,13 +313,16 @@ class Worker:
         where = browser.post_form(after, {"csrf_token": csrf, "q-difficulty": "3"})
         self.code = end_code(browser, where)
 
-    def _train(self, browser: Browser, practice: dict, rng: random.Random) -> bool:
+    def _train(self, run: Run, browser: Browser, practice: dict, rng: random.Random) -> bool:
         """Check my answers: the right ones (a pass), or nothing until the attempts are
-        used up (a fail). A check retried after a lost answer may find it already
-        counted (409): the session's page then says where the worker is."""
+        used up (a fail), reading the feedback between checks. A check retried after a
+        lost answer may find it already counted (409): the session's page then says where
+        the worker is."""
         answers = [] if self.plan == "failed_training" else practice_answers()
         url = practice["check"]
-        for _ in range(practice["attempts"]):
+        for attempt in range(practice["attempts"]):
+            if attempt:
+                run.think("feedback", rng)
             body = {"document_id": practice["document_id"], "annotations": answers}
             status, _, data = browser.call("POST", url, "step post", (200, 409), body=body)
             if status == 409:
