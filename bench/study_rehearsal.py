@@ -829,7 +829,10 @@ def report(run: Run, workers: list[Worker], stored: dict, codes: dict[str, str])
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--workers", type=int, default=600, help="simulated Prolific workers")
     parser.add_argument(
         "--arrival-minutes", type=float, default=10, help="the Poisson arrivals' window"
@@ -838,7 +841,9 @@ def main(argv: list[str] | None = None) -> int:
         "--task-minutes", type=float, default=5, help="a task's length (compressed)"
     )
     parser.add_argument("--no-faults", action="store_true", help="no server kill, no restart")
-    parser.add_argument("--seed", type=int, default=31)
+    parser.add_argument(
+        "--seed", type=int, default=31, help="arrivals, outcomes and texts; same seed, same plan"
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.workers <= 250 * 250:
         parser.error("--workers: 1 to 62500")
