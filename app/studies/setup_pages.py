@@ -50,6 +50,7 @@ from app.models import (
     ValidationItem,
     utcnow,
 )
+from app.rules.studies import slug_problem
 from app.studies.access import current_role, role_allows, study_for_request
 from app.studies.taxonomies import (
     TaxonomyRefused,
@@ -79,10 +80,20 @@ def _take_study(endpoint: str | None, values: dict[str, Any] | None) -> None:
     if limit:
         request.max_content_length = limit
         request.max_form_memory_size = limit * 2  # the taxonomy's text comes back in base64
-    if not current_user.is_authenticated:
-        return  # require_researcher sends the browser to the login page
+    g.setup_study = None
+    if not current_user.is_authenticated or slug_problem(slug):
+        # require_researcher sends the browser to the login page; a slug no study can
+        # have is left to the request guard (a NUL: 400) and then _require_study (404).
+        return
     need = "viewer" if request.method in ("GET", "HEAD") else "editor"
     g.setup_study = study_for_request(slug, need)
+
+
+@bp.before_request
+def _require_study() -> None:
+    """After the login requirement: an address whose slug names no study is not found."""
+    if g.get("setup_study") is None:
+        abort(404)
 
 
 @bp.url_defaults
@@ -151,7 +162,7 @@ def taxonomy_upload():
         study=study,
         versions=list(reversed(versions(study))),
         editable=may_edit(study),
-        max_kb=TAXONOMY_MAX_BYTES // 1024,
+        max_size="1 MB",
         **page,
     ), status
 
