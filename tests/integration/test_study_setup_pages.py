@@ -17,7 +17,9 @@ from sqlalchemy import func, select
 from app.core.extensions import db
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
+from app.jobs.queue import compute_and_store
 from app.models import Document, DocumentUploadFile, Researcher
+from app.research.document_uploads import DOCUMENT_IMPORT
 from app.studies import require_study, share, use_study, versions
 from tests.support.apps import log_in_directly
 from tests.support.assignment import session_of
@@ -169,7 +171,7 @@ def test_viewers_read_editors_write_strangers_see_nothing(make_app):
     # which a shared context would carry from one client's request to another's.
     app = make_app()
     with app.app_context():
-        study = owned_study(Researcher.query.first() or _owner())
+        study = owned_study(_owner())
         use_study(study)
         import_documents([DocumentInput("d1", None, ("Anna met Bob.",))])
         ids = {role: _account(f"{role}@example.org", role, study) for role in ("viewer", "editor")}
@@ -318,3 +320,32 @@ def test_retire_unretire_and_delete(app, researcher_client, pilot):
     )
     assert "Deleted d1" in deleted.get_data(as_text=True)
     assert _documents(pilot.id) == ["d2"]
+
+
+def test_another_servers_worker_imports_an_upload_from_the_database(make_app):
+    # Server A takes the upload; its queue does not answer, so nothing runs there. Server
+    # B's worker runs the job: the files' bytes reach it through the database only.
+    server_a = make_app({"QUEUE_URL": "redis://127.0.0.1:9/0"})
+    server_b = make_app()
+    with server_a.app_context():
+        owner = _owner()
+        owned_study(owner)
+        owner_id = owner.id
+        db.session.remove()
+    client = server_a.test_client()
+    with server_a.app_context():
+        log_in_directly(client, db.session.get(Researcher, owner_id))
+    response = upload_documents(client, "pilot", {"good.jsonl": GOOD})
+    upload_id = int(re.search(r"upload=(\d+)", response.headers["Location"])[1])
+    waiting = client.get(f"{DOCUMENTS}/uploads/{upload_id}.json").get_json()
+    assert waiting["status"] == "queued"
+    with server_b.app_context():
+        payload = {"upload": upload_id}
+        outcome = compute_and_store(
+            DOCUMENT_IMPORT, DOCUMENT_IMPORT.key(payload), payload, "server-b-worker"
+        )
+        assert outcome == "done"
+    state = client.get(f"{DOCUMENTS}/uploads/{upload_id}.json").get_json()
+    assert state["status"] == "done" and state["done"] == state["total"] == 2
+    with server_a.app_context():
+        assert _documents(require_study("pilot").id) == ["a1", "a2"]
