@@ -4,6 +4,7 @@ goes on, and the document stays in the exports."""
 from __future__ import annotations
 
 from app.core.extensions import db
+from app.exports.session_rows import iter_session_records
 from app.models import Document, utcnow
 from tests.support.assignment import add_documents, assert_no_tasks, session_of, start
 
@@ -33,6 +34,8 @@ def test_a_session_on_a_document_retired_meanwhile_is_resumed(make_app):
         retire(only)
         assert session_of(start(client, "alice")).id == first.id  # her work goes on
         assert_no_tasks(start(client, "bob"))
+        exported = [row["document_id"] for row in iter_session_records()]
+        assert exported == [db.session.get(Document, only).external_id]  # still exported
 
 
 def test_a_retired_attention_check_is_never_assigned(make_app):
