@@ -7,7 +7,7 @@
  * stored of all; once one finishes, the page reloads to show its result and the
  * documents. Without JavaScript the page refreshes itself (a <noscript> meta refresh).
  *
- * @module upload-progress/upload-progress
+ * @module research/upload-progress
  */
 
 const POLL_MS = 1000;
