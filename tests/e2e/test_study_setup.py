@@ -10,10 +10,11 @@ import os
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
+from sqlalchemy import update
 from werkzeug.security import generate_password_hash
 
 from app.core.extensions import db
-from app.models import Researcher
+from app.models import DocumentUpload, Researcher
 from tests.support.annotate_page import resize
 from tests.support.axe import violations
 from tests.support.research import overflow_by_width
@@ -77,3 +78,50 @@ def test_a_study_is_set_up_in_the_console(page: Page, live_app, tmp_path):
     page.get_by_role("button", name="Retire story-000").click()
     expect(page.get_by_role("button", name="Un-retire story-000")).to_be_visible()
     assert not violations(page)
+
+
+def test_the_page_follows_an_upload_until_it_ends(page: Page, live_app, tmp_path):
+    live = live_app()
+    with live.app.app_context():
+        account = Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD))
+        db.session.add(account)
+        db.session.commit()
+        study = owned_study(account)
+        upload = DocumentUpload(
+            study_id=study.id,
+            status="storing",
+            names=["big.jsonl"],
+            done=40,
+            total=200,
+            problems=[],
+        )
+        db.session.add(upload)
+        db.session.commit()
+        upload_id = upload.id
+        db.session.remove()
+    page.set_viewport_size({"width": 390, "height": 800})
+    log_in(page, live.url)
+    page.goto(f"{live.url}/research/studies/pilot/documents?upload={upload_id}")
+    expect(page.get_by_role("status")).to_contain_text("Stored 40 of 200 documents")
+    expect(page.get_by_label("Importing")).to_have_attribute("value", "40")
+    assert not violations(page)
+    shots = Path(os.environ.get("SETUP_SCREENSHOTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / "documents-progress-390.png"), full_page=True)
+    with live.app.app_context():  # the job moves on, then ends (as its worker would write)
+        db.session.execute(
+            update(DocumentUpload).where(DocumentUpload.id == upload_id).values(done=120)
+        )
+        db.session.commit()
+        expect(page.get_by_role("status")).to_contain_text("Stored 120 of 200 documents")
+        db.session.execute(
+            update(DocumentUpload)
+            .where(DocumentUpload.id == upload_id)
+            .values(
+                status="done", done=200, summary="200 documents: 200 new, 0 updated, 0 unchanged"
+            )
+        )
+        db.session.commit()
+        db.session.remove()
+    expect(page.get_by_text("Imported: 200 documents: 200 new")).to_be_visible()
+    expect(page.get_by_label("Importing")).to_have_count(0)
