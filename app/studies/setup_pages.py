@@ -80,6 +80,9 @@ def _take_study(endpoint: str | None, values: dict[str, Any] | None) -> None:
     if limit:
         request.max_content_length = limit
         request.max_form_memory_size = limit * 2  # the taxonomy's text comes back in base64
+        if (request.content_length or 0) > limit:
+            # Refused before the form is parsed: no temporary file left half-written.
+            raise RequestEntityTooLarge()
     g.setup_study = None
     if not current_user.is_authenticated or slug_problem(slug):
         # require_researcher sends the browser to the login page; a slug no study can

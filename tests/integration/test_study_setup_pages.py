@@ -349,3 +349,18 @@ def test_another_servers_worker_imports_an_upload_from_the_database(make_app):
     assert state["status"] == "done" and state["done"] == state["total"] == 2
     with server_a.app_context():
         assert _documents(require_study("pilot").id) == ["a1", "a2"]
+
+
+def test_a_taxonomy_over_a_megabyte_gets_413_with_the_limit(researcher_client, pilot):
+    raw = b"title: Big\n# " + b"x" * (1024 * 1024) + b"\n"
+    # One multipart body in memory (the test client would spool a dict's to a file that
+    # nothing closes once the app refuses it unread).
+    body = (
+        b'--b\r\nContent-Disposition: form-data; name="taxonomy"; filename="big.yaml"\r\n'
+        b"Content-Type: text/yaml\r\n\r\n" + raw + b"\r\n--b--\r\n"
+    )
+    response = researcher_client.post(
+        TAXONOMY, data=body, content_type="multipart/form-data; boundary=b"
+    )
+    assert response.status_code == 413
+    assert "a taxonomy may have at most 1024 KB" in response.get_data(as_text=True)
