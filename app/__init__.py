@@ -76,6 +76,7 @@ def register_blueprints(app: Flask) -> None:
     from app.crowd.training.routes import bp as training_bp
     from app.main import bp as main_bp
     from app.research import bp as research_bp
+    from app.research.document_uploads import bp as study_setup_bp  # with its upload routes
     from app.validation import bp as validation_bp
 
     app.register_blueprint(main_bp)
@@ -88,6 +89,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(validation_bp)
     app.register_blueprint(research_bp, url_prefix="/research")
     app.register_blueprint(adjudication_bp, url_prefix="/research")
+    app.register_blueprint(study_setup_bp, url_prefix="/research/studies/<slug>")
     # Worker and validator APIs check a CSRF token derived from their capability token
     # (app.core.security), because a crowd platform's iframe may block the session cookie.
     csrf.exempt(annotate_api_bp)

@@ -19,6 +19,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -185,6 +186,8 @@ class Document(db.Model):
     paragraph_count: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+    # Retired from the console: no new sessions (app.crowd.assignment); kept in exports.
+    retired_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
     paragraphs: Mapped[list[Paragraph]] = relationship(
         back_populates="document",
@@ -865,3 +868,44 @@ class AnalysisResult(db.Model):
     requested_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     computed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+UPLOAD_STATUSES = ("queued", "checking", "storing", "done", "failed")
+
+
+class DocumentUpload(db.Model):
+    """Documents uploaded in the console, imported by a job on the queue (app.jobs;
+    docs/studies.md, "Documents from the browser"). The files' bytes wait in
+    `document_upload_files` (so any server's worker can read them) and are dropped once
+    the import ends. `status`: queued, checking (parsing the files), storing (`done` of
+    `total` documents), done (`summary`) or failed (`problems`, one per file and line)."""
+
+    __tablename__ = "document_uploads"
+    __table_args__ = (known_values("status", UPLOAD_STATUSES),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"), index=True)
+    researcher_id: Mapped[int | None] = mapped_column(ForeignKey("researchers.id"))
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    names: Mapped[list[str]] = mapped_column(JSON, default=list)
+    dry_run: Mapped[bool] = mapped_column(Boolean, default=False)  # check only, as --dry-run
+    done: Mapped[int] = mapped_column(Integer, default=0)
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    summary: Mapped[str | None] = mapped_column(Text)
+    problems: Mapped[list[str]] = mapped_column(JSON, default=list)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class DocumentUploadFile(db.Model):
+    """One uploaded file's bytes, until its upload's import ends."""
+
+    __tablename__ = "document_upload_files"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    upload_id: Mapped[int] = mapped_column(
+        ForeignKey("document_uploads.id", ondelete="CASCADE"), index=True
+    )
+    position: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String(255))
+    content: Mapped[bytes] = mapped_column(LargeBinary)

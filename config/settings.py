@@ -75,6 +75,12 @@ class Config:
         self.ANALYSIS_TIME_LIMIT = float(env.get("ANALYSIS_TIME_LIMIT", "60"))
         self.ANALYSIS_MEMORY_LIMIT = int(env.get("ANALYSIS_MEMORY_LIMIT", "1024"))
         self.MAX_CONTENT_LENGTH = int(env.get("MAX_CONTENT_LENGTH", str(64 * 1024)))
+        # The console's document upload (docs/studies.md): bytes per file and files per
+        # upload; only that page takes bodies this large.
+        self.DOCUMENT_UPLOAD_MAX_BYTES = int(
+            env.get("DOCUMENT_UPLOAD_MAX_BYTES", str(50 * 1024 * 1024))
+        )
+        self.DOCUMENT_UPLOAD_MAX_FILES = int(env.get("DOCUMENT_UPLOAD_MAX_FILES", "4"))
         self.MAX_COMMENT_LENGTH = 2000
         # Rate limits (app.core.rate_limits): on, counted in memory per process unless
         # RATELIMIT_STORAGE_URI names a shared store (redis://...).

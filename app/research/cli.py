@@ -45,6 +45,7 @@ from app.research.analysis_tables import (
     recall_table,
 )
 from app.research.dashboard import DashboardView
+from app.research.document_uploads import DOCUMENT_IMPORT
 from app.research.downloads import command_exports
 from app.research.interop_files import (
     DEFAULT_LICENSE,
@@ -67,6 +68,8 @@ from app.research.study_report import (
 from app.studies import current_study_id
 from app.studies.cli import study_option
 
+# The queue's kinds this package registers beyond the figures' (the worker must know them).
+QUEUE_KINDS = (DOCUMENT_IMPORT,)
 MIN_PASSWORD_LENGTH = 10
 MAX_PASSWORD_LENGTH = 1000
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")

@@ -12,6 +12,8 @@
 /** @type {Record<string, () => Promise<{default: new (root: HTMLElement) => {destroy(): void}}>>} */
 const MODULES = {
   annotator: () => import('./annotator/annotator.mjs'),
+  // The console's modules stay English (docs/i18n.md): they live in research/.
+  'upload-progress': () => import('./research/upload-progress.mjs'),
 };
 
 const NAME = /^[a-z][a-z0-9-]*$/;

@@ -11,8 +11,9 @@ import pytest
 from app.core.extensions import db
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
-from app.models import Document
-from tests.support.routes import World
+from app.models import Document, DocumentUpload
+from app.studies import current_study_id, default_study, share
+from tests.support.routes import UPLOAD_ID, World
 from tests.support.worker_api import body, save, start, token_from
 
 XSS = '<img src=x onerror=alert(1)><script>alert("x")</script>'
@@ -30,8 +31,10 @@ def _annotate(client, token: str) -> str:
 
 
 @pytest.fixture
-def world(app, client, runner, tmp_path) -> World:
-    """Import a document, open two sessions with an annotation each, create a round."""
+def world(app, client, runner, tmp_path, researcher) -> World:
+    """Import a document, open two sessions with an annotation each, create a round; the
+    researcher edits the default study (as the studies migration made every researcher)."""
+    share(default_study(), researcher, "editor")
     import_documents([DocumentInput("sec-doc", f"Title {XSS}", PARAGRAPHS, ("Zoë",))])
     owner = start(client, "sec-doc", annotator="owner")
     other = start(client, "sec-doc", annotator="other")
@@ -60,6 +63,19 @@ def world(app, client, runner, tmp_path) -> World:
     items.write_text("".join(json.dumps(r) + "\n" for r in records))
     result = runner.invoke(args=["validation", "create-round", "sec-round", "--items", str(items)])
     assert result.exit_code == 0, result.output
+    # A finished document upload of the default study: /research/studies/default/documents/
+    # uploads/<upload_id>.json has one to show (tests/support/routes.py names its id).
+    db.session.add(
+        DocumentUpload(
+            id=UPLOAD_ID,
+            study_id=current_study_id(),
+            status="done",
+            names=["a.jsonl"],
+            summary="1 document: 1 new, 0 updated, 0 unchanged",
+            problems=[],
+        )
+    )
+    db.session.commit()
     validator = client.get("/validate/sec-round?annotator=validator-1")
     other_validator = client.get("/validate/sec-round?annotator=validator-2")
     return World(

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from app.core.extensions import db
 from app.models import AnnotationSession
 
+UPLOAD_ID = 999
+
 
 @dataclass
 class World:
@@ -56,6 +58,7 @@ def url_for_rule(rule: str, world: World, *, token: str | None = None) -> str:
         "name": world.round_name,
         "filename": "css/base.css",
         "conflict_id": 999,  # none: the login comes first, a researcher gets a 404
+        "upload_id": UPLOAD_ID,  # the world's finished upload (tests/security/conftest.py)
         "what": "annotations",  # /research/export/<what>.<fmt>: one of the table's exports
         "fmt": "csv",
         "slug": "default",  # /study/<slug>/...: the default study, where the world lives

@@ -15,11 +15,12 @@ Rules (rule 6 is applied first, rule 7 last):
 2. A worker whose session was marked abandoned resumes it when its document still has a
    free place (their annotations are kept either way).
 3. Otherwise the worker gets a new document they have never had a session for (in any
-   status). Regular documents are filled evenly: the one with the fewest *occupied*
-   places (submitted sessions and active ones that hold their place: the claim rule of
-   app.crowd.assignment.claims) below the quota (`annotators_per_document`), ties broken by
-   the lower document id, so every document reaches its quota before any gets more and
-   none exceeds it.
+   status) and that is not retired (`documents.retired_at`: retired in the console, its
+   sessions go on and it stays in the exports). Regular documents are filled evenly:
+   the one with the fewest *occupied* places (submitted sessions and active ones that
+   hold their place: the claim rule of app.crowd.assignment.claims) below the quota
+   (`annotators_per_document`), ties broken by the lower document id, so every document
+   reaches its quota before any gets more and none exceeds it.
 4. Attention checks (documents with gold spans) are not bound by the quota: their purpose
    is to check workers, not to collect annotations. A worker gets one, if one is left that
    they have not done, when the study's check sessions are below the configured share of
@@ -142,6 +143,7 @@ _SNAPSHOT = (
     select(
         DOCUMENTS.c.id,
         DOCUMENTS.c.gold,
+        DOCUMENTS.c.retired_at.is_not(None),  # retired: resumed, never handed out anew
         func.count(SESSIONS.c.id).filter(holds_place(SESSIONS.c)),
         func.max(SESSIONS.c.status).filter(_MINE),  # a worker has one session per document
         func.max(SESSIONS.c.last_seen_at).filter(_MINE),
@@ -244,6 +246,7 @@ class DocumentState:
     occupied: int
     my_status: str | None  # the worker's session on it, if any
     my_seen: datetime | None
+    retired: bool = False  # retired in the console: no new sessions (rule 3)
 
 
 @dataclass(frozen=True)
@@ -337,10 +340,10 @@ def snapshot(
         .all()
     )
     documents = [
-        DocumentState(doc_id, bool(gold), occupied, status, seen)
-        for doc_id, gold, occupied, status, seen, _worker in rows
+        DocumentState(doc_id, bool(gold), occupied, status, seen, bool(retired))
+        for doc_id, gold, retired, occupied, status, seen, _worker in rows
     ]
-    return documents, rows[0][5] if rows else None
+    return documents, rows[0][6] if rows else None
 
 
 def rank_documents(
@@ -406,7 +409,7 @@ def plan(
         [
             DocumentOption(d.document_id, d.occupied, d.is_check)
             for d in documents
-            if not d.my_status
+            if not d.my_status and not d.retired
         ],
         quota=quota,
         check_share=settings.attention_check_share,
