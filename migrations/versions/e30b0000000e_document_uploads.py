@@ -1,7 +1,7 @@
 """documents retired from the console, and documents uploaded in it
 
 Revision ID: e30b0000000e
-Revises: e30a0000000c
+Revises: e30d0000000f
 Create Date: 2026-11-26 01:00:00.000000
 
 Issue 30 point 3 (docs/studies.md, "Documents from the browser"): `documents.retired_at`
@@ -16,7 +16,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = "e30b0000000e"
-down_revision = "e30a0000000c"
+down_revision = "e30d0000000f"
 branch_labels = None
 depends_on = None
 
