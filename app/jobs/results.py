@@ -362,3 +362,20 @@ def waiting(limits: Limits) -> list[Waiting]:
         entry[0 if status == PENDING else 1] += count
         entry[2] = oldest if entry[2] is None else min(entry[2], oldest)
     return [Waiting(kind, p, r, o) for kind, (p, r, o) in sorted(by_kind.items())]
+
+
+def newest(kind: Kind, prefix: str) -> Result | None:
+    """The most recently computed done row of a kind whose key starts with `prefix` (a
+    kind whose keys start with what they belong to: the dashboard's figures of a study)."""
+    row = db.session.execute(
+        select(*COLUMNS)
+        .where(
+            AnalysisResult.kind == kind.name,
+            AnalysisResult.version == kind.version,
+            AnalysisResult.status == DONE,
+            AnalysisResult.key.startswith(prefix, autoescape=True),
+        )
+        .order_by(AnalysisResult.computed_at.desc())
+        .limit(1)
+    ).first()
+    return Result(*row) if row is not None else None

@@ -57,6 +57,7 @@ from app.research.interop_files import (
     w3c_lines,
     write_files,
 )
+from app.research.study_figures import DASHBOARD_FIGURES  # noqa: F401 - registers its kind
 from app.research.study_report import (
     format_csv,
     format_table,
