@@ -510,16 +510,18 @@ def _add_annotations(by_session: dict[int, SessionRow], ids: list[int] | None) -
     )
     query = (
         db.select(Annotation.session_id, func.aggregate_strings(packed, ";"))
-        .join(AnnotationSession)
-        .where(
-            Annotation.deleted_at.is_(None),
-            NOT_FROM_DECOY,
-            AnnotationSession.study_id == current_study_id(),
-        )
+        .where(Annotation.deleted_at.is_(None), NOT_FROM_DECOY)
         .group_by(Annotation.session_id)
     )
-    if ids is not None:
-        query = query.where(AnnotationSession.document_id.in_(ids))
+    if ids is None:
+        query = query.join(AnnotationSession).where(
+            AnnotationSession.study_id == current_study_id()
+        )
+    else:
+        # By the sessions' ids (the study's, as loaded), not their documents': PostgreSQL
+        # then reads these sessions' rows through the (session_id, ...) index instead of
+        # scanning every annotation or hashing every session of the study.
+        query = query.where(Annotation.session_id.in_(sorted(by_session)))
     for session_id, spans in db.session.execute(query):
         session = by_session.get(session_id)
         if session is None or not spans:
