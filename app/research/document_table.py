@@ -90,8 +90,6 @@ class TableQuery:
         search = args.get("q", "").strip()
         if len(search) > MAX_SEARCH:
             query.notes.append(f"the search is at most {MAX_SEARCH} characters: ignored")
-        elif "\x00" in search:
-            query.notes.append("the search holds a NUL character: ignored")
         else:
             query.search = search
         return query

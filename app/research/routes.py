@@ -37,7 +37,13 @@ from app.research.dashboard import (
     load_study,
 )
 from app.research.document_table import FILTERS, TableQuery, document_page, study_counts
-from app.research.study_figures import figures_for
+from app.research.study_figures import (
+    compute_now,
+    fingerprint,
+    is_large,
+    left_out_at,
+    stored_figures,
+)
 from app.research.viewer import session_annotations, viewer_bootstrap
 from app.rules.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.studies import current_study_id
@@ -68,9 +74,14 @@ def dashboard():
     now = datetime.now(UTC)
     table = TableQuery.from_args(request.args)
     counts = study_counts(settings, now)
-    left_out = left_out_workers(settings)
+    if is_large(counts.documents):
+        content = fingerprint(settings)
+        left_out = left_out_at(settings, content)
+        figures = stored_figures(settings, include_flagged, content)
+    else:
+        left_out = left_out_workers(settings)
+        figures = compute_now(settings, include_flagged, left_out)
     page = document_page(settings, table, now, set(left_out))
-    figures = figures_for(settings, include_flagged, counts.documents, left_out)
     rows = figures.study  # a small study, loaded whole: its page's rows are in it
     if rows is None:
         rows = load_study(

@@ -13,6 +13,9 @@ settings and taxonomy). When the key is missing the page asks the analysis queue
 "pending" when there are none yet. Below FIGURES_QUEUED_FROM they are computed during the
 page (milliseconds, as app.research.agreement_figures does with the intervals).
 
+The workers left out of the figures (app.crowd.checks.flagged) are read once per process
+and fingerprint for a large study (`left_out_at`).
+
 The job renders the sections the dashboard shows (templates/research/_study_figures.html,
 autoescaped as every page) and stores them with the figures' values; the page inserts
 them as they are.
@@ -33,7 +36,7 @@ from sqlalchemy import case, func, select
 
 from app.adjudication.gamma_cache import GAMMA
 from app.core.extensions import db
-from app.crowd.checks.flagged import LeftOut
+from app.crowd.checks.flagged import LeftOut, left_out_workers
 from app.crowd.settings import EffectiveStudySettings, study_settings
 from app.jobs import results
 from app.jobs.kinds import register
@@ -164,12 +167,15 @@ def fingerprint(settings: EffectiveStudySettings) -> list:
     ]
 
 
-def stored_figures(settings: EffectiveStudySettings, include_flagged: bool) -> StudyFigures:
+def stored_figures(
+    settings: EffectiveStudySettings, include_flagged: bool, content: list | None = None
+) -> StudyFigures:
     """A large study's figures from `analysis_results`: the current ones, else the newest
-    (marked stale) or none (pending), the current ones asked of the queue."""
+    (marked stale) or none (pending), the current ones asked of the queue. `content`:
+    the study's fingerprint, when the caller has it."""
     prefix = _prefix(include_flagged)
-    content = json.dumps(fingerprint(settings), sort_keys=True)
-    key = prefix + DASHBOARD_FIGURES.key(content)[:48]
+    text = json.dumps(content or fingerprint(settings), sort_keys=True)
+    key = prefix + DASHBOARD_FIGURES.key(text)[:48]
     row = results.read(DASHBOARD_FIGURES, [key]).get(key)
     current = row is not None and row.status == results.DONE
     if not current:
@@ -188,6 +194,23 @@ def stored_figures(settings: EffectiveStudySettings, include_flagged: bool) -> S
     )
 
 
+_LEFT_OUT: dict[str, dict[int, LeftOut]] = {}
+LEFT_OUT_CACHE_SIZE = 16
+
+
+def left_out_at(settings: EffectiveStudySettings, content: list) -> dict[int, LeftOut]:
+    """The workers left out (app.crowd.checks.flagged), remembered per process for one
+    fingerprint of the study: what decides it (ended and submitted sessions, the
+    documents' gold, the settings) is in the fingerprint, so a change is a new entry."""
+    key = json.dumps([current_study_id(), content], sort_keys=True)
+    found = _LEFT_OUT.get(key)
+    if found is None:
+        if len(_LEFT_OUT) >= LEFT_OUT_CACHE_SIZE:
+            _LEFT_OUT.clear()
+        found = _LEFT_OUT[key] = left_out_workers(settings)
+    return found
+
+
 def _figure(data: dict[str, Any]) -> Figure:
     data = dict(data)
     if data.get("ci95") is not None:
@@ -196,14 +219,6 @@ def _figure(data: dict[str, Any]) -> Figure:
     return Figure(**data)
 
 
-def figures_for(
-    settings: EffectiveStudySettings,
-    include_flagged: bool,
-    documents: int,
-    left_out: Mapping[int, LeftOut] | None = None,
-) -> StudyFigures:
-    """The dashboard's study-level figures: computed here below FIGURES_QUEUED_FROM
-    documents, read from `analysis_results` from there on."""
-    if documents < FIGURES_QUEUED_FROM:
-        return compute_now(settings, include_flagged, left_out)
-    return stored_figures(settings, include_flagged)
+def is_large(documents: int) -> bool:
+    """Whether the study's figures are read from `analysis_results` (not computed here)."""
+    return documents >= FIGURES_QUEUED_FROM
