@@ -11,8 +11,8 @@ import pytest
 
 from app.adjudication import gamma_cache
 from app.core.extensions import db
-from app.jobs import queue as analysis_queue
 from app.crowd.settings import study_settings
+from app.jobs import queue as analysis_queue
 from app.models import AnalysisResult, AnnotationSession, Document
 from app.research import document_table, routes, study_figures
 from app.research.dashboard import load_study
