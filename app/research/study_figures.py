@@ -68,6 +68,7 @@ class StudyFigures:
     agreement: list[Figure] = field(default_factory=list)
     computed_at: datetime | None = None  # stored figures: when they were computed
     current: bool = True  # False: the study changed since (new figures are on their way)
+    skipped: str | None = None  # the current ones were given up: time, memory or error
 
     @property
     def pending(self) -> bool:
@@ -178,12 +179,18 @@ def stored_figures(
     key = prefix + DASHBOARD_FIGURES.key(text)[:48]
     row = results.read(DASHBOARD_FIGURES, [key]).get(key)
     current = row is not None and row.status == results.DONE
+    skipped = None
+    if row is not None and row.status in (results.SKIPPED, results.ERROR):
+        skipped = (row.value or {}).get("skipped") or "error"
     if not current:
-        job = {"study_id": current_study_id(), "include_flagged": include_flagged}
-        submit(DASHBOARD_FIGURES, {key: job}, {key: row} if row is not None else {})
+        if row is not None or not results.in_flight(DASHBOARD_FIGURES, prefix):
+            # One computation at a time per study: while one runs, a changed study waits
+            # for it rather than queueing a computation per view.
+            job = {"study_id": current_study_id(), "include_flagged": include_flagged}
+            submit(DASHBOARD_FIGURES, {key: job}, {key: row} if row is not None else {})
         row = results.newest(DASHBOARD_FIGURES, prefix)
     if row is None or not row.value or "html" not in row.value:
-        return StudyFigures()
+        return StudyFigures(skipped=skipped)
     value = row.value
     return StudyFigures(
         {name: Markup(value["html"].get(name, "")) for name in SECTIONS},  # noqa: S704
@@ -191,6 +198,7 @@ def stored_figures(
         [_figure(figure) for figure in value.get("agreement", [])],
         row.computed_at,
         current,
+        skipped,
     )
 
 

@@ -193,9 +193,37 @@ def test_a_large_study_shows_the_stored_figures(researcher_client, large, app):
     summary = re.compile(r'<section class="stats".*?</section>', re.S)
     assert summary.search(html).group(0) == summary.search(computed).group(0)
     # A new submission changes the fingerprint: the stored figures show as stale.
+    submit_one_active()
+    assert 'data-figures="stale"' in page(researcher_client)
+
+
+def submit_one_active() -> None:
     session = db.session.scalars(
         db.select(AnnotationSession).where(AnnotationSession.status == "active")
     ).first()
     session.status, session.submitted_at = "submitted", session.last_seen_at
     db.session.commit()
-    assert 'data-figures="stale"' in page(researcher_client)
+
+
+def test_one_computation_at_a_time(researcher_client, large):
+    page(researcher_client)
+    submit_one_active()  # a new fingerprint while the first computation waits
+    large.clear()
+    page(researcher_client)
+    assert [k for k, _, _ in large if k.name == "dashboard_figures"] == []
+    keys = db.session.scalars(
+        db.select(AnalysisResult.key).where(AnalysisResult.kind == "dashboard_figures")
+    ).all()
+    assert len(keys) == 1
+
+
+def test_figures_given_up_are_said(researcher_client, large):
+    page(researcher_client)
+    db.session.execute(  # the worker gave it up over the time limit
+        db.update(AnalysisResult)
+        .where(AnalysisResult.kind == "dashboard_figures")
+        .values(status="skipped", value={"skipped": "time", "limits": [60, 1024]})
+    )
+    db.session.commit()
+    html = page(researcher_client)
+    assert 'data-figures="skipped"' in html and "ANALYSIS_TIME_LIMIT" in html
