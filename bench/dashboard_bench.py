@@ -10,7 +10,8 @@ its size (`falte_dashbench_<documents>x<annotators>x<annotations>`; --fresh seed
 (Flask's test client: the time is the server's, with no network): the median of
 --repeat views after one cold view (templates compiled, sentences split; then
 `gc.freeze()` as gunicorn.conf.py does in each worker), its size in bytes and its SQL
-statements, and the same for a trivial page (/healthz) as the baseline.
+statements (and this process's CPU time per view: the app's own work, without
+PostgreSQL's, which waits less on a loaded machine), and the same for a trivial page (/healthz) as the baseline.
 Two states of the study-level figures (app/research/study_figures.py): pending (nothing
 stored yet: the page asks the queue and shows "pending") and stored (the
 `dashboard_figures` job has run). The queue's worker does not run during the
@@ -135,15 +136,17 @@ def measure(app, client, path: str, repeat: int) -> dict:
     # collections walk the seeding's and the app's objects on every request.
     gc.collect()
     gc.freeze()
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
         with app.app_context(), count_statements() as statements:
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             response = client.get(path)
             times.append((time.perf_counter() - started) * 1000)
+            cpu.append((time.process_time() - started_cpu) * 1000)
     return {
         "cold_ms": cold,
         "median_ms": statistics.median(times),
+        "cpu_ms": statistics.median(cpu),
         "bytes": len(response.get_data()),
         "statements": len(statements),
     }
@@ -216,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average (1 min): {os.getloadavg()[0]:.2f}")
     print(
         f"{'documents':>9}  {'view':<38} {'cold ms':>8} {'median ms':>9} {'x base':>7} "
-        f"{'KB':>7} {'SQL':>4}"
+        f"{'app CPU ms':>10} {'KB':>7} {'SQL':>4}"
     )
     baseline = {}
     for row in rows:
@@ -225,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         ratio = row["median_ms"] / baseline[row["documents"]]
         print(
             f"{row['documents']:>9}  {row['view']:<38} {row['cold_ms']:8.1f} "
-            f"{row['median_ms']:9.1f} {ratio:7.1f} {row['bytes'] / 1000:7.1f} "
+            f"{row['median_ms']:9.1f} {ratio:7.1f} {row['cpu_ms']:10.1f} {row['bytes'] / 1000:7.1f} "
             f"{row['statements']:>4}"
         )
     largest = max(args.documents)
