@@ -11,7 +11,8 @@ its size (`falte_dashbench_<documents>x<annotators>x<annotations>`; --fresh seed
 --repeat views after one cold view (templates compiled, sentences split; then
 `gc.freeze()` as gunicorn.conf.py does in each worker), its size in bytes and its SQL
 statements (and this process's CPU time per view: the app's own work, without
-PostgreSQL's, which waits less on a loaded machine), and the same for a trivial page (/healthz) as the baseline.
+PostgreSQL's, which waits less on a loaded machine), and the same for a trivial page
+(/healthz) as the baseline.
 Two states of the study-level figures (app/research/study_figures.py): pending (nothing
 stored yet: the page asks the queue and shows "pending") and stored (the
 `dashboard_figures` job has run). The queue's worker does not run during the
@@ -228,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         ratio = row["median_ms"] / baseline[row["documents"]]
         print(
             f"{row['documents']:>9}  {row['view']:<38} {row['cold_ms']:8.1f} "
-            f"{row['median_ms']:9.1f} {ratio:7.1f} {row['cpu_ms']:10.1f} {row['bytes'] / 1000:7.1f} "
+            f"{row['median_ms']:9.1f} {ratio:7.1f} {row['cpu_ms']:10.1f} "
+            f"{row['bytes'] / 1000:7.1f} "
             f"{row['statements']:>4}"
         )
     largest = max(args.documents)
