@@ -64,3 +64,4 @@ def test_pages_and_sorts_by_keyboard(console, page: Page):
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, (width, overflow)
         documents.screenshot(path=f"{SCREENSHOTS}/dashboard-documents-{width}.png")
+        page.screenshot(path=f"{SCREENSHOTS}/dashboard-{width}.png", full_page=True)
