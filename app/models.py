@@ -285,6 +285,8 @@ class AnnotationSession(WorkerSession, db.Model):
         ),
         Index("ix_annotation_sessions_document_status", "document_id", "status"),
         Index("ix_annotation_sessions_study_network_status", "study_id", "network", "status"),
+        # The dashboard's most recently started sessions (app.research.dashboard.load_recent).
+        Index("ix_annotation_sessions_study_started", "study_id", "started_at", "id"),
         # One platform submission, one session (app.crowd.submissions); NULLs (no submission) never
         # collide.
         UniqueConstraint("annotator_id", "submission"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import random
 import secrets
 import sys
@@ -60,6 +61,13 @@ def _copy(cursor, table: str, columns: tuple[str, ...], rows) -> None:
     cursor.copy_expert(f"COPY {table} ({', '.join(columns)}) FROM STDIN", buffer)
 
 
+def _gold(text: str) -> str:
+    """A gold span on the first word of the document's first paragraph (JSON)."""
+    return json.dumps(
+        [{"paragraph_id": 0, "start": 0, "end": text.index(" "), "category": "new-person"}]
+    )
+
+
 def _escape(value) -> str:
     if value is None:
         return "\\N"
@@ -79,8 +87,13 @@ def seed(
     annotations: int = 0,
     seed_value: int = 1,
     quiet: bool = False,
+    workers: int | None = None,
+    check_documents: int = 0,
 ) -> dict[str, int]:
-    """Fill an empty, migrated PostgreSQL database; return the row counts."""
+    """Fill an empty, migrated PostgreSQL database; return the row counts. `workers`:
+    how many annotators share the sessions (default: one per place of a document);
+    `check_documents`: the first ones carry a gold span (attention checks)."""
+    workers = workers or annotators_per_document
     rng = random.Random(seed_value)
     started = time.perf_counter()
     conn = psycopg2.connect(libpq_url(database_url))
@@ -109,6 +122,7 @@ def seed(
                 "entities",
                 "content_hash",
                 "paragraph_count",
+                "gold",
                 "created_at",
                 "updated_at",
             ),
@@ -122,6 +136,7 @@ def seed(
                     "[]",
                     f"{d:064x}",
                     paragraphs,
+                    _gold(texts[(d * 7) % len(texts)]) if d <= check_documents else None,
                     now,
                     now,
                 )
@@ -143,7 +158,7 @@ def seed(
             cur,
             "annotators",
             ("id", "platform", "external_id", "created_at"),
-            ((a, "direct", f"worker-{a}", now) for a in range(1, annotators_per_document + 1)),
+            ((a, "direct", f"worker-{a}", now) for a in range(1, workers + 1)),
         )
         _copy(
             cur,
@@ -172,7 +187,7 @@ def seed(
                     s + 1,
                     secrets.token_urlsafe(24),
                     s // annotators_per_document + 1,
-                    s % annotators_per_document + 1,
+                    s % workers + 1,
                     "submitted",
                     paragraphs - 1,
                     paragraphs - 1,
@@ -180,7 +195,7 @@ def seed(
                     "direct",
                     "{}",
                     secrets.token_hex(13),
-                    False,
+                    s // annotators_per_document < check_documents,
                     now,
                     now,
                     now,

@@ -142,13 +142,15 @@ class Report:
     """One document rather than rows (the study report): `text(fmt, flt)` in each of its
     `formats`; `command` prints it."""
 
-    text: Callable[[str, ExportFilter], str | bytes]  # bytes: a zip of several files
+    # bytes: a zip of several files; an iterable: the document in pieces, as written
+    text: Callable[[str, ExportFilter], str | bytes | Iterable[str]]
     formats: tuple[str, ...]
     command: str
     count: None = None
 
     def chunks(
         self, fmt: str, flt: ExportFilter, progress: Progress | None = None
-    ) -> list[str | bytes]:
-        """The document, whole."""
-        return [self.text(fmt, flt)]
+    ) -> Iterable[str] | Iterable[bytes]:
+        """The document: whole, or in the pieces its `text` yields as it writes them."""
+        text = self.text(fmt, flt)
+        return [text] if isinstance(text, str | bytes) else text  # type: ignore[return-value]

@@ -362,3 +362,46 @@ def waiting(limits: Limits) -> list[Waiting]:
         entry[0 if status == PENDING else 1] += count
         entry[2] = oldest if entry[2] is None else min(entry[2], oldest)
     return [Waiting(kind, p, r, o) for kind, (p, r, o) in sorted(by_kind.items())]
+
+
+def in_flight(kind: Kind, prefix: str) -> bool:
+    """Whether a key of this kind starting with `prefix` is pending or running within
+    its lease (PENDING_LEASE; an hour for a running one)."""
+    now = utcnow()
+    found = db.session.scalar(
+        select(AnalysisResult.key)
+        .where(
+            AnalysisResult.kind == kind.name,
+            AnalysisResult.version == kind.version,
+            AnalysisResult.key.startswith(prefix, autoescape=True),
+            or_(
+                and_(
+                    AnalysisResult.status == PENDING,
+                    AnalysisResult.requested_at > now - PENDING_LEASE,
+                ),
+                and_(
+                    AnalysisResult.status == RUNNING,
+                    AnalysisResult.started_at > now - timedelta(hours=1),
+                ),
+            ),
+        )
+        .limit(1)
+    )
+    return found is not None
+
+
+def newest(kind: Kind, prefix: str) -> Result | None:
+    """The most recently computed done row of a kind whose key starts with `prefix` (a
+    kind whose keys start with what they belong to: the dashboard's figures of a study)."""
+    row = db.session.execute(
+        select(*COLUMNS)
+        .where(
+            AnalysisResult.kind == kind.name,
+            AnalysisResult.version == kind.version,
+            AnalysisResult.status == DONE,
+            AnalysisResult.key.startswith(prefix, autoescape=True),
+        )
+        .order_by(AnalysisResult.computed_at.desc())
+        .limit(1)
+    ).first()
+    return Result(*row) if row is not None else None

@@ -58,10 +58,13 @@ from app.research.interop_files import (
     w3c_lines,
     write_files,
 )
+from app.research.study_figures import DASHBOARD_FIGURES  # noqa: F401 - registers its kind
 from app.research.study_report import (
     format_csv,
     format_table,
     gamma_to_compute,
+    iter_csv,
+    iter_json,
     load_report_study,
     study_report,
 )
@@ -407,7 +410,16 @@ def study_report_command(fmt: str, id_prefix: str | None, include_flagged: bool)
         length=gamma_to_compute(study), label="Computing gamma", file=sys.stderr
     ) as bar:
         resolve_gamma(study, compute=True, progress=bar.update)
-    echo_report(study_report(study, compute=True), fmt, format_csv, format_table)
+    report = study_report(study, compute=True)
+    if fmt == "table":
+        echo_report(report, fmt, format_csv, format_table)
+        return
+    # JSON and CSV are written as they are encoded: a large study's report is never one
+    # string (echo_report's output, piece by piece).
+    for chunk in iter_json(report) if fmt == "json" else iter_csv(report):
+        click.echo(chunk, nl=False)
+    if fmt == "json":
+        click.echo("")
 
 
 def _analysis_study(include_flagged: bool = False) -> DashboardView:

@@ -22,7 +22,7 @@ counts them (study-report's `decoys` reports how often workers took decoys).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
@@ -297,13 +297,23 @@ def load_study(
     document_id: int | None = None,
     id_prefix: str | None = None,
     include_flagged: bool = False,
+    document_ids: Collection[int] | None = None,
+    left_out: Mapping[int, LeftOut] | None = None,
 ) -> DashboardView:
-    """Query the study (one document, or those whose id starts with id_prefix): every figure,
-    without the sessions of workers left out unless `include_flagged`."""
+    """Query the study (one document, some documents by database id - a page of the
+    dashboard's table, app.research.document_table - or those whose id starts with
+    id_prefix): every figure, without the sessions of workers left out unless
+    `include_flagged` (`left_out`: app.crowd.checks.flagged's answer, when the caller has
+    it already)."""
     now = now or datetime.now(UTC)
-    documents = _documents(document_id)
-    sessions = _sessions(settings, now, document_id)
-    left_out = list(left_out_workers(settings).values())
+    ids = [document_id] if document_id is not None else document_ids
+    if ids is not None:
+        ids = sorted(ids)
+    documents = _documents(ids)
+    sessions = _sessions(settings, now, ids)
+    if left_out is None:
+        left_out = left_out_workers(settings)
+    left_out = list(left_out.values())
     flagged = {worker.label for worker in left_out}
     for session in sessions:
         session.flagged = session.annotator in flagged
@@ -317,7 +327,7 @@ def load_study(
         }
         sessions = [session for session in sessions if session.document_id in documents]
     by_session = {session.id: session for session in sessions}
-    _add_annotations(by_session, document_id)
+    _add_annotations(by_session, ids)
     for session in sessions:
         documents[session.document_id].sessions.append(session)
     weights = current_taxonomy().severity_weights
@@ -331,7 +341,7 @@ def load_study(
     return study
 
 
-def _documents(document_id: int | None) -> dict[int, DocumentRow]:
+def _documents(ids: list[int] | None) -> dict[int, DocumentRow]:
     query = (
         db.select(
             Document.id,
@@ -351,9 +361,9 @@ def _documents(document_id: int | None) -> dict[int, DocumentRow]:
         .where(Document.study_id == current_study_id())
         .order_by(Paragraph.document_id, Paragraph.position)
     )
-    if document_id is not None:
-        query = query.where(Document.id == document_id)
-        texts = texts.where(Paragraph.document_id == document_id)
+    if ids is not None:
+        query = query.where(Document.id.in_(ids))
+        texts = texts.where(Paragraph.document_id.in_(ids))
     rows: dict[int, DocumentRow] = {}
     hashes: dict[int, str] = {}
     languages: dict[int, str | None] = {}
@@ -393,7 +403,10 @@ def _sentences(
 
 
 def _sessions(
-    settings: EffectiveStudySettings, now: datetime, document_id: int | None
+    settings: EffectiveStudySettings,
+    now: datetime,
+    ids: list[int] | None,
+    limit: int | None = None,
 ) -> list[SessionRow]:
     query = (
         db.select(
@@ -416,8 +429,10 @@ def _sessions(
         .where(AnnotationSession.study_id == current_study_id())
         .order_by(AnnotationSession.started_at.desc(), AnnotationSession.id.desc())
     )
-    if document_id is not None:
-        query = query.where(AnnotationSession.document_id == document_id)
+    if ids is not None:
+        query = query.where(AnnotationSession.document_id.in_(ids))
+    if limit is not None:
+        query = query.limit(limit)
     cutoff = settings.abandoned_before(now)
     rule = ClaimRule.at(now, settings.claim_minutes)
     rows = []
@@ -458,7 +473,20 @@ def _sessions(
     return rows
 
 
-def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None) -> None:
+def load_recent(
+    settings: EffectiveStudySettings, now: datetime
+) -> list[tuple[SessionRow, DocumentRow]]:
+    """The RECENT_SESSIONS most recently started sessions with their documents (the
+    dashboard's table of sessions), in three statements whatever the study's size."""
+    sessions = _sessions(settings, now, None, limit=RECENT_SESSIONS)
+    documents = _documents(sorted({session.document_id for session in sessions}))
+    practice = set(current_taxonomy().training.documents)
+    shown = [s for s in sessions if documents[s.document_id].external_id not in practice]
+    _add_annotations({s.id: s for s in shown}, sorted({s.document_id for s in shown}))
+    return [(session, documents[session.document_id]) for session in shown]
+
+
+def _add_annotations(by_session: dict[int, SessionRow], ids: list[int] | None) -> None:
     """Live annotations, one row per session with its spans packed "p:start:end:category;..."
     by the database: a few thousand strings travel instead of a row per annotation."""
     packed = (
@@ -482,16 +510,18 @@ def _add_annotations(by_session: dict[int, SessionRow], document_id: int | None)
     )
     query = (
         db.select(Annotation.session_id, func.aggregate_strings(packed, ";"))
-        .join(AnnotationSession)
-        .where(
-            Annotation.deleted_at.is_(None),
-            NOT_FROM_DECOY,
-            AnnotationSession.study_id == current_study_id(),
-        )
+        .where(Annotation.deleted_at.is_(None), NOT_FROM_DECOY)
         .group_by(Annotation.session_id)
     )
-    if document_id is not None:
-        query = query.where(AnnotationSession.document_id == document_id)
+    if ids is None:
+        query = query.join(AnnotationSession).where(
+            AnnotationSession.study_id == current_study_id()
+        )
+    else:
+        # By the sessions' ids (the study's, as loaded), not their documents': PostgreSQL
+        # then reads these sessions' rows through the (session_id, ...) index instead of
+        # scanning every annotation or hashing every session of the study.
+        query = query.where(Annotation.session_id.in_(sorted(by_session)))
     for session_id, spans in db.session.execute(query):
         session = by_session.get(session_id)
         if session is None or not spans:

@@ -17,7 +17,7 @@ downloads (docs/interop.md) pseudonymise the ids of people, as their commands do
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 
 from flask import Response, abort, request, stream_with_context, url_for
 from sqlalchemy import select
@@ -55,20 +55,19 @@ from app.research.interop_files import (
     w3c_lines,
     zip_bytes,
 )
-from app.research.study_report import format_csv, load_report_study, study_report
+from app.research.study_report import iter_csv, iter_json, load_report_study, study_report
 from app.studies import current_study_id
 from app.suggestions.records import count_suggestions, iter_suggestion_records
 from app.taxonomy import current_taxonomy
 
 
-def _study_report_text(fmt: str, flt: ExportFilter) -> str:
-    """The study report of the running app (gamma as cached: a page never waits for it)."""
+def _study_report_text(fmt: str, flt: ExportFilter) -> Iterator[str]:
+    """The study report of the running app (gamma as cached: a page never waits for it),
+    streamed in pieces as it is written."""
     study = load_report_study(include_flagged=flt.include_flagged)
     resolve_gamma(study)
     report = study_report(study)
-    if fmt == "json":
-        return json.dumps(report, indent=2, ensure_ascii=False)
-    return format_csv(report)
+    return iter_json(report) if fmt == "json" else iter_csv(report)
 
 
 def _payments(platform: str):
@@ -144,7 +143,7 @@ EXPORTS: dict[str, Export | Report] = {
     # Exchange formats (docs/interop.md): W3C Web Annotation, brat folders (ids
     # pseudonymised), the Hugging Face dataset, the payment sheets.
     "annotations-w3c": Report(
-        lambda fmt, flt: "".join(line + "\n" for line in w3c_lines(flt)),
+        lambda fmt, flt: (line + "\n" for line in w3c_lines(flt)),
         ("jsonl",),
         command="export-annotations --format w3c",
     ),

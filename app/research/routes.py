@@ -5,6 +5,9 @@ Login is required for all of them (app.core.researcher_guard.require_researcher)
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from urllib.parse import urlencode
+
 from flask import abort, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from markupsafe import Markup
@@ -12,6 +15,7 @@ from markupsafe import Markup
 from app.core.errors import ApiError
 from app.core.extensions import db
 from app.crowd import submissions
+from app.crowd.checks.flagged import left_out_workers
 from app.crowd.identity import clean_annotator_name, signed_link
 from app.crowd.settings import check_taxonomy_file, instructions_markup, study_settings
 from app.crowd.surveys import store as survey_store
@@ -23,9 +27,23 @@ from app.jobs.limits import Limits
 from app.jobs.queue import WORKER_SILENT, queue_state
 from app.models import AnnotationSession, Document, ValidationRound
 from app.research import bp
-from app.research.agreement_figures import agreement_figures, resolve_gamma
-from app.research.charts import dashboard_charts, document_charts, formatters, pacing_charts
-from app.research.dashboard import load_pacing, load_study
+from app.research.agreement_figures import resolve_gamma
+from app.research.charts import document_charts, formatters
+from app.research.dashboard import (
+    DashboardView,
+    DocumentRow,
+    SessionRow,
+    load_recent,
+    load_study,
+)
+from app.research.document_table import FILTERS, TableQuery, document_page, study_counts
+from app.research.study_figures import (
+    compute_now,
+    fingerprint,
+    is_large,
+    left_out_at,
+    stored_figures,
+)
 from app.research.viewer import session_annotations, viewer_bootstrap
 from app.rules.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.studies import current_study_id
@@ -46,26 +64,49 @@ def _research_helpers() -> dict:
 @bp.get("/")
 def dashboard():
     """Study progress, category distribution, error rates, agreement, attention checks
-    (?include_flagged=1: the figures count the workers left out by app.crowd.checks.flagged)."""
+    (?include_flagged=1: the figures count the workers left out by app.crowd.checks.flagged).
+    The documents' table is one page (?page=, ?sort=, ?filter=, ?q=:
+    app.research.document_table); the study-level figures are read from the analysis
+    results for a large study (app.research.study_figures), never computed here."""
     settings = study_settings()
     taxonomy = current_taxonomy()
-    study = load_study(settings, include_flagged=include_flagged_arg())
-    resolve_gamma(study)  # cached values only: what is missing is computed in the background
-    pace = load_pacing(study, taxonomy.study.min_words_per_minute)
+    include_flagged = include_flagged_arg()
+    now = datetime.now(UTC)
+    table = TableQuery.from_args(request.args)
+    counts = study_counts(settings, now)
+    if is_large(counts.documents):
+        content = fingerprint(settings)
+        left_out = left_out_at(settings, content)
+        figures = stored_figures(settings, include_flagged, content)
+    else:
+        left_out = left_out_workers(settings)
+        figures = compute_now(settings, include_flagged, left_out)
+    page = document_page(settings, table, now, set(left_out))
+    rows = figures.study  # a small study, loaded whole: its page's rows are in it
+    if rows is None:
+        rows = load_study(
+            settings, now, include_flagged=include_flagged, document_ids=page.ids, left_out=left_out
+        )
+        resolve_gamma(rows)  # stored values only: what is missing is computed in the background
     return render_template(
         "research/dashboard.html",
-        study=study,
-        agreement=agreement_figures(study),
+        counts=counts,
+        figures=figures,
+        left_out=list(left_out.values()),
+        include_flagged=include_flagged,
+        table=table,
+        page=page,
+        filters=FILTERS,
+        page_url=_page_url,
+        documents=[rows.by_id[i] for i in page.ids if i in rows.by_id],
+        recent=_recent(rows) if figures.study else load_recent(settings, now),
         settings=settings,
         taxonomy=taxonomy,
-        charts=dashboard_charts(study, taxonomy),
-        pacing=pace,
-        pacing_charts=pacing_charts(pace),
         surveys=_survey_summary(taxonomy),
         practice=_practice_figures(taxonomy),
         suggestions=counts_table(
             source_counts(
-                {d.id for d in study.documents if not d.is_check}, study.excluded_annotator_ids
+                None, set() if include_flagged else {w.annotator_id for w in left_out.values()}
             )
         ),
         conflicts=submissions.conflicts(),
@@ -73,6 +114,19 @@ def dashboard():
         analysis_queue=queue_state(),
         worker_silent_minutes=int(WORKER_SILENT.total_seconds() // 60),
     )
+
+
+def _recent(study: DashboardView) -> list[tuple[SessionRow, DocumentRow]]:
+    """The recent sessions of a study loaded whole, with their documents."""
+    return [(s, study.by_id[s.document_id]) for s in study.recent_sessions]
+
+
+def _page_url(args: dict) -> str:
+    """This page's own address (whichever prefix serves it) with the table's query
+    string, keeping the flagged-workers switch."""
+    if include_flagged_arg():
+        args = {"include_flagged": 1} | args
+    return request.path + ("?" + urlencode(args) if args else "")
 
 
 @bp.post("/identity-conflicts/<int:conflict_id>")

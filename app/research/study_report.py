@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from app.adjudication.gold import attention_gold, iter_gold_records
@@ -57,6 +58,8 @@ from app.rules.metrics import GoldRecall
 from app.rules.statuses import SessionStatus
 from app.suggestions.records import suggestion_figures
 from app.taxonomy import current_taxonomy
+
+CHUNK = 64 * 1024  # characters per streamed piece of the report (iter_json, iter_csv)
 
 
 def _percent(value: float | None) -> float | None:
@@ -238,58 +241,81 @@ def _cell(value: Any) -> Any:
 
 def format_csv(report: Mapping[str, Any]) -> str:
     """The report as CSV rows: section, key, sentence counts (documents), value."""
+    return "".join(iter_csv(report))
+
+
+def iter_csv(report: Mapping[str, Any]) -> Iterator[str]:
+    """format_csv's text in chunks of about CHUNK characters, as they are written (a
+    download or the command streams them: a 10,000-document report is never one string)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(("section", "key", "sentences", "error_sentences", "value"))
+    for row in _csv_rows(report):
+        writer.writerow(row)
+        if buffer.tell() >= CHUNK:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+def iter_json(report: Mapping[str, Any]) -> Iterator[str]:
+    """The report as indented JSON (json.dumps(report, indent=2, ensure_ascii=False)), in
+    chunks of about CHUNK characters as the encoder writes them."""
+    pieces: list[str] = []
+    size = 0
+    for piece in json.JSONEncoder(indent=2, ensure_ascii=False).iterencode(report):
+        pieces.append(piece)
+        size += len(piece)
+        if size >= CHUNK:
+            yield "".join(pieces)
+            pieces, size = [], 0
+    yield "".join(pieces)
+
+
+def _csv_rows(report: Mapping[str, Any]) -> Iterator[tuple]:
+    """format_csv's rows, in order."""
+    yield ("section", "key", "sentences", "error_sentences", "value")
     for document in report["documents"]:
-        writer.writerow(
-            (
-                "document",
-                _cell(document["document_id"]),
-                document["sentences"],
-                _cell(document["error_sentences"]),
-                _cell(document["booookscore"]),
-            )
+        yield (
+            "document",
+            _cell(document["document_id"]),
+            document["sentences"],
+            _cell(document["error_sentences"]),
+            _cell(document["booookscore"]),
         )
         if document["mqm_per_100_words"] is not None:
             key = _cell(document["document_id"])
             value = document["mqm_per_100_words"]
-            writer.writerow(("mqm_per_100_words", key, "", "", value))
+            yield ("mqm_per_100_words", key, "", "", value)
     for document in report["documents"]:
         for name in ("gamma", "linked_pair_f1"):
             if document.get(name) is not None:
-                writer.writerow(
-                    (f"document_{name}", _cell(document["document_id"]), "", "", document[name])
-                )
-    writer.writerow(("study", "booookscore", "", "", _cell(report["booookscore"])))
-    writer.writerow(("study", "annotators", "", "", report["annotators"]))
+                yield (f"document_{name}", _cell(document["document_id"]), "", "", document[name])
+    yield ("study", "booookscore", "", "", _cell(report["booookscore"]))
+    yield ("study", "annotators", "", "", report["annotators"])
     for key, value in report["errors_per_sentence"].items():
-        writer.writerow(("errors_per_sentence", _cell(key), "", "", value))
+        yield ("errors_per_sentence", _cell(key), "", "", value)
     for name, figure in report["agreement"].items():
         low, high = figure["ci95"] or (None, None)
-        writer.writerow(("agreement", name, "", "", _cell(figure["value"])))
-        writer.writerow(("agreement_ci95_low", name, "", "", _cell(low)))
-        writer.writerow(("agreement_ci95_high", name, "", "", _cell(high)))
-        writer.writerow(("agreement_unit", name, "", "", _cell(figure["unit"])))
+        yield ("agreement", name, "", "", _cell(figure["value"]))
+        yield ("agreement_ci95_low", name, "", "", _cell(low))
+        yield ("agreement_ci95_high", name, "", "", _cell(high))
+        yield ("agreement_unit", name, "", "", _cell(figure["unit"]))
         if "mc_se" in figure:  # gamma's Monte-Carlo error, and the documents it skipped
-            writer.writerow(("agreement_mc_se", name, "", "", _cell(figure["mc_se"])))
+            yield ("agreement_mc_se", name, "", "", _cell(figure["mc_se"]))
             for skipped in figure["skipped"]:
-                writer.writerow(("agreement_skipped", name, "", "", _cell(skipped)))
+                yield ("agreement_skipped", name, "", "", _cell(skipped))
     for name, gold in report["gold"].items():
-        writer.writerow(("gold_precision", _cell(name), "", "", _cell(gold["precision"])))
-        writer.writerow(("gold_recall", _cell(name), "", "", _cell(gold["recall"])))
+        yield ("gold_precision", _cell(name), "", "", _cell(gold["precision"]))
+        yield ("gold_recall", _cell(name), "", "", _cell(gold["recall"]))
     for source, shares in report.get("suggestions", {}).items():
         for key, value in shares.items():
-            writer.writerow((f"suggestions_{key}", _cell(source), "", "", _cell(value)))
-    for row in _analysis_rows(report):
-        writer.writerow(row)
+            yield (f"suggestions_{key}", _cell(source), "", "", _cell(value))
+    yield from _analysis_rows(report)
     for document_id in report["excluded"]["documents"]:
-        writer.writerow(("excluded", _cell(document_id), "", "", ""))
+        yield ("excluded", _cell(document_id), "", "", "")
     for worker in report["excluded"]["annotators"]:
-        writer.writerow(
-            ("excluded_annotator", _cell(worker["annotator_id"]), "", "", worker["reason"])
-        )
-    return buffer.getvalue()
+        yield ("excluded_annotator", _cell(worker["annotator_id"]), "", "", worker["reason"])
 
 
 def _analysis_rows(report: Mapping[str, Any]) -> list[tuple]:
