@@ -170,7 +170,12 @@ def _page(
     values = dict(form) if form else {}
     for name, entry in entries.items():  # the form shows what its result was asked with
         if name not in problems and entry.parameters:
-            values = {**{k: v for k, v in entry.parameters.items() if v is not None}, **values}
+            asked_with = {
+                k: f"{v:g}" if isinstance(v, float) else v
+                for k, v in entry.parameters.items()
+                if v is not None
+            }
+            values = {**asked_with, **values}
     return (
         render_template(
             "research/analyses.html",
