@@ -26,6 +26,7 @@ from app.analysis.judge import SENTENCE, SPAN
 from app.jobs import results
 from app.jobs.limits import Limits
 from app.jobs.queue import WORKER_SILENT, queue_state
+from app.models import utcnow
 from app.research import bp
 from app.research.analyses import FIGURES, AnalysisError, judge_sources
 from app.research.analysis_jobs import ANALYSES, Asked, ask, asked, outcome
@@ -97,6 +98,7 @@ class Shown:
     message: str | None = None
     computed_at: datetime | None = None
     requested_at: datetime | None = None
+    stale: bool = False  # pending past its lease: the next Compute asks the queue again
 
     def as_json(self) -> dict[str, Any]:
         """The status endpoint's entry: {"state", "computed_at"}."""
@@ -110,7 +112,8 @@ def shown(row: results.Result | None) -> Shown:
     if row is None:
         return Shown("missing", message="Nothing was asked under this address: compute it again.")
     if not results.usable(row, limits):
-        return Shown("pending", requested_at=row.requested_at)
+        stale = row.requested_at < utcnow() - results.PENDING_LEASE
+        return Shown("pending", requested_at=row.requested_at, stale=stale)
     parameters = (row.value or {}).get("parameters")
     try:
         result = outcome(row)

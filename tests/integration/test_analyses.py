@@ -19,7 +19,7 @@ import pytest
 from app import create_app
 from app.core.extensions import db
 from app.jobs.queue import wait_for_background
-from app.models import Annotation, Annotator, Suggestion, ValidationItem
+from app.models import AnalysisResult, Annotation, Annotator, Suggestion, ValidationItem
 from app.research import analysis_jobs
 from tests.support.apps import ROOT, dispose_engines, make_test_config
 from tests.support.assignment import add_documents
@@ -521,6 +521,26 @@ def test_the_analyses_page_never_computes_and_shares_results_with_the_command(
     assert (
         researcher_client.post("/research/analyses", data={"analysis": "recall"}).status_code == 400
     )
+
+
+def test_new_readings_are_a_new_key_never_the_old_value(small_study, app, tmp_path):
+    recall = analysis_jobs.asked("recall", {"method": None})
+    assert analysis_jobs.asked("recall", {"method": None}).key == recall.key  # stable
+    assert analysis_jobs.asked("recall", {"method": "chao"}).key != recall.key
+    before = _json(small_study, "recall-estimate")
+    # A fourth human's reading of doc-000 (a submitted session): the key moves on.
+    path = tmp_path / "more.jsonl"
+    path.write_text(json.dumps(_record("doc-000", "import:d", "anna")) + "\n", encoding="utf-8")
+    result = small_study.invoke(args=["import-annotations", str(path)])
+    assert result.exit_code == 0, result.output
+    assert analysis_jobs.asked("recall", {"method": None}).key != recall.key
+    after = small_study.invoke(args=["recall-estimate", "--format", "json"])
+    assert after.exit_code == 0 and before["method"] == json.loads(after.stdout)["method"]
+    assert "Read from analysis_results" not in after.stderr  # computed for the new readings
+    rows = db.session.scalars(
+        db.select(AnalysisResult.status).where(AnalysisResult.kind == "recall_estimate")
+    ).all()
+    assert rows == ["done", "done"]  # the old key's value stays, for the old readings
 
 
 def test_the_background_computes_what_the_page_asks_and_the_command_reads_it(
