@@ -267,7 +267,8 @@ def outcome(row: results.Result) -> dict[str, Any] | None:
         limits = (row.value or {}).get("limits", [0, 0])
         raise AnalysisError(
             f"Skipped: over the analysis limits ({(row.value or {}).get('skipped')}; "
-            f"ANALYSIS_TIME_LIMIT {limits[0]:g} s, ANALYSIS_MEMORY_LIMIT {limits[1]:g} MB)."
+            f"ANALYSIS_TIME_LIMIT {limits[0]:g} s, ANALYSIS_MEMORY_LIMIT {limits[1]:g} MB): "
+            "run its command with larger limits (0: none) to compute it."
         )
     if row.status == results.ERROR:
         raise AnalysisError(f"The computation failed: {row.error}")
