@@ -19,9 +19,16 @@ import pytest
 from app import create_app
 from app.core.extensions import db
 from app.jobs.queue import wait_for_background
-from app.models import AnalysisResult, Annotation, Annotator, Suggestion, ValidationItem
+from app.models import (
+    AnalysisResult,
+    Annotation,
+    Annotator,
+    Researcher,
+    Suggestion,
+    ValidationItem,
+)
 from app.research import analysis_jobs
-from tests.support.apps import ROOT, dispose_engines, make_test_config
+from tests.support.apps import ROOT, dispose_engines, log_in_directly, make_test_config
 from tests.support.assignment import add_documents
 from tests.support.worker_api import csrf, save, start, submit
 
@@ -450,7 +457,7 @@ def test_plan_study_command(small_study):
 
 def _token(client) -> str:
     page = client.get("/research/analyses")
-    assert page.status_code == 200
+    assert page.status_code == 200, page.headers.get("Location")
     return re.search(r'name="csrf_token" value="([^"]+)"', page.get_data(as_text=True))[1]
 
 
@@ -634,6 +641,28 @@ def test_suggestion_arms_in_study_report(make_app, tmp_path):
         assert report["difference"]["accepted"]["value"] is None
         table = runner.invoke(args=["study-report"]).stdout
         assert "Suggestion arms (show - none, bootstrap 95% CI):" in table
+
+    # The Analyses page shows what study-report stored under the same key (requests in
+    # their own app context: this one remembers its earlier requests' anonymous user).
+    with app.app_context():
+        researcher = Researcher(email="arms@example.org", password_hash="x")
+        db.session.add(researcher)
+        db.session.commit()
+        console = app.test_client()
+        log_in_directly(console, researcher)
+        db.session.remove()
+    asked = console.post(
+        "/research/analyses", data={"csrf_token": _token(console), "analysis": "arms"}
+    )
+    assert asked.status_code == 303
+    page = console.get(asked.headers["Location"]).get_data(as_text=True)
+    assert 'data-analysis-done="arms"' in page
+    booookscore = re.search(r'<th scope="row">booookscore</th>(.*?)</tr>', page, re.S)[1]
+    assert "66.7" in booookscore and "33.3" in booookscore
+    with app.app_context():  # the page found study-report's result: no second key
+        kinds = db.session.scalars(db.select(AnalysisResult.kind)).all()
+        assert kinds.count("suggestion_arms") == 1
+        db.session.remove()
 
 
 def test_plan_study_for_validation_precision(small_study, tmp_path):
