@@ -111,11 +111,12 @@ def _worker(postgres_url: str, redis_url: str, log: Path, **env: str) -> subproc
         )
 
 
-def _rows(server) -> list[tuple]:
+def _rows(server, kind: str | None = None) -> list[tuple]:
     with server.app_context():
-        rows = db.session.execute(
-            db.select(AnalysisResult.key, AnalysisResult.status, AnalysisResult.attempts)
-        ).all()
+        query = db.select(AnalysisResult.key, AnalysisResult.status, AnalysisResult.attempts)
+        if kind is not None:
+            query = query.where(AnalysisResult.kind == kind)
+        rows = db.session.execute(query).all()
         db.session.remove()
         return sorted(tuple(row) for row in rows)
 
@@ -266,11 +267,15 @@ def test_two_gunicorn_servers_and_one_worker_compute_an_analysis_once(
             addresses = set(pool.map(ask, [a, b] * 4))
         [address] = addresses  # one key, whichever server answered
         key = re.search(r"recall=([0-9a-f]{64})", address)[1]
-        assert [(status, attempts) for _, status, attempts in _rows(inspector)] == [("pending", 0)]
+        assert [
+            (status, attempts) for _, status, attempts in _rows(inspector, "recall_estimate")
+        ] == [("pending", 0)]
         assert Queue(QUEUE_NAME, connection=redis.Redis.from_url(redis_url)).count == 1
         waiting = browser.get(f"{a}{address}").text
         assert 'data-analysis-pending="recall"' in waiting
         assert 'data-analysis-queue="silent"' in waiting  # no worker seen yet
+        dashboard = browser.get(f"{b}/research/").text  # says what waits, of every kind
+        assert re.search(r"Analyses waiting: .*recall_estimate 1 queued", dashboard)
 
         log = tmp_path / "worker.log"
         worker = _worker(postgres_url, redis_url, log)
@@ -285,13 +290,17 @@ def test_two_gunicorn_servers_and_one_worker_compute_an_analysis_once(
             futures = [pool.submit(keep_asking, server) for server in (a, b)]
             try:
                 _wait_for(
-                    lambda: _rows(inspector)[0][1] == "done", 120, "the recall estimate computed"
+                    lambda: _rows(inspector, "recall_estimate")[0][1] == "done",
+                    120,
+                    "the recall estimate computed",
                 )
             finally:
                 asking.set()
             for future in futures:
                 future.result()
-        assert [(status, attempts) for _, status, attempts in _rows(inspector)] == [("done", 1)]
+        assert [
+            (status, attempts) for _, status, attempts in _rows(inspector, "recall_estimate")
+        ] == [("done", 1)]
         text = log.read_text()
         assert len(re.findall(r"analysis recall_estimate [0-9a-f]{12} computed", text)) == 1, text
         tables = []
