@@ -6,7 +6,7 @@ asks for the analysis's key (its stored result, or a job on the analysis queue) 
 answers 303 to the GET that shows it, the keys asked for in its query
 (`?judge=KEY&recall=KEY&plan=KEY&arms=KEY`). The GET shows each key's stored result with
 when it was computed, "being computed" while it waits (a live region; static/js/
-analyses/analyses.mjs polls `/research/analyses/status` and reloads the page once it is
+research/analyses.mjs polls `/research/analyses/status` and reloads the page once it is
 ready, and a Refresh link does the same without JavaScript), or why it could not be
 computed. The commands (`flask judge-report`, `recall-estimate`, `plan-study`) share the
 same keys: a result one computed is the other's.

@@ -12,6 +12,7 @@
 /** @type {Record<string, () => Promise<{default: new (root: HTMLElement) => {destroy(): void}}>>} */
 const MODULES = {
   annotator: () => import('./annotator/annotator.mjs'),
+  analyses: () => import('./research/analyses.mjs'),
 };
 
 const NAME = /^[a-z][a-z0-9-]*$/;

@@ -8,7 +8,7 @@
  * Without JavaScript the pending notice's Refresh link does the same. A failed request is
  * tried again at the next tick; polling slows down after a few minutes.
  *
- * @module analyses/analyses
+ * @module research/analyses
  */
 
 import { requestJson } from '../lib/http.mjs';
