@@ -654,6 +654,20 @@ class ConsentDecision(db.Model):
     decided_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
+class ValidationConsentDecision(db.Model):
+    """A validator's answer on a validation study's consent page (app.validation.consent):
+    one per validation session, never changed; `consent_version` as ConsentDecision's."""
+
+    __tablename__ = "validation_consent_decisions"
+
+    session_id: Mapped[int] = mapped_column(
+        ForeignKey("validation_sessions.id", ondelete="CASCADE"), primary_key=True
+    )
+    agreed: Mapped[bool] = mapped_column(Boolean)
+    consent_version: Mapped[str] = mapped_column(String(16))
+    decided_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
 SURVEYS = ("before", "after")
 
 

@@ -40,6 +40,11 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
         [],
         ["--arrivals", "200", "--seconds", "5", "--documents", "20", "--rounds", "1"],
     ),
+    # A whole study with faults: 600 workers over 10 minutes, about 17 minutes a run.
+    "study_rehearsal": (
+        [],
+        ["--workers", "40", "--arrival-minutes", "2", "--task-minutes", "1"],
+    ),
 }
 
 

@@ -21,23 +21,24 @@ def admin_url() -> str:
     return url.replace("postgres://", "postgresql://", 1)
 
 
-def _admin_engine():
-    base = make_url(admin_url()).set(drivername="postgresql+psycopg2")
+def _admin_engine(admin: str | None = None):
+    base = make_url(admin or admin_url()).set(drivername="postgresql+psycopg2")
     return base, create_engine(base, isolation_level="AUTOCOMMIT")
 
 
-def create_database(prefix: str = "falte_bench") -> str:
-    """Create an empty PostgreSQL database, migrate it, and return its URL."""
+def create_database(prefix: str = "falte_bench", admin: str | None = None) -> str:
+    """Create an empty PostgreSQL database, migrate it, and return its URL (on the server
+    of `admin`, an admin URL; default: TEST_DATABASE_URL's)."""
     from flask_migrate import upgrade
 
     from app import create_app
     from app.core.extensions import db
 
     name = f"{prefix}_{uuid.uuid4().hex[:8]}"
-    base, admin = _admin_engine()
-    with admin.connect() as conn:
+    base, engine = _admin_engine(admin)
+    with engine.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
+    engine.dispose()
     url = base.set(database=name).render_as_string(hide_password=False)
     app = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": url})
     with app.app_context():

@@ -22,6 +22,7 @@ from app import create_app
 from app.core.extensions import db
 from tests.support.apps import (
     BOOOOKSCORE_SAMPLE,
+    app_in_context,
     dispose_engines,
     log_in_directly,
     make_test_config,
@@ -101,11 +102,7 @@ def database_uri(request, tmp_path) -> Iterator[str]:
 @pytest.fixture
 def app(database_uri):
     """The app on a fresh database, with an app context pushed."""
-    application = create_app(make_test_config(database_uri))
-    with application.app_context():
-        yield application
-        db.session.remove()
-        dispose_engines()
+    yield from app_in_context(database_uri)
 
 
 @pytest.fixture

@@ -12,7 +12,10 @@ the status: a worker who began may finish.
 
 from __future__ import annotations
 
-from flask import render_template, request
+from collections.abc import Callable
+
+from flask import Flask, current_app, render_template, request
+from flask.typing import ResponseReturnValue
 
 from app.core.extensions import db
 from app.core.persistence import end_orm_transaction
@@ -21,6 +24,20 @@ from app.models import Study
 from app.rules.outcomes import CODE_PLACEHOLDER
 from app.rules.studies import StudyStatus, accepts_new_workers
 from app.studies import default_study, study_by_slug, use_study
+
+KIND_ENTRIES = "falte_study_entries"  # app.extensions: study kind -> its start view
+
+KindEntry = Callable[[Study], ResponseReturnValue]
+
+
+def register_kind_entry(app: Flask, kind: str, entry: KindEntry) -> None:
+    """Make `entry(study)` answer the start link of every study of this kind."""
+    app.extensions.setdefault(KIND_ENTRIES, {})[kind] = entry
+
+
+def kind_entry(study: Study) -> KindEntry | None:
+    """The start view registered for the study's kind; None: the annotation start."""
+    return current_app.extensions.get(KIND_ENTRIES, {}).get(study.kind)
 
 
 class StudyUnavailable(Exception):
@@ -58,19 +75,26 @@ def admit_platform(study: Study, platform: str) -> None:
 def unavailable_page(exc: StudyUnavailable):
     """The page of a study that opens nothing (its handler in every start link's blueprint)."""
     db.session.rollback()
-    exit_url = None
-    if exc.study is not None and request.args.get("PROLIFIC_PID"):
-        # A Prolific worker is asked to return the submission: the study's no_consent
-        # address (its action on Prolific is "ask for a return"), when it is one fixed
-        # address (a {code} one needs a session's own code, and there is no session).
-        template = study_settings().completion_template("no_consent")
-        if template and CODE_PLACEHOLDER not in template:
-            exit_url = template
     page = render_template(
         "assignment/study_unavailable.html",
         study=exc.study,
         slug=exc.slug,
         status=exc.study.status if exc.study is not None else None,
-        exit_url=exit_url,
+        exit_url=return_address() if exc.study is not None else None,
     )
     return page, exc.status, {"Cache-Control": "no-store"}
+
+
+def return_address() -> str | None:
+    """Where a worker the current study has nothing for (and no session) goes back to.
+
+    A Prolific worker is asked to return the submission: the study's no_consent address
+    (its action on Prolific is "ask for a return"), when it is one fixed address (a
+    {code} one needs a session's own code, and there is no session). Others: None (the
+    page says how to return the task)."""
+    if not request.args.get("PROLIFIC_PID"):
+        return None
+    template = study_settings().completion_template("no_consent")
+    if template and CODE_PLACEHOLDER not in template:
+        return template
+    return None

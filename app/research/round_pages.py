@@ -21,6 +21,7 @@ from app.research import bp
 from app.research.charts import precision_chart
 from app.research.downloads import EXPORTS
 from app.rules.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
+from app.studies import current_study
 from app.taxonomy import current_taxonomy
 from app.validation.report import compute_report, format_csv
 from app.validation.rounds import (
@@ -29,8 +30,10 @@ from app.validation.rounds import (
     RoundSummary,
     create_round,
     find_round,
+    judged_study,
     left_out_lines,
     round_overview,
+    working_on,
 )
 
 GROUP_TITLES = {
@@ -100,10 +103,12 @@ def _validator_links(name: str) -> dict[str, str]:
 
 def _create_from_export(form: RoundForm) -> RoundSummary:
     """Create the round from our export (every session; create_round keeps the submitted
-    ones unless asked), through the same code as the CLI."""
+    ones unless asked), through the same code as the CLI. A validation study's round
+    judges the annotations of the study it names (docs/validation-rounds.md)."""
+    study = current_study()
     with tempfile.TemporaryDirectory(prefix="falte-round-") as folder:
         path = Path(folder) / "annotations.jsonl"
-        with path.open("w", encoding="utf-8") as out:
+        with path.open("w", encoding="utf-8") as out, working_on(judged_study(study) or study):
             EXPORTS["annotations"].write(out, "jsonl", ExportFilter())
         return create_round(
             form.name.data.strip(),

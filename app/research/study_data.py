@@ -183,7 +183,9 @@ def judgment_records() -> Iterator[dict[str, Any]]:
         select(*columns, origin)
         .join(ValidationItem, ValidationItem.id == ValidationJudgment.item_id)
         .join(ValidationRound, ValidationRound.id == ValidationItem.round_id)
-        .join(Document, Document.id == ValidationItem.document_id)
+        # Outer, so that in_study holds the rows to the study through its rounds only: a
+        # validation study's items are on the documents of the study it judges.
+        .outerjoin(Document, Document.id == ValidationItem.document_id)
         .outerjoin(Annotation, Annotation.id == ValidationItem.annotation_id)
         .outerjoin(AnnotationSession, AnnotationSession.id == Annotation.session_id)
         .outerjoin(Annotator, Annotator.id == AnnotationSession.annotator_id)

@@ -126,7 +126,7 @@ def _judged_by(session: ValidationSession, item_id: int) -> bool:
     return db.session.scalar(query) is not None
 
 
-def _has_judged(session: ValidationSession) -> bool:
+def has_judged(session: ValidationSession) -> bool:
     query = select(ValidationJudgment.id).where(
         ValidationJudgment.validation_session_id == session.id
     )
@@ -173,7 +173,7 @@ def next_item(session: ValidationSession) -> ValidationItem | None:
         session.network = network
     session.current_item_id = item.id if item else None
     session.assigned_at = now if item else None
-    if item is None and session.status == SessionStatus.ACTIVE and _has_judged(session):
+    if item is None and session.status == SessionStatus.ACTIVE and has_judged(session):
         session.status = SessionStatus.SUBMITTED
     db.session.commit()
     return item

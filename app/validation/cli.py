@@ -12,7 +12,7 @@ from flask.cli import AppGroup
 from app.core.cli_kit import echo_ambiguous, echo_report, fail, flag, report_format_option
 from app.crowd.identity import annotator_name_option, signed_link
 from app.imports.item_formats import DECISIONS, FORMATS
-from app.studies import current_study, worker_prefix
+from app.studies import StudyKind, current_study, worker_prefix
 from app.studies.cli import study_option
 from app.taxonomy import current_taxonomy
 from app.validation.judgments import JudgmentImportError, import_judgments
@@ -120,7 +120,10 @@ def create_round_command(name: str, paths: tuple[Path, ...], **options: Any) -> 
     click.echo(f"Rejected items: {len(summary.rejected)}")
     for line in summary.rejected:
         click.echo(f"  {line}")
-    click.echo(f"Validators' link: /validate/{name}")
+    prefix = worker_prefix(current_study())
+    click.echo(f"Validators' link: {prefix}/validate/{quote(name, safe='')}")
+    if current_study().kind == StudyKind.VALIDATION:
+        click.echo(f"The study's start link (its open rounds, in turn): {prefix}/start")
 
 
 @validation_group.command("list-rounds")
@@ -147,6 +150,12 @@ def list_rounds_command(annotator: str | None, base_url: str) -> None:
         )
         return
     click.echo(f"{len(rows)} round(s):")
+    study = current_study()
+    if annotator and study.kind == StudyKind.VALIDATION:
+        url = f"{base_url.rstrip('/')}{worker_prefix(study)}/start"
+        click.echo(
+            f"  the study's start link for {annotator!r}: {signed_link(url, 'start', annotator)}"
+        )
     for row in rows:
         click.echo(
             f"  {row.name:<30} {row.items:>6} items  {row.judgments:>6} judgments  "

@@ -11,6 +11,12 @@ annotations of workers the study leaves out (app.crowd.checks.flagged): those ma
 `flagged` in our export, and those of this database's sessions whose worker is left out
 now; and decoys (issue 32): annotations our export marks `decoy` (made from a decoy
 suggestion) and decoy suggestions of the suggestions export.
+
+A round of a validation study (kind validation, docs/validation-rounds.md "Validation
+studies") judges the annotation study it names (`judges_study_id`): its items' documents
+are that study's (then the validation study's own, for documents given inline), their
+annotations and left-out workers are that study's; the round itself, and documents given
+inline that neither holds, belong to the validation study.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ import random
 import re
 import secrets
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,11 +45,12 @@ from app.models import (
     AnnotationSession,
     Document,
     Paragraph,
+    Study,
     ValidationItem,
     ValidationJudgment,
     ValidationRound,
 )
-from app.studies import current_study_id
+from app.studies import current_study, current_study_id, use_study
 from app.taxonomy import Taxonomy
 
 ROUND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
@@ -203,7 +211,9 @@ def create_round(
         kept = [item for item in items if item.submitted is not False]
         left_out, items = len(items) - len(kept), kept
     items = [item for item in items if item.has_decision(decision)]
-    docs, doc_problems = _documents(items)
+    study = current_study()
+    judged = judged_study(study)
+    docs, doc_problems = _documents(items, [s.id for s in (judged, study) if s is not None])
     resolved, ambiguous = [], []
     seen: set[str] = set()
     for item in items:
@@ -228,10 +238,11 @@ def create_round(
         resolved.append(outcome)
     if problems and not skip_rejected:
         raise RoundError(problems)
-    _link_annotations(resolved)
-    decoys = sum(r.item.decoy for r in resolved)
-    resolved = [r for r in resolved if not r.item.decoy]
-    resolved, checks, flagged = _leave_out(resolved)
+    with working_on(judged or study):
+        _link_annotations(resolved)
+        decoys = sum(r.item.decoy for r in resolved)
+        resolved = [r for r in resolved if not r.item.decoy]
+        resolved, checks, flagged = _leave_out(resolved)
     if not resolved:
         why = "no usable items: the round was not created"
         if left_out:
@@ -271,6 +282,25 @@ def create_round(
     return summary
 
 
+def judged_study(study: Study) -> Study | None:
+    """The annotation study a validation study judges (None: the study judges its own)."""
+    if study.judges_study_id is None:
+        return None
+    return db.session.get(Study, study.judges_study_id)
+
+
+@contextmanager
+def working_on(study: Study) -> Iterator[None]:
+    """Read as `study` for the block (its annotations, workers and settings), then go
+    back to the study the round is made in."""
+    before = current_study()
+    use_study(study)
+    try:
+        yield
+    finally:
+        use_study(before)
+
+
 def _check_arguments(name: str, judgments_per_item: int, sample: int | None) -> None:
     problems = []
     if not ROUND_NAME.match(name):
@@ -299,13 +329,13 @@ def _unique(candidate: str, seen: set[str]) -> str:
     return candidate
 
 
-def _documents(items: list[ItemInput]) -> tuple[dict[str, _Doc], dict[str, str]]:
-    """Each referenced document id -> its text; problems by document id."""
+def _documents(items: list[ItemInput], pool: list[int]) -> tuple[dict[str, _Doc], dict[str, str]]:
+    """Each referenced document id -> its text; problems by document id. The documents
+    are looked up in the studies of `pool`, the first holding an id giving it."""
     wanted = {item.document_id for item in items}
     stored = _load_documents(
-        select(Document).where(
-            Document.study_id == current_study_id(), Document.external_id.in_(wanted)
-        )
+        select(Document).where(Document.study_id.in_(pool), Document.external_id.in_(wanted)),
+        pool,
     )
     inline: dict[str, tuple[str, ...]] = {}
     problems: dict[str, str] = {}
@@ -319,9 +349,8 @@ def _documents(items: list[ItemInput]) -> tuple[dict[str, _Doc], dict[str, str]]
             )
     hashes = {content_hash(p): doc_id for doc_id, p in inline.items() if doc_id not in stored}
     by_hash = _load_documents(
-        select(Document).where(
-            Document.study_id == current_study_id(), Document.content_hash.in_(hashes)
-        )
+        select(Document).where(Document.study_id.in_(pool), Document.content_hash.in_(hashes)),
+        pool,
     )
     same_text = {doc.row.content_hash: doc for doc in by_hash.values() if doc.row}
     docs: dict[str, _Doc] = {}
@@ -339,8 +368,9 @@ def _documents(items: list[ItemInput]) -> tuple[dict[str, _Doc], dict[str, str]]
     return docs, problems
 
 
-def _load_documents(query) -> dict[str, _Doc]:
-    rows = db.session.scalars(query).all()
+def _load_documents(query, pool: list[int]) -> dict[str, _Doc]:
+    # The earlier study of the pool wins an id both hold: read it last.
+    rows = sorted(db.session.scalars(query), key=lambda row: -pool.index(row.study_id))
     if not rows:
         return {}
     texts: dict[int, list[str]] = {row.id: [] for row in rows}

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from app.core.extensions import db
 from app.crowd.settings import study_settings
 from app.models import Paragraph, ValidationItem, ValidationJudgment, ValidationSession
-from app.rules.outcomes import shown_code
+from app.rules.outcomes import CODE_PLACEHOLDER, completion_address, shown_code
 from app.rules.platforms import mturk_target
 from app.taxonomy import current_taxonomy
 from app.validation.reasons import item_protocol
@@ -104,4 +104,18 @@ def completion_json(session: ValidationSession, done: int) -> dict[str, Any]:
         "completion_url": url,
         "mturk": mturk_target(session.platform, session.platform_params or {}),
         "outcome": "completed",
+    }
+
+
+def declined_json(session: ValidationSession) -> dict[str, Any]:
+    """Where a validator who declined the consent goes: the study's no_consent address
+    when it is one fixed address, with its Prolific code; never the session's own code
+    (earned by judging), so a `{code}` address is not used."""
+    template = study_settings().completion_template("no_consent")
+    if session.platform != "prolific" or not template or CODE_PLACEHOLDER in template:
+        return {"outcome": "no_consent", "completion_url": None, "shown_code": None}
+    return {
+        "outcome": "no_consent",
+        "completion_url": completion_address(template, ""),
+        "shown_code": shown_code(template, None),
     }

@@ -25,6 +25,8 @@ from app.models import (
 from app.rules.intervals import bootstrap_mean_ci
 from tests.support.adjudication import (
     PARAGRAPHS,
+    SECOND_MARKS,
+    SECOND_PARAGRAPHS,
     adjudicate_all,
     seed_adjudication_document,
     seed_document,
@@ -32,15 +34,8 @@ from tests.support.adjudication import (
 from tests.support.servers import free_port
 
 SECOND = "adj-doc-2"
-SECOND_PARAGRAPHS = ["Clara left the farm in May. She came back in June.", "Then it snowed."]
-# All three mark "Clara" (new-person); ann-1 and ann-2 mark the snow sentence too.
-SECOND_MARKS = [
-    ("ann-1", "new-person", (0, 0, 5), None, None),
-    ("ann-2", "new-person", (0, 0, 5), None, None),
-    ("ann-3", "new-person", (0, 0, 11), None, None),
-    ("ann-1", "abrupt-transition", (1, 0, 15), None, None),
-    ("ann-2", "abrupt-transition", (1, 0, 4), None, None),
-]
+# ann-2 marks the snow sentence too.
+SECOND_MARKS_TOO = [*SECOND_MARKS, ("ann-2", "abrupt-transition", (1, 0, 4), None, None)]
 
 
 @pytest.fixture
@@ -48,7 +43,7 @@ def two_documents(app):
     """The adjudication sample and a second document, three annotators each."""
     analysis_queue.wait_for_background()  # the previous test's jobs are done
     first = seed_adjudication_document()
-    second = seed_document(SECOND, SECOND_PARAGRAPHS, SECOND_MARKS)
+    second = seed_document(SECOND, SECOND_PARAGRAPHS, SECOND_MARKS_TOO)
     return first, second
 
 

@@ -16,7 +16,6 @@ from functools import partial
 import numpy as np
 import pytest
 
-from app import create_app
 from app.core.extensions import db
 from app.jobs.queue import wait_for_background
 from app.models import (
@@ -28,11 +27,10 @@ from app.models import (
     ValidationItem,
 )
 from app.research import analysis_jobs
-from tests.support.apps import ROOT, dispose_engines, log_in_directly, make_test_config
+from tests.support.apps import BOOOOKSCORE_TAXONOMY, app_in_context, log_in_directly
 from tests.support.assignment import add_documents
-from tests.support.worker_api import csrf, save, start, submit
+from tests.support.worker_api import csrf, move, save, start, submit
 
-BOOOOKSCORE_TAXONOMY = ROOT / "config" / "taxonomies" / "booookscore.yaml"
 JUDGE_KEYS = {
     "judge",
     "unit",
@@ -49,11 +47,7 @@ JUDGE_KEYS = {
 @pytest.fixture
 def booookscore_app(database_uri):
     """The app with BooookScore's taxonomy (its eight error types as category keys)."""
-    application = create_app(make_test_config(database_uri, TAXONOMY_PATH=BOOOOKSCORE_TAXONOMY))
-    with application.app_context():
-        yield application
-        db.session.remove()
-        dispose_engines()
+    yield from app_in_context(database_uri, TAXONOMY_PATH=BOOOOKSCORE_TAXONOMY)
 
 
 def _json(runner, *args) -> dict:
@@ -255,11 +249,7 @@ def test_decoys_are_taken_at_the_simulated_rate(make_app, tmp_path):
             assert client.get(f"/s/{token}").status_code == 200  # chooses the arm: show
             for paragraph in (0, 1):
                 if paragraph:
-                    moved = client.put(
-                        f"/api/sessions/{token}/position",
-                        json={"paragraph_id": 1},
-                        headers=csrf(token),
-                    )
+                    moved = move(client, token, 1)
                     assert moved.status_code == 200, moved.data
                 for suggestion in _suggestions(client, token):
                     if suggestion["decision"] is not None:
@@ -606,20 +596,14 @@ def test_suggestion_arms_in_study_report(make_app, tmp_path):
             for key in ("anna", "rained") if not suggestions else ():
                 paragraph, begin, end, category = SPANS[key]
                 if paragraph:
-                    moved = client.put(
-                        f"/api/sessions/{token}/position",
-                        json={"paragraph_id": 1},
-                        headers=csrf(token),
-                    )
+                    moved = move(client, token, 1)
                     assert moved.status_code == 200, moved.data
                 text = TEXTS[paragraph][begin:end]
                 span = {"paragraph_id": paragraph, "start": begin, "end": end, "text": text}
                 body = {"id": str(uuid.uuid4()), "category": category, "span": span}
                 assert save(client, token, body).status_code == 201
             if suggestions:
-                moved = client.put(
-                    f"/api/sessions/{token}/position", json={"paragraph_id": 1}, headers=csrf(token)
-                )
+                moved = move(client, token, 1)
                 assert moved.status_code == 200, moved.data
             assert submit(client, token).status_code == 200
         assert arms.count("show") == 4 and arms[:4].count("show") == 2

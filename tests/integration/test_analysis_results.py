@@ -21,17 +21,15 @@ from app.jobs.kinds import Kind
 from app.jobs.limits import Limits
 from app.models import AnalysisResult, Researcher
 from app.research import agreement_figures
-from tests.support.adjudication import seed_adjudication_document, seed_document
-from tests.support.apps import dispose_engines, make_test_config
+from tests.support.adjudication import (
+    SECOND_MARKS,
+    SECOND_PARAGRAPHS,
+    seed_adjudication_document,
+    seed_document,
+)
+from tests.support.apps import dispose_engines, make_test_config, researcher_page
 from tests.support.servers import free_port
 
-SECOND = ["Clara left the farm in May. She came back in June.", "Then it snowed."]
-SECOND_MARKS = [
-    ("ann-1", "new-person", (0, 0, 5), None, None),
-    ("ann-2", "new-person", (0, 0, 5), None, None),
-    ("ann-3", "new-person", (0, 0, 11), None, None),
-    ("ann-1", "abrupt-transition", (1, 0, 15), None, None),
-]
 LIMITS = Limits(60, 1024)
 COMPUTED: list[dict] = []
 
@@ -164,22 +162,12 @@ def test_a_computation_that_raises_is_stored_as_an_error_not_retried(app):
     assert row.status == "error" and row.error == "ValueError: no such figure"
 
 
-def _dashboard(application, researcher_id: int) -> str:
-    client = application.test_client()
-    with client.session_transaction() as session:
-        session["_user_id"] = str(researcher_id)
-        session["_fresh"] = True
-    page = client.get("/research/")
-    assert page.status_code == 200
-    return page.text
-
-
 def test_without_redis_pages_compute_in_the_background_and_another_server_reads_it(
     app, database_uri, researcher
 ):
     seed_adjudication_document()
     with gamma_cache._runner_lock:  # the background thread waits before its computation
-        page = _dashboard(app, researcher.id)
+        page = researcher_page(app, researcher.id)
     assert "γ is being computed for 1 document" in page
     assert re.search(r"Analyses waiting: gamma (1 queued|0 queued, 1 running) \(oldest", page)
     assert "Computed in the background by this server" in page
@@ -196,7 +184,7 @@ def test_without_redis_pages_compute_in_the_background_and_another_server_reads_
     # Another server on the same database, or this one after a restart: read, not computed.
     other = create_app(make_test_config(database_uri))
     with other.app_context():
-        page = _dashboard(other, researcher.id)
+        page = researcher_page(other, researcher.id)
         assert "being computed" not in page and "Analyses waiting" not in page
         db.session.remove()
         dispose_engines()
@@ -211,7 +199,7 @@ def test_a_large_studys_intervals_are_jobs_pages_show_pending_and_commands_compu
 ):
     monkeypatch.setattr(agreement_figures, "QUEUED_INTERVALS_FROM", 2)
     seed_adjudication_document()
-    seed_document("second", SECOND, SECOND_MARKS)
+    seed_document("second", SECOND_PARAGRAPHS, SECOND_MARKS)
     report = json.loads(runner.invoke(args=["study-report", "--format", "json"]).stdout)
     f1 = report["agreement"]["mean_pairwise_span_f1"]
     assert f1["ci95"] is not None  # the command computed it (and stored it)
@@ -224,11 +212,11 @@ def test_a_large_studys_intervals_are_jobs_pages_show_pending_and_commands_compu
     db.session.execute(db.delete(AnalysisResult).where(AnalysisResult.kind == "bootstrap_ci"))
     db.session.commit()
     with gamma_cache._runner_lock:  # hold the background computation back
-        page = _dashboard(app, researcher.id)
+        page = researcher_page(app, researcher.id)
     row = re.search(r'<tr data-figure="mean_pairwise_span_f1">.*?</tr>', page, re.S).group(0)
     assert '<span class="muted">pending</span>' in row and " to " not in row
     analysis_queue.wait_for_background()
-    page = _dashboard(app, researcher.id)
+    page = researcher_page(app, researcher.id)
     row = re.search(r'<tr data-figure="mean_pairwise_span_f1">.*?</tr>', page, re.S).group(0)
     low, high = f1["ci95"]  # the page's job and the command's agree
     assert f"{low:.1f}% to {high:.1f}%" in row

@@ -10,6 +10,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -25,9 +26,26 @@ from tests.support.assignment import add_documents, assert_no_tasks, idle_for, s
 QUOTA_ONE = {"annotators_per_document": 1, "attention_check_share": 0.0}
 
 
+@contextmanager
+def one_document(make_app, **settings):
+    """An app with these settings and one document, in its context: the test client and the
+    document's id."""
+    app = make_app(**settings)
+    with app.app_context():
+        [document_id] = add_documents(1)
+        yield app.test_client(), document_id
+
+
 def load_page(client, session: AnnotationSession) -> None:
     """What the worker's browser does after /start: load /s/<token>."""
     assert client.get(f"/s/{session.token}").status_code == 200
+
+
+def opened(client, external_id: str) -> AnnotationSession:
+    """A worker who starts and whose browser then loads the page."""
+    session = session_of(start(client, external_id))
+    load_page(client, session)
+    return session
 
 
 def move(client, session: AnnotationSession, paragraph_id: int):
@@ -39,12 +57,12 @@ def move(client, session: AnnotationSession, paragraph_id: int):
     )
 
 
-def save(client, session: AnnotationSession):
+def save(client, session: AnnotationSession, annotation_id: str | None = None):
     """POST one annotation on the first paragraph."""
     span = {"paragraph_id": 0, "start": 0, "end": 4, "text": "Anna"}
     return client.post(
         f"/api/sessions/{session.token}/annotations",
-        json={"id": str(uuid.uuid4()), "category": "new-person", "span": span},
+        json={"id": annotation_id or str(uuid.uuid4()), "category": "new-person", "span": span},
         headers=headers(session.token),
     )
 
@@ -69,10 +87,7 @@ def heartbeat(client, token: str, **kwargs):
 
 
 def test_the_first_page_load_is_recorded_at_once(make_app):
-    app = make_app(**QUOTA_ONE)
-    with app.app_context():
-        add_documents(1)
-        client = app.test_client()
+    with one_document(make_app, **QUOTA_ONE) as (client, _):
         session = session_of(start(client, "w"))
         assert session.page_loaded_at is None
         load_page(client, session)  # within a minute of /start: no activity write is due
@@ -81,41 +96,30 @@ def test_the_first_page_load_is_recorded_at_once(make_app):
 
 
 def test_a_session_never_loaded_gives_its_place_back(make_app):
-    app = make_app(**QUOTA_ONE)
-    with app.app_context():
-        ids = add_documents(1)
-        client = app.test_client()
+    with one_document(make_app, **QUOTA_ONE) as (client, document_id):
         script = session_of(start(client, "script"))  # follows no redirect
         assert_no_tasks(start(client, "early"))  # a browser needs a moment to load the page
         idle_for(script, 2)
         worker = session_of(start(client, "worker"))
-        assert worker.document_id == ids[0]
+        assert worker.document_id == document_id
         db.session.expire_all()
         assert db.session.get(AnnotationSession, script.id).status == "active"  # not abandoned
-        assert holding() == Counter({ids[0]: 1})
+        assert holding() == Counter({document_id: 1})
 
 
 def test_an_idle_session_gives_its_place_back_after_claim_minutes(make_app):
-    app = make_app(claim_minutes=10, **QUOTA_ONE)
-    with app.app_context():
-        ids = add_documents(1)
-        client = app.test_client()
-        idle = session_of(start(client, "idle"))
-        load_page(client, idle)
+    with one_document(make_app, claim_minutes=10, **QUOTA_ONE) as (client, document_id):
+        idle = opened(client, "idle")
         idle_for(idle, 9)
         assert_no_tasks(start(client, "eager"))  # 9 minutes: still holds the place
         idle_for(idle, 11)
-        assert session_of(start(client, "eager")).document_id == ids[0]
-        assert holding() == Counter({ids[0]: 1})
+        assert session_of(start(client, "eager")).document_id == document_id
+        assert holding() == Counter({document_id: 1})
 
 
 def test_claim_minutes_comes_from_the_taxonomy(make_app):
-    app = make_app(claim_minutes=30, **QUOTA_ONE)
-    with app.app_context():
-        add_documents(1)
-        client = app.test_client()
-        idle = session_of(start(client, "idle"))
-        load_page(client, idle)
+    with one_document(make_app, claim_minutes=30, **QUOTA_ONE) as (client, _):
+        idle = opened(client, "idle")
         idle_for(idle, 20)
         assert_no_tasks(start(client, "eager"))
         idle_for(idle, 31)
@@ -123,53 +127,35 @@ def test_claim_minutes_comes_from_the_taxonomy(make_app):
 
 
 def test_a_released_worker_comes_back_to_their_work_over_quota(make_app):
-    app = make_app(**QUOTA_ONE)
-    with app.app_context():
-        ids = add_documents(1)
-        client = app.test_client()
-        slow = session_of(start(client, "slow"))
-        load_page(client, slow)
+    with one_document(make_app, **QUOTA_ONE) as (client, document_id):
+        slow = opened(client, "slow")
         annotation_id = str(uuid.uuid4())
-        span = {"paragraph_id": 0, "start": 0, "end": 4, "text": "Anna"}
-        saved = client.post(
-            f"/api/sessions/{slow.token}/annotations",
-            json={"id": annotation_id, "category": "new-person", "span": span},
-            headers=headers(slow.token),
-        )
-        assert saved.status_code == 201
+        assert save(client, slow, annotation_id).status_code == 201
         idle_for(slow, 15)
         fast = session_of(start(client, "fast"))  # the released place goes to someone else
-        assert fast.document_id == ids[0]
+        assert fast.document_id == document_id
 
         back = session_of(start(client, "slow"))  # the slow worker follows the link again
         assert back.id == slow.id
         state = client.get(f"/api/sessions/{slow.token}").get_json()
         assert [a["id"] for a in state["annotations"]] == [annotation_id]
-        assert holding() == Counter({ids[0]: 2})  # over the quota of 1: both keep working
+        assert holding() == Counter({document_id: 2})  # over the quota of 1: both keep working
         assert_no_tasks(start(client, "third"))
 
 
 def test_the_page_coming_back_takes_the_place_back(make_app):
-    app = make_app(**QUOTA_ONE)
-    with app.app_context():
-        ids = add_documents(1)
-        client = app.test_client()
-        away = session_of(start(client, "away"))
-        load_page(client, away)
+    with one_document(make_app, **QUOTA_ONE) as (client, document_id):
+        away = opened(client, "away")
         idle_for(away, 30)  # a hidden tab sends no heartbeat
         session_of(start(client, "other"))
-        assert holding() == Counter({ids[0]: 1})
+        assert holding() == Counter({document_id: 1})
         assert heartbeat(client, away.token, json={}).status_code == 204  # visible again
-        assert holding() == Counter({ids[0]: 2})
+        assert holding() == Counter({document_id: 2})
 
 
 def test_the_heartbeat_keeps_the_place(make_app):
-    app = make_app(**QUOTA_ONE)
-    with app.app_context():
-        [document_id] = add_documents(1)
-        client = app.test_client()
-        reader = session_of(start(client, "reader"))
-        load_page(client, reader)
+    with one_document(make_app, **QUOTA_ONE) as (client, document_id):
+        reader = opened(client, "reader")
         assert move(client, reader, 1).status_code == 200  # real work: the next paragraph
         idle_for(reader, 30, "started_at")  # opened 30 minutes ago
         idle_for(reader, 9.5)  # reading a long paragraph: no save for a while...
@@ -184,12 +170,8 @@ def test_the_heartbeat_keeps_the_place(make_app):
 
 
 def test_a_heartbeat_alone_holds_a_place_for_five_minutes_only(make_app):
-    app = make_app(**QUOTA_ONE)
-    with app.app_context():
-        [document_id] = add_documents(1)
-        client = app.test_client()
-        hoarder = session_of(start(client, "hoarder"))
-        load_page(client, hoarder)
+    with one_document(make_app, **QUOTA_ONE) as (client, document_id):
+        hoarder = opened(client, "hoarder")
         idle_for(hoarder, 4, "started_at")
         assert heartbeat(client, hoarder.token, json={}).status_code == 204
         assert_no_tasks(start(client, "early"))  # 4 minutes: it still holds the place
@@ -206,12 +188,8 @@ def test_a_heartbeat_alone_holds_a_place_for_five_minutes_only(make_app):
 
 @pytest.mark.parametrize("work", ["save", "move"])
 def test_a_save_or_a_move_is_real_work_in_its_one_statement(make_app, work):
-    app = make_app(**QUOTA_ONE)
-    with app.app_context():
-        [document_id] = add_documents(1)
-        client = app.test_client()
-        worker = session_of(start(client, "worker"))
-        load_page(client, worker)
+    with one_document(make_app, **QUOTA_ONE) as (client, document_id):
+        worker = opened(client, "worker")
         idle_for(worker, 60, "started_at")
         idle_for(worker, 0.5)  # activity is not due: only the work is written
         assert holding() == Counter()
@@ -233,10 +211,7 @@ def test_a_save_or_a_move_is_real_work_in_its_one_statement(make_app, work):
     [None, {}, {"active_seconds": 0}, {"active_seconds": 61}, {"active_seconds": 12.5}],
 )
 def test_heartbeat_answers_204(make_app, body):
-    app = make_app()
-    with app.app_context():
-        add_documents(1)
-        client = app.test_client()
+    with one_document(make_app) as (client, _):
         token = session_of(start(client, "w")).token
         kwargs = {} if body is None else {"json": body}
         response = heartbeat(client, token, **kwargs)
@@ -256,10 +231,7 @@ def test_heartbeat_answers_204(make_app, body):
     ],
 )
 def test_a_bad_heartbeat_is_a_422_and_records_nothing(make_app, body, field):
-    app = make_app()
-    with app.app_context():
-        add_documents(1)
-        client = app.test_client()
+    with one_document(make_app) as (client, _):
         session = session_of(start(client, "w"))
         idle_for(session, 30)
         response = heartbeat(client, session.token, json=body)
@@ -270,10 +242,7 @@ def test_a_bad_heartbeat_is_a_422_and_records_nothing(make_app, body, field):
 
 
 def test_heartbeat_needs_the_csrf_token_and_a_session(make_app):
-    app = make_app()
-    with app.app_context():
-        add_documents(1)
-        client = app.test_client()
+    with one_document(make_app) as (client, _):
         token = session_of(start(client, "w")).token
         refused = client.post(f"/api/sessions/{token}/heartbeat", json={})
         assert refused.status_code == 403
@@ -288,10 +257,7 @@ def test_heartbeat_needs_the_csrf_token_and_a_session(make_app):
 
 
 def test_heartbeat_of_a_submitted_session_is_204(make_app):
-    app = make_app()
-    with app.app_context():
-        add_documents(1)
-        client = app.test_client()
+    with one_document(make_app) as (client, _):
         session = session_of(start(client, "w"))
         session.status = "submitted"
         db.session.commit()

@@ -15,24 +15,19 @@ import json
 
 import pytest
 
-from app import create_app
 from app.core.extensions import db
 from app.models import Annotation, AnnotationSession, ValidationItem
-from tests.support.apps import ROOT, dispose_engines, make_test_config
+from tests.support.apps import BOOOOKSCORE_TAXONOMY, app_in_context
+from tests.support.booookscore import single, write_human_file
 from tests.support.worker_api import delete_all_work
 
-BOOOOKSCORE_TAXONOMY = ROOT / "config" / "taxonomies" / "booookscore.yaml"
 FILES = {"inc-": "human-annotations.json", "hier-": "human-annotations-hier.json"}
 
 
 @pytest.fixture
 def app(database_uri):
     """The app with BooookScore's taxonomy (its eight error types as category keys)."""
-    application = create_app(make_test_config(database_uri, TAXONOMY_PATH=BOOOOKSCORE_TAXONOMY))
-    with application.app_context():
-        yield application
-        db.session.remove()
-        dispose_engines()
+    yield from app_in_context(database_uri, TAXONOMY_PATH=BOOOOKSCORE_TAXONOMY)
 
 
 def _expected(data: dict, nltk_sentences: dict[str, list[str]]) -> dict:
@@ -149,15 +144,9 @@ def test_errors_are_by_line_and_nothing_is_written(app, runner, tmp_path):
 
 
 def test_labels_need_a_key_or_a_map(app, runner, tmp_path):
-    data = {
-        "book": {
-            "summary": "Anna met Bob. They left.",
-            "singles": [{"id": "1", "span": "Anna", "questions": "Who?", "labels": ["who"]}],
-            "relations": [],
-        }
-    }
-    path = tmp_path / "human.json"
-    path.write_text(json.dumps(data), "utf-8")
+    path = write_human_file(
+        tmp_path / "human.json", "Anna met Bob. They left.", [single("1", "Anna", ["who"])]
+    )
     result = runner.invoke(args=["import-annotations", str(path)])
     assert result.exit_code == 1
     assert "human.json:book singles[0]: category: 'who' is no category" in result.output
@@ -218,18 +207,11 @@ def test_research_offers_the_study_report_as_downloads(
 
 
 def test_skip_rejected_leaves_out_unlocatable_spans(app, runner, tmp_path):
-    data = {
-        "book": {
-            "summary": "Anna met Bob. Anna left.",
-            "singles": [
-                {"id": "1", "span": "Anna", "questions": "Who?", "labels": ["entity omission"]},
-                {"id": "2", "span": "Carol", "questions": "Who?", "labels": ["entity omission"]},
-            ],
-            "relations": [],
-        }
-    }
-    path = tmp_path / "human.json"
-    path.write_text(json.dumps(data), "utf-8")
+    path = write_human_file(
+        tmp_path / "human.json",
+        "Anna met Bob. Anna left.",
+        [single("1", "Anna", ["entity omission"]), single("2", "Carol", ["entity omission"])],
+    )
     result = runner.invoke(args=["import-annotations", str(path)])
     assert result.exit_code == 1
     assert "human.json:book singles[1]: span: text 'Carol' not found" in result.output

@@ -6,7 +6,6 @@ generated from the study."""
 
 from __future__ import annotations
 
-import importlib
 import io
 import json
 import zipfile
@@ -16,7 +15,7 @@ import pytest
 import yaml
 
 from app.interop.pseudonyms import Pseudonyms
-from tests.support.interop import ALICE, BOB
+from tests.support.interop import ALICE, BOB, offline_datasets
 from tests.support.interop_app import judge_some, run, seed_study, severity_app
 
 CONFIGS = ("annotations", "documents", "sessions", "judgments")
@@ -32,17 +31,8 @@ def app(database_uri, tmp_path):
 
 @pytest.fixture
 def datasets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """The `datasets` library, offline (HF_DATASETS_OFFLINE, HF_HUB_OFFLINE), caching under
-    tmp_path."""
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    library = importlib.import_module("datasets")
-    monkeypatch.setattr(library.config, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(library.config, "HF_DATASETS_OFFLINE", True)
-    library.disable_progress_bars()
-    return library
+    """The `datasets` library, offline, caching under tmp_path (tests.support.interop)."""
+    return offline_datasets(tmp_path, monkeypatch)
 
 
 def rows(folder: Path, config: str) -> list[dict]:

@@ -69,6 +69,15 @@ def same_annotations(after: list[dict], before: list[dict], created: bool) -> No
     assert units(after) == units(before)
 
 
+def imports_back(runner, tmp_path, fmt: str, exported, before: list[dict], created: bool) -> None:
+    """With every annotation forgotten, the export `exported` (format `fmt`) imports back to
+    the annotations `before` (their created_at too if `created`)."""
+    forget_annotations()
+    result = run(runner, "import-annotations", "--format", fmt, exported)
+    assert "Imported 10 annotation(s) in 3 submitted session(s)" in result.output
+    same_annotations(export_jsonl(runner, tmp_path / "after.jsonl"), before, created=created)
+
+
 def test_w3c_export_imports_back_to_the_same_annotations(app, runner, tmp_path):
     before = seed(runner, tmp_path)
     assert len(before) == len(study_records())
@@ -78,10 +87,7 @@ def test_w3c_export_imports_back_to_the_same_annotations(app, runner, tmp_path):
     lines = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert all(line["@context"] == "http://www.w3.org/ns/anno.jsonld" for line in lines)
     assert lines[0]["target"]["source"] == "urn:falte:default:ch-1"
-    forget_annotations()
-    result = run(runner, "import-annotations", "--format", "w3c", out)
-    assert "Imported 10 annotation(s) in 3 submitted session(s)" in result.output
-    same_annotations(export_jsonl(runner, tmp_path / "after.jsonl"), before, created=True)
+    imports_back(runner, tmp_path, "w3c", out, before, created=True)
 
 
 def test_w3c_export_pseudonymises_creators_unless_kept(app, runner, tmp_path):
@@ -104,10 +110,7 @@ def test_brat_export_imports_back_to_the_same_annotations(app, runner, tmp_path)
     assert sorted(p.name for p in alice.iterdir()) == ["annotation.conf", "ch-1.ann", "ch-1.txt"]
     assert (alice / "ch-1.txt").read_text("utf-8") == "\n\n".join(DOCUMENTS["ch-1"])
     assert "[entities]\nnew-person\nmissing-info\n" in (alice / "annotation.conf").read_text()
-    forget_annotations()
-    result = run(runner, "import-annotations", "--format", "brat", folder)
-    assert "Imported 10 annotation(s) in 3 submitted session(s)" in result.output
-    same_annotations(export_jsonl(runner, tmp_path / "after.jsonl"), before, created=False)
+    imports_back(runner, tmp_path, "brat", folder, before, created=False)
 
 
 def test_export_options_that_do_not_fit_are_refused(app, runner, tmp_path):

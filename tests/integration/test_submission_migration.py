@@ -11,64 +11,10 @@ import sqlalchemy as sa
 from flask_migrate import downgrade, upgrade
 
 from app.core.extensions import db
+from tests.support.migrations import tables_as_they_are
 
 BEFORE = "e26b00000007"  # the revision e26a00000006 follows
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
-
-documents = sa.table(
-    "documents",
-    *(sa.column(n) for n in ("id", "external_id", "content_hash", "paragraph_count")),
-    sa.column("meta", sa.JSON),
-    sa.column("entities", sa.JSON),
-    sa.column("created_at", sa.DateTime(timezone=True)),
-    sa.column("updated_at", sa.DateTime(timezone=True)),
-)
-annotators = sa.table(
-    "annotators",
-    *(sa.column(n) for n in ("id", "platform", "external_id")),
-    sa.column("created_at", sa.DateTime(timezone=True)),
-)
-sessions = sa.table(
-    "annotation_sessions",
-    *(
-        sa.column(n)
-        for n in (
-            "id",
-            "document_id",
-            "annotator_id",
-            "token",
-            "status",
-            "platform",
-            "completion_code",
-            "position",
-            "furthest",
-            "taxonomy_version",
-            "is_attention_check",
-        )
-    ),
-    sa.column("platform_params", sa.JSON),
-    sa.column("started_at", sa.DateTime(timezone=True)),
-    sa.column("last_seen_at", sa.DateTime(timezone=True)),
-    sa.column("page_loaded_at", sa.DateTime(timezone=True)),
-)
-attempts = sa.table(
-    "training_attempts",
-    *(
-        sa.column(n)
-        for n in (
-            "id",
-            "session_id",
-            "annotator_id",
-            "study_key",
-            "document_id",
-            "attempt",
-            "passed",
-        )
-    ),
-    sa.column("spans", sa.JSON),
-    sa.column("feedback", sa.JSON),
-    sa.column("created_at", sa.DateTime(timezone=True)),
-)
 
 
 def session_row(id_, document, annotator, platform, params, furthest=0):
@@ -94,6 +40,9 @@ def session_row(id_, document, annotator, platform, params, furthest=0):
 def test_the_migration_keeps_earlier_data_valid(app):
     db.session.remove()
     downgrade(revision=BEFORE)
+    documents, annotators, sessions, attempts = tables_as_they_are(
+        "documents", "annotators", "annotation_sessions", "training_attempts"
+    )
     prolific = {"study_id": "s-1", "session_id": "x-1"}
     with db.engine.begin() as connection:
         connection.execute(

@@ -15,6 +15,7 @@ from app.core.extensions import db
 from app.models import Document, ValidationItem, ValidationJudgment, ValidationRound
 from tests.support.validation import (
     add_annotation,
+    item_record,
     make_documents,
     make_session,
     write_jsonl,
@@ -134,11 +135,11 @@ def test_generic_items_located_ambiguous_and_rejected(app, runner, tmp_path):
     path = write_jsonl(
         tmp_path / "items.jsonl",
         [
-            {"id": "one", "source": "gpt-4", "document_id": "doc-b", "span": {"text": "Nobody"}},
-            {"id": "two", "source": "gpt-4", "document_id": "doc-b", "span": {"text": "Anna"}},
-            {"id": "three", "source": "gpt-4", "document_id": "doc-b", "span": {"text": "Zed"}},
-            {"id": "four", "source": "gpt-4", "document_id": "nowhere", "span": {"text": "x"}},
-            {"id": "five", "document_id": "doc-b", "span": {"text": "letter"}},
+            item_record("one", "Nobody"),
+            item_record("two", "Anna"),
+            item_record("three", "Zed"),
+            item_record("four", "x", document_id="nowhere"),
+            item_record("five", "letter", None),
         ],
     )
     result = runner.invoke(args=["validation", "create-round", "g", "--items", str(path)])
@@ -264,8 +265,8 @@ def test_import_judgments_jsonl_is_atomic_with_line_numbers(app, runner, tmp_pat
     items = write_jsonl(
         tmp_path / "items.jsonl",
         [
-            {"id": "i1", "source": "gpt-4", "document_id": "doc-b", "span": {"text": "Nobody"}},
-            {"id": "i2", "source": "human", "document_id": "doc-b", "span": {"text": "letter"}},
+            item_record("i1", "Nobody"),
+            item_record("i2", "letter", "human"),
         ],
     )
     assert (
@@ -334,16 +335,13 @@ def test_report_formats_and_shape(app, runner, booookscore_sample):
     runner.invoke(args=["validation", "create-round", "r", "--items", path])
     runner.invoke(args=["validation", "import-judgments", "r", path])
     report = _report(runner, "r")
+    # The counts of the whole round come first; each group has them too, and a CI.
+    counts = ["judgments", "agree", "partial", "disagree", "precision", "strict_precision"]
     assert list(report) == [
         "round",
         "items",
         "judged_items",
-        "judgments",
-        "agree",
-        "partial",
-        "disagree",
-        "precision",
-        "strict_precision",
+        *counts,
         "by_source",
         "by_category",
         "by_annotator",
@@ -351,15 +349,7 @@ def test_report_formats_and_shape(app, runner, booookscore_sample):
         "reasons",
         "agreement",
     ]
-    group_keys = {
-        "judgments",
-        "agree",
-        "partial",
-        "disagree",
-        "precision",
-        "strict_precision",
-        "ci95",
-    }
+    group_keys = {*counts, "ci95"}
     for group in ("by_source", "by_category", "by_document"):
         assert report[group]
         assert all(set(stats) == group_keys for stats in report[group].values())

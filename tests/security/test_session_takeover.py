@@ -181,19 +181,18 @@ def test_the_browser_that_opened_a_session_resumes_it(world, path):
 
 
 @pytest.mark.parametrize("path", OPEN_PATHS)
-def test_prolific_session_id_with_pid_and_study_resumes_in_another_browser(world, path):
+@pytest.mark.parametrize(
+    "link",
+    [
+        pytest.param(PROLIFIC, id="prolific-session-id-with-pid-and-study"),
+        pytest.param(MTURK, id="mturk-assignment-in-progress"),
+    ],
+)
+def test_the_platform_proof_resumes_the_session_in_another_browser(world, path, link):
     app = world()
     with app.app_context():
-        token = token_from(app.test_client().get(path, query_string=PROLIFIC))
-        assert token_from(app.test_client().get(path, query_string=PROLIFIC)) == token
-
-
-@pytest.mark.parametrize("path", OPEN_PATHS)
-def test_mturk_assignment_in_progress_resumes_in_another_browser(world, path):
-    app = world()
-    with app.app_context():
-        token = token_from(app.test_client().get(path, query_string=MTURK))
-        assert token_from(app.test_client().get(path, query_string=MTURK)) == token
+        token = token_from(app.test_client().get(path, query_string=link))
+        assert token_from(app.test_client().get(path, query_string=link)) == token
 
 
 @pytest.mark.parametrize("path", OPEN_PATHS)

@@ -46,6 +46,17 @@ MARKS = [
 ]
 
 
+# A second, smaller document: all three mark "Clara" (new-person); ann-1 marks the snow
+# sentence too.
+SECOND_PARAGRAPHS = ["Clara left the farm in May. She came back in June.", "Then it snowed."]
+SECOND_MARKS = [
+    ("ann-1", "new-person", (0, 0, 5), None, None),
+    ("ann-2", "new-person", (0, 0, 5), None, None),
+    ("ann-3", "new-person", (0, 0, 11), None, None),
+    ("ann-1", "abrupt-transition", (1, 0, 15), None, None),
+]
+
+
 def submitted_session(document_id: int, annotator: str, furthest: int) -> AnnotationSession:
     """A submitted session of the direct annotator `annotator` (created when new) on the
     document, at its paragraph `furthest`; flushed, so it has its id."""

@@ -19,6 +19,7 @@ from app.core.extensions import db
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOOOKSCORE_SAMPLE = ROOT / "tests" / "fixtures" / "booookscore"
+BOOOOKSCORE_TAXONOMY = ROOT / "config" / "taxonomies" / "booookscore.yaml"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
@@ -34,6 +35,18 @@ def log_in_directly(client, researcher) -> None:
     with client.session_transaction() as session:
         session["_user_id"] = str(researcher.id)
         session["_fresh"] = True
+
+
+def researcher_page(application: Flask, researcher_id: int, path: str = "/research/") -> str:
+    """A page's text as researcher `researcher_id` sees it, from a new client of `application`
+    (logged in directly, fresh); the page must answer 200."""
+    client = application.test_client()
+    with client.session_transaction() as session:
+        session["_user_id"] = str(researcher_id)
+        session["_fresh"] = True
+    page = client.get(path)
+    assert page.status_code == 200
+    return page.text
 
 
 def make_test_config(database_uri: str, **overrides) -> dict:
@@ -68,6 +81,16 @@ def truncate_all(database_uri: str) -> None:
     with engine.begin() as conn:
         conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
     engine.dispose()
+
+
+def app_in_context(database_uri: str, **overrides) -> Iterator[Flask]:
+    """Body of a fixture: the app made with these config overrides, its context pushed; its
+    connections closed afterwards."""
+    application = create_app(make_test_config(database_uri, **overrides))
+    with application.app_context():
+        yield application
+        db.session.remove()
+        dispose_engines()
 
 
 def app_factory(build_config: Callable[..., dict]) -> Iterator[Callable[..., Flask]]:

@@ -11,11 +11,14 @@ but unit_id) and `units(records)` which rows share a unit, so round-trip tests c
 
 from __future__ import annotations
 
+import importlib
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import assume
 from hypothesis import strategies as st
 
@@ -213,3 +216,18 @@ def random_study(draw: Any, spans: int = 4) -> tuple[dict[str, list[str]], list[
             )
         )
     return {"doc": paragraphs}, records
+
+
+def offline_datasets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The `datasets` library, offline (HF_DATASETS_OFFLINE, HF_HUB_OFFLINE), caching under
+    tmp_path: the body of a test file's `datasets` fixture."""
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    library = importlib.import_module("datasets")
+    # The library read the environment when first imported; make sure it is offline.
+    monkeypatch.setattr(library.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(library.config, "HF_DATASETS_OFFLINE", True)
+    library.disable_progress_bars()
+    return library

@@ -120,6 +120,15 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
     return path
 
 
+def item_record(
+    id_: str, text: str, source: str | None = "gpt-4", document_id: str = "doc-b"
+) -> dict[str, Any]:
+    """A generic item record (JSON lines): a span of `text` in a document of DOCS; without a
+    source when `source` is None."""
+    record = {"id": id_, "source": source, "document_id": document_id, "span": {"text": text}}
+    return {key: value for key, value in record.items() if value is not None}
+
+
 def start_validator(client, round_name: str, **params: str) -> str:
     """Open the validator link and return the session token from the redirect."""
     return token_from(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from app.imports.annotation_formats import read_annotations
+from tests.support.booookscore import relation, single, write_human_file
 
 
 def test_booookscore_files_it_does_not_take_are_named(tmp_path):
@@ -18,33 +19,13 @@ def test_booookscore_files_it_does_not_take_are_named(tmp_path):
 
 
 def test_booookscore_human_file_one_annotation_per_label(tmp_path):
-    data = {
-        "gone": None,
-        "book": {
-            "summary": "Anna met Bob.\n\nBob left. Bob left.",
-            "singles": [
-                {
-                    "id": "1",
-                    "span": "Anna",
-                    "questions": ["Who?", "Why?"],
-                    "labels": ["entity omission", "discontinuity"],
-                }
-            ],
-            "relations": [
-                {
-                    "id_a": "2",
-                    "id_b": "3",
-                    "span_a": "Bob left.",
-                    "span_b": "Bob left.",
-                    "shared_questions": "Twice?",
-                    "same": True,
-                    "shared_labels": ["duplication"],
-                }
-            ],
-        },
-    }
-    path = tmp_path / "summary-gpt4-4096-inc.json"
-    path.write_text(json.dumps(data), "utf-8")
+    path = write_human_file(
+        tmp_path / "summary-gpt4-4096-inc.json",
+        "Anna met Bob.\n\nBob left. Bob left.",
+        [single("1", "Anna", ["entity omission", "discontinuity"], ["Who?", "Why?"])],
+        [relation(("2", "3"), ("Bob left.", "Bob left."), ["duplication"], "Twice?")],
+        others={"gone": None},
+    )
     parsed = read_annotations(path, id_prefix="inc-")
     assert parsed.problems == []
     assert parsed.warnings == [

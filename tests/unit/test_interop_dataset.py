@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import importlib
 import json
 import re
 from pathlib import Path
@@ -26,7 +25,7 @@ from app.interop.dataset_card import (
     size_category,
 )
 from app.interop.pseudonyms import Pseudonyms, derive_key, pseudonym
-from tests.support.interop import ALICE, BOB, DOCUMENTS, TAXONOMY, study_records
+from tests.support.interop import ALICE, BOB, DOCUMENTS, TAXONOMY, offline_datasets, study_records
 
 SECRET = "server secret of the study"
 
@@ -266,17 +265,8 @@ def test_figures_of_a_study_report_keep_their_definitions():
 
 @pytest.fixture
 def datasets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """The `datasets` library, offline, caching under tmp_path."""
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    library = importlib.import_module("datasets")
-    # The library read the environment when first imported; make sure it is offline.
-    monkeypatch.setattr(library.config, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(library.config, "HF_DATASETS_OFFLINE", True)
-    library.disable_progress_bars()
-    return library
+    """The `datasets` library, offline, caching under tmp_path (tests.support.interop)."""
+    return offline_datasets(tmp_path, monkeypatch)
 
 
 def test_load_dataset_loads_every_configuration_as_exported(datasets, tmp_path: Path):

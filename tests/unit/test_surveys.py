@@ -120,19 +120,22 @@ def test_every_problem_is_reported_at_its_line(tmp_path):
     ]
     assert lines == expected
     text = str(caught.value)
-    assert f"{path}:9: survey.before[0].key: must be lower-case letters" in text
-    assert f"{path}:10: survey.before[1].type: must be one of choice, multi, likert, text" in text
-    assert f"{path}:11: survey.before[2].options: must be a list of at least two options" in text
-    assert f"{path}:12: survey.before[3].options[0]: must be text: YAML reads yes/no" in text
-    assert f"{path}:13: survey.before[4].scale: must be 5 or 7" in text
-    assert f"{path}:14: survey.before[5].options: is not used by text questions" in text
-    assert f"{path}:15: survey.before[6].options[1]: duplicate option 'a'" in text
-    assert f"{path}:17: survey.before[8].text: is required" in text
-    assert f"{path}:18: survey.before[9].key: duplicate key 'q9' (first at line 17)" in text
-    assert f"{path}:19: survey.before[10].colour: unknown key" in text
-    assert f"{path}:20: survey.after: must be a list of questions" in text
-    assert f"{path}:5: consent: must be non-empty text" in text
-    assert f"{path}:7: survey.during: unknown key; expected one of before, after" in text
+    for message in (
+        "9: survey.before[0].key: must be lower-case letters",
+        "10: survey.before[1].type: must be one of choice, multi, likert, text",
+        "11: survey.before[2].options: must be a list of at least two options",
+        "12: survey.before[3].options[0]: must be text: YAML reads yes/no",
+        "13: survey.before[4].scale: must be 5 or 7",
+        "14: survey.before[5].options: is not used by text questions",
+        "15: survey.before[6].options[1]: duplicate option 'a'",
+        "17: survey.before[8].text: is required",
+        "18: survey.before[9].key: duplicate key 'q9' (first at line 17)",
+        "19: survey.before[10].colour: unknown key",
+        "20: survey.after: must be a list of questions",
+        "5: consent: must be non-empty text",
+        "7: survey.during: unknown key; expected one of before, after",
+    ):
+        assert f"{path}:{message}" in text
 
 
 def test_check_taxonomy_accepts_and_summarises_the_steps(tmp_path):

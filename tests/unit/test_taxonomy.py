@@ -328,29 +328,32 @@ def test_settings_sections_are_checked(tmp_path):
     ]
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "1.5", "'3'", "true"])
-def test_max_open_per_network_is_a_whole_number_of_at_least_one(tmp_path, value):
-    content = GOOD + f"study: {{max_open_per_network: {value}}}\n"
+@pytest.mark.parametrize(
+    ("setting", "value", "refused"),
+    [
+        *(
+            ("max_open_per_network", value, "must be a whole number from 1")
+            for value in ["0", "-1", "1.5", "'3'", "true"]
+        ),
+        *(
+            ("claim_minutes", value, "must be a whole number from 3 to 100000")
+            for value in ["2", "0", "1.5", "'10'", "true"]
+        ),
+    ],
+)
+def test_study_counts_are_whole_numbers_in_their_range(tmp_path, setting, value, refused):
+    content = GOOD + f"study: {{{setting}: {value}}}\n"
     [problem] = problems_of(write_taxonomy(tmp_path, content))
-    assert problem.startswith("12: study.max_open_per_network: must be a whole number from 1")
+    assert problem.startswith(f"12: study.{setting}: {refused}")
 
 
-def test_max_open_per_network_defaults_to_three(tmp_path):
-    assert load_taxonomy(write_taxonomy(tmp_path, GOOD)).study.max_open_per_network == 3
-    study = GOOD + "study: {max_open_per_network: 12}\n"
-    assert load_taxonomy(write_taxonomy(tmp_path, study)).study.max_open_per_network == 12
-
-
-@pytest.mark.parametrize("value", ["2", "0", "1.5", "'10'", "true"])
-def test_claim_minutes_must_be_at_least_three_whole_minutes(tmp_path, value):
-    content = GOOD + f"study: {{claim_minutes: {value}}}\n"
-    [problem] = problems_of(write_taxonomy(tmp_path, content))
-    assert problem.startswith("12: study.claim_minutes: must be a whole number from 3 to 100000")
-
-
-def test_claim_minutes_is_read(tmp_path):
-    taxonomy = load_taxonomy(write_taxonomy(tmp_path, GOOD + "study: {claim_minutes: 25}\n"))
-    assert taxonomy.study.claim_minutes == 25
+@pytest.mark.parametrize(
+    ("setting", "default", "given"), [("max_open_per_network", 3, 12), ("claim_minutes", 10, 25)]
+)
+def test_study_counts_have_a_default_and_are_read(tmp_path, setting, default, given):
+    assert getattr(load_taxonomy(write_taxonomy(tmp_path, GOOD)).study, setting) == default
+    study = GOOD + f"study: {{{setting}: {given}}}\n"
+    assert getattr(load_taxonomy(write_taxonomy(tmp_path, study)).study, setting) == given
 
 
 def test_the_bonus_rule_is_read_and_each_key_checked_at_its_line(tmp_path):

@@ -8,6 +8,7 @@ import pytest
 
 from app.imports.item_formats import detect_format, generated_id, read_items
 from app.validation.judgments import match_reason, parse_verdict
+from tests.support.booookscore import relation, single, write_human_file
 
 REASONS = [
     "A. Not relevant to span",
@@ -112,34 +113,21 @@ def test_booookscore_files_are_told_apart_by_content():
 
 
 def test_booookscore_human_relations_become_paired_items(tmp_path):
-    data = {
-        "book": {
-            "summary": "First part.\n\nSecond part here.",
-            "singles": [{"id": "s1", "span": "First part.", "questions": "Q?", "labels": ["x"]}],
-            "relations": [
-                {
-                    "id_a": "a",
-                    "id_b": "b",
-                    "span_a": "Second part here.",
-                    "span_b": "First part.",
-                    "shared_questions": "Why?",
-                    "same": True,
-                    "shared_labels": ["duplication"],
-                }
-            ],
-        }
-    }
-    path = tmp_path / "human.json"
-    path.write_text(json.dumps(data), "utf-8")
+    path = write_human_file(
+        tmp_path / "human.json",
+        "First part.\n\nSecond part here.",
+        [single("s1", "First part.", ["x"], "Q?")],
+        [relation(("a", "b"), ("Second part here.", "First part."), ["duplication"], "Why?")],
+    )
     items, problems = read_items(path)
     assert problems == []
-    single, relation = items
-    assert single.paragraphs == ("First part.", "Second part here.")
-    assert single.source == relation.source == "human"
-    assert relation.paired_span.text == "First part."
-    assert relation.labels == ["duplication"]
-    assert relation.question == "Why?"
-    assert relation.where.endswith("book relations[0]")
+    single_item, paired_item = items
+    assert single_item.paragraphs == ("First part.", "Second part here.")
+    assert single_item.source == paired_item.source == "human"
+    assert paired_item.paired_span.text == "First part."
+    assert paired_item.labels == ["duplication"]
+    assert paired_item.question == "Why?"
+    assert paired_item.where.endswith("book relations[0]")
 
 
 def test_generated_ids_are_opaque_and_stable(tmp_path):

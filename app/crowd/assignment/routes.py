@@ -18,7 +18,13 @@ from app.crowd.identity import (
 )
 from app.crowd.networks import PlaceRefused, place_refusal
 from app.crowd.settings import instructions_markup
-from app.crowd.study_entry import StudyUnavailable, admit_platform, enter_study, unavailable_page
+from app.crowd.study_entry import (
+    StudyUnavailable,
+    admit_platform,
+    enter_study,
+    kind_entry,
+    unavailable_page,
+)
 from app.rules.platforms import is_mturk_preview
 from app.taxonomy import current_taxonomy
 
@@ -43,8 +49,13 @@ def start(slug: str | None = None):
     verification, first binding wins), then assign(): a flagged worker stopped, the
     submission's session resumed, and only a new session counted against the client
     network's cap (PlaceRefused). A study that is closed, archived or (for all but signed
-    links) a draft opens nothing (StudyUnavailable)."""
+    links) a draft opens nothing (StudyUnavailable). A study of another kind answers
+    through the entry its package registered (a validation study: its validators' round,
+    app.validation.study_start), after the same checks of the study."""
     study = enter_study(slug)
+    entry = kind_entry(study)
+    if entry is not None:
+        return entry(study)
     taxonomy = current_taxonomy()
     if is_mturk_preview(request.args):
         # MTurk shows the HIT before it is accepted: describe the task, hold no place.
