@@ -271,12 +271,16 @@ def _arm_document(readings: list[dict]) -> dict[str, Any]:
     }
 
 
+def has_both_arms() -> bool:
+    """Whether the study has both suggestion arms (show and none): one query."""
+    return {arm_effects.SHOW, arm_effects.NONE} <= {arm for arm, _ in study_arms()}
+
+
 def compute_suggestion_arms(study: DashboardView) -> dict[str, Any] | None:
     """study-report `suggestion_arms`: each figure per arm (show, none) and the difference
     show - none with its bootstrap interval over documents (app.analysis.arm_effects);
     None unless the study has both arms."""
-    arms = {arm for arm, _ in study_arms()}
-    if not {arm_effects.SHOW, arm_effects.NONE} <= arms:
+    if not has_both_arms():
         return None
     regular = _regular(study)
     sessions = [s for d in regular for s in _counted(study, d)]

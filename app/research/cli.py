@@ -29,13 +29,8 @@ from app.interop.dataset_card import DEFAULT_CONFIG, check_license
 from app.interop.records import InteropError
 from app.models import Document, Researcher
 from app.research.agreement_figures import resolve_gamma
-from app.research.analyses import (
-    FIGURES,
-    AnalysisError,
-    compute_judge_report,
-    compute_plan,
-    compute_recall_estimate,
-)
+from app.research.analyses import FIGURES, AnalysisError
+from app.research.analysis_jobs import asked, stored_or_computed
 from app.research.analysis_tables import (
     judge_csv,
     judge_table,
@@ -44,7 +39,6 @@ from app.research.analysis_tables import (
     recall_csv,
     recall_table,
 )
-from app.research.dashboard import DashboardView
 from app.research.document_uploads import DOCUMENT_IMPORT
 from app.research.downloads import command_exports
 from app.research.interop_files import (
@@ -410,7 +404,7 @@ def study_report_command(fmt: str, id_prefix: str | None, include_flagged: bool)
         length=gamma_to_compute(study), label="Computing gamma", file=sys.stderr
     ) as bar:
         resolve_gamma(study, compute=True, progress=bar.update)
-    report = study_report(study, compute=True)
+    report = study_report(study, compute=True, id_prefix=id_prefix)
     if fmt == "table":
         echo_report(report, fmt, format_csv, format_table)
         return
@@ -422,9 +416,28 @@ def study_report_command(fmt: str, id_prefix: str | None, include_flagged: bool)
         click.echo("")
 
 
-def _analysis_study(include_flagged: bool = False) -> DashboardView:
-    click.echo("Loading the study's submitted readings...", err=True)
-    return load_report_study(include_flagged=include_flagged)
+def _analysis(name: str, parameters: dict, working: str) -> dict:
+    """The analysis's JSON: stored in analysis_results (by the Analyses page, the queue or
+    an earlier run), else computed here and stored (app.research.analysis_jobs)."""
+    request = asked(name, parameters)
+
+    computed: list[bool] = []
+
+    def progress(_message: str) -> None:
+        computed.append(True)
+        click.echo("Loading the study's submitted readings...", err=True)
+        click.echo(working, err=True)
+
+    try:
+        report, row = stored_or_computed(request, progress=progress)
+    except AnalysisError as exc:
+        _refuse(exc)
+    if not computed and row.computed_at is not None:
+        click.echo(
+            f"Read from analysis_results (computed {row.computed_at:%Y-%m-%d %H:%M:%S} UTC)",
+            err=True,
+        )
+    return report  # type: ignore[return-value]
 
 
 def _refuse(exc: AnalysisError) -> NoReturn:
@@ -471,12 +484,8 @@ def judge_report_command(
     ACL 2025: leave one human out, one-sided paired t-test with margin --epsilon,
     Benjamini-Yekutieli over annotators; it needs three humans or more). Scores 0-100;
     definitions in docs/analyses.md."""
-    study = _analysis_study()
-    click.echo(f"Scoring {judge_name} (1000 bootstrap resamples)...", err=True)
-    try:
-        report = compute_judge_report(study, judge_name, epsilon, unit, weighted)
-    except AnalysisError as exc:
-        _refuse(exc)
+    parameters = {"judge": judge_name, "epsilon": epsilon, "unit": unit, "weighted": weighted}
+    report = _analysis("judge", parameters, f"Scoring {judge_name} (1000 bootstrap resamples)...")
     echo_report(report, fmt, judge_csv, judge_table)
 
 
@@ -498,12 +507,7 @@ def recall_estimate_command(method: str | None, fmt: str) -> None:
     attention-check rule): errors found, estimated (95% interval) and the share found, per
     document, per category and for the study; on attention checks, the estimate from the
     planted errors' captures beside their true number. Definitions in docs/analyses.md."""
-    study = _analysis_study()
-    click.echo("Estimating...", err=True)
-    try:
-        report = compute_recall_estimate(study, method)
-    except ValueError as exc:
-        fail(str(exc))
+    report = _analysis("recall", {"method": method}, "Estimating...")
     echo_report(report, fmt, recall_csv, recall_table)
 
 
@@ -535,10 +539,11 @@ def plan_study_command(
     per document, the fewest documents whose 95% interval of --figure is at most
     --half-width, with the worker-minutes (from the paragraph timings) and the cost at
     --hourly-rate plus --fee-percent. Method in docs/analyses.md."""
-    study = _analysis_study()
-    click.echo(f"Resampling the pilot's readings for {figure}...", err=True)
-    try:
-        report = compute_plan(study, figure, half_width, hourly_rate, fee_percent)
-    except AnalysisError as exc:
-        _refuse(exc)
+    parameters = {
+        "figure": figure,
+        "half_width": half_width,
+        "hourly_rate": hourly_rate,
+        "fee_percent": fee_percent,
+    }
+    report = _analysis("plan", parameters, f"Resampling the pilot's readings for {figure}...")
     echo_report(report, fmt, plan_csv, plan_table)

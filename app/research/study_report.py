@@ -46,11 +46,8 @@ from typing import Any
 from app.adjudication.gold import attention_gold, iter_gold_records
 from app.crowd.settings import study_settings
 from app.research.agreement_figures import Figure, agreement_figures
-from app.research.analyses import (
-    compute_decoys,
-    compute_recall_estimate,
-    compute_suggestion_arms,
-)
+from app.research.analyses import compute_decoys, has_both_arms
+from app.research.analysis_jobs import study_figure
 from app.research.dashboard import DashboardView, load_study
 from app.rules import metrics
 from app.rules.csv_safety import safe_cell
@@ -362,7 +359,9 @@ def gamma_to_compute(study: DashboardView) -> int:
     return sum(not d.is_check and bool(d.figures and d.figures.gamma_key) for d in study.documents)
 
 
-def study_report(study: DashboardView, compute: bool = False) -> dict[str, Any]:
+def study_report(
+    study: DashboardView, compute: bool = False, id_prefix: str | None = None
+) -> dict[str, Any]:
     """The study-report JSON of a loaded study whose gamma is resolved (app.research.
     agreement_figures.resolve_gamma: computed by the command, stored for the downloads;
     a large study's intervals likewise: `compute`, the command computes what is missing),
@@ -373,15 +372,33 @@ def study_report(study: DashboardView, compute: bool = False) -> dict[str, Any]:
         agreement_figures(study, compute),
         adjudicated_gold(study),
     )
-    return {**report, **analysis_keys(study)}
+    return {**report, **analysis_keys(study, compute, id_prefix)}
 
 
-def analysis_keys(study: DashboardView) -> dict[str, Any]:
+# What a download shows of an analysis still on the queue: the shape, nulls, and pending.
+PENDING_RECALL = {"found": None, "estimated": None, "ci95": None, "share_found": None}
+PENDING_ARMS: dict[str, Any] = {"arms": {}, "difference": {}}
+
+
+def analysis_keys(
+    study: DashboardView, compute: bool = False, id_prefix: str | None = None
+) -> dict[str, Any]:
     """study-report's `recall_estimate` (the recall estimate's `study` object),
-    `suggestion_arms` (null without both arms) and `decoys` (app.research.analyses)."""
+    `suggestion_arms` (null without both arms) and `decoys` (app.research.analyses).
+    The first two are the analysis queue's results (app.research.analysis_jobs), shared
+    with the Analyses page and the commands: computed here when missing (`compute`, the
+    commands), else read, or asked of the queue and given with nulls and `"pending":
+    true` (a download never computes them)."""
+    selection = {"id_prefix": id_prefix, "include_flagged": study.include_flagged}
+    recall, recall_pending = study_figure("recall", {"method": None, **selection}, study, compute)
+    arms, arms_pending = None, False
+    if has_both_arms():  # else null, and nothing to ask the queue
+        arms, arms_pending = study_figure("arms", selection, study, compute)
     return {
-        "recall_estimate": compute_recall_estimate(study)["study"],
-        "suggestion_arms": compute_suggestion_arms(study),
+        "recall_estimate": {**PENDING_RECALL, "pending": True}
+        if recall_pending or recall is None
+        else recall["study"],
+        "suggestion_arms": {**PENDING_ARMS, "pending": True} if arms_pending else arms,
         "decoys": compute_decoys(study),
     }
 

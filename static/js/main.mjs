@@ -14,6 +14,7 @@ const MODULES = {
   annotator: () => import('./annotator/annotator.mjs'),
   // The console's modules stay English (docs/i18n.md): they live in research/.
   'upload-progress': () => import('./research/upload-progress.mjs'),
+  analyses: () => import('./research/analyses.mjs'),
 };
 
 const NAME = /^[a-z][a-z0-9-]*$/;

@@ -1,6 +1,8 @@
 """The researcher's Analyses page in Chromium: reached from the console's navigation,
-each analysis computed by a keyboard-pressed button (a POST), axe-clean with results,
-and laid out at phone, tablet and desktop widths (screenshots in /tmp)."""
+each analysis asked for by a keyboard-pressed button (a POST that the analysis queue
+answers), axe-clean with results and while one is being computed, the page reloading
+itself once the result is stored, and laid out at phone, tablet and desktop widths
+(screenshots in /tmp)."""
 
 from __future__ import annotations
 
@@ -39,6 +41,31 @@ def test_analyses_by_keyboard_and_axe_clean(console, page: Page):
     assert violations(page) == []
 
     _at_every_width(page, "judge")
+
+
+def test_a_pending_analysis_is_announced_and_shown_once_stored(console, page: Page):
+    # No queue answers: the page's request waits; the command then computes the result.
+    console.app.config["QUEUE_URL"] = "redis://127.0.0.1:9/0"
+    log_in(page, console.url)
+    page.goto(f"{console.url}/research/analyses")
+    page.get_by_role("button", name="Compute the recall estimate").focus()
+    page.keyboard.press("Enter")
+    recall = page.get_by_role("region", name="How many errors did nobody find?")
+    expect(recall.get_by_text("The recall estimate is being computed")).to_be_visible()
+    expect(page.get_by_role("status").first).to_contain_text("being computed")
+    expect(page.get_by_text("does not answer")).to_be_visible()
+    expect(recall.get_by_role("link", name="refresh the page")).to_be_visible()
+    assert violations(page) == []
+    _at_every_width(page, "pending")
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+    result = console.app.test_cli_runner().invoke(args=["recall-estimate"])
+    assert result.exit_code == 0, result.output
+    # The page's script sees it stored and reloads: no click.
+    expect(recall.get_by_role("rowheader", name="Study")).to_be_visible(timeout=10_000)
+    expect(recall.get_by_text("Computed")).to_be_visible()
+    assert violations(page) == []
+    _at_every_width(page, "done")
 
 
 def _at_every_width(page: Page, state: str) -> None:

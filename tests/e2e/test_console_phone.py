@@ -119,11 +119,11 @@ def test_every_console_page_fits_a_phone(big_console, page: Page):
         response = page.goto(big_console.url + path)
         assert response is not None and response.ok, (name, response and response.status)
         expect(page.get_by_role("heading", level=1)).to_be_visible()
-        if name == "analyses":  # with a result: its table
+        if name == "analyses":  # with a result: its table (the page reloads once computed)
             page.get_by_role("button", name="Compute the recall estimate").click()
             expect(
                 page.get_by_role("group", name="How many errors did nobody find?")
-            ).to_be_visible()
+            ).to_be_visible(timeout=60_000)
         for width in WIDTHS:
             page.set_viewport_size({"width": width, "height": 900})
             layout = page.evaluate(LAYOUT_JS)

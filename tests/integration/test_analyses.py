@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import re
+import threading
 import uuid
 from functools import partial
 
@@ -16,8 +17,17 @@ import numpy as np
 import pytest
 
 from app.core.extensions import db
-from app.models import Annotation, Annotator, Suggestion, ValidationItem
-from tests.support.apps import BOOOOKSCORE_TAXONOMY, app_in_context
+from app.jobs.queue import wait_for_background
+from app.models import (
+    AnalysisResult,
+    Annotation,
+    Annotator,
+    Researcher,
+    Suggestion,
+    ValidationItem,
+)
+from app.research import analysis_jobs
+from tests.support.apps import BOOOOKSCORE_TAXONOMY, app_in_context, log_in_directly
 from tests.support.assignment import add_documents
 from tests.support.worker_api import csrf, move, save, start, submit
 
@@ -435,26 +445,129 @@ def test_plan_study_command(small_study):
     assert bad.exit_code == 2
 
 
-def test_the_analyses_page_computes_on_post_only(small_study, researcher_client):
-    page = researcher_client.get("/research/analyses")
-    assert page.status_code == 200
-    assert b"Compute the recall estimate" in page.data and b"doc-003" not in page.data
-    token = re.search(r'name="csrf_token" value="([^"]+)"', page.get_data(as_text=True))[1]
+def _token(client) -> str:
+    page = client.get("/research/analyses")
+    assert page.status_code == 200, page.headers.get("Location")
+    return re.search(r'name="csrf_token" value="([^"]+)"', page.get_data(as_text=True))[1]
 
-    def post(**form):
-        return researcher_client.post("/research/analyses", data={"csrf_token": token, **form})
 
-    recall = post(analysis="recall")
-    assert recall.status_code == 200 and b"doc-003" in recall.data
-    plan = post(analysis="plan", figure="error-rate", half_width="x")
-    assert plan.status_code == 200 and b"half width: give a number" in plan.data
-    judge = post(analysis="judge", judge="model:judge", unit="span")
-    assert judge.status_code == 200
-    assert b"model:judge against 2 humans on 4 documents" in judge.data
-    assert post(analysis="recall").status_code == 200
+def _counting(monkeypatch, name: str) -> list[str]:
+    """Count the calls of an analysis the queue's kinds make (by the thread that made
+    them): the page's request thread must never be one."""
+    threads: list[str] = []
+    original = getattr(analysis_jobs, name)
+
+    def counted(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(analysis_jobs, name, counted)
+    return threads
+
+
+def test_the_analyses_page_never_computes_and_shares_results_with_the_command(
+    small_study, app, researcher_client, monkeypatch
+):
+    # The queue does not answer (no worker, no Redis): what the page asks for waits.
+    app.config["QUEUE_URL"] = "redis://127.0.0.1:9/0"
+    calls = _counting(monkeypatch, "compute_recall_estimate")
+    token = _token(researcher_client)
+    asked = researcher_client.post(
+        "/research/analyses", data={"csrf_token": token, "analysis": "recall"}
+    )
+    assert asked.status_code == 303 and calls == []
+    address = asked.headers["Location"]
+    key = re.search(r"recall=([0-9a-f]{64})#recall-heading$", address)[1]
+    page = researcher_client.get(address)
+    assert page.status_code == 200 and calls == []
+    text = page.get_data(as_text=True)
+    assert 'data-analysis-pending="recall"' in text and "is being computed" in text
+    assert f'href="/research/analyses?recall={key}#recall-heading">refresh the page' in text
+    assert 'data-module="analyses"' in text and "doc-003" not in text
+    assert 'data-analysis-queue="unreachable"' in text
+    status = researcher_client.get(f"/research/analyses/status?recall={key}").get_json()
+    assert status == {
+        "analyses": {"recall": {"state": "pending", "computed_at": None}},
+        "ready": False,
+    }
+    download = json.loads(researcher_client.get("/research/export/study-report.json").data)
+    assert download["recall_estimate"]["pending"] is True and calls == []
+
+    # The command finds nothing stored under the page's key: computes it, stores it.
+    report = _json(small_study, "recall-estimate")
+    assert len(calls) == 1
+    shown = researcher_client.get(address).get_data(as_text=True)
+    assert "doc-003" in shown and 'data-analysis-done="recall"' in shown
+    assert "being computed" not in shown
+    status = researcher_client.get(f"/research/analyses/status?recall={key}").get_json()
+    assert status["ready"] is True and status["analyses"]["recall"]["state"] == "done"
+    again = researcher_client.post(
+        f"/research/analyses?recall={key}", data={"csrf_token": token, "analysis": "recall"}
+    )
+    assert again.headers["Location"] == address and len(calls) == 1
+    download = json.loads(researcher_client.get("/research/export/study-report.json").data)
+    assert download["recall_estimate"] == report["study"]
+    assert _json(small_study, "study-report")["recall_estimate"] == report["study"]
+    assert len(calls) == 1  # the page, the download and both commands: one computation
+
+    bad = researcher_client.post(
+        "/research/analyses",
+        data={"csrf_token": token, "analysis": "plan", "figure": "error-rate", "half_width": "x"},
+    )
+    assert bad.status_code == 422 and b"half width: give a number" in bad.data
     assert (
         researcher_client.post("/research/analyses", data={"analysis": "recall"}).status_code == 400
     )
+
+
+def test_new_readings_are_a_new_key_never_the_old_value(small_study, app, tmp_path):
+    recall = analysis_jobs.asked("recall", {"method": None})
+    assert analysis_jobs.asked("recall", {"method": None}).key == recall.key  # stable
+    assert analysis_jobs.asked("recall", {"method": "chao"}).key != recall.key
+    before = _json(small_study, "recall-estimate")
+    # A fourth human's reading of doc-000 (a submitted session): the key moves on.
+    path = tmp_path / "more.jsonl"
+    path.write_text(json.dumps(_record("doc-000", "import:d", "anna")) + "\n", encoding="utf-8")
+    result = small_study.invoke(args=["import-annotations", str(path)])
+    assert result.exit_code == 0, result.output
+    assert analysis_jobs.asked("recall", {"method": None}).key != recall.key
+    after = small_study.invoke(args=["recall-estimate", "--format", "json"])
+    assert after.exit_code == 0 and before["method"] == json.loads(after.stdout)["method"]
+    assert "Read from analysis_results" not in after.stderr  # computed for the new readings
+    rows = db.session.scalars(
+        db.select(AnalysisResult.status).where(AnalysisResult.kind == "recall_estimate")
+    ).all()
+    assert rows == ["done", "done"]  # the old key's value stays, for the old readings
+
+
+def test_the_background_computes_what_the_page_asks_and_the_command_reads_it(
+    small_study, researcher_client, monkeypatch
+):
+    calls = _counting(monkeypatch, "compute_judge_report")
+    token = _token(researcher_client)
+    form = {"csrf_token": token, "analysis": "judge", "judge": "model:judge", "unit": "span"}
+    asked = researcher_client.post("/research/analyses", data={**form, "epsilon": "0.2"})
+    assert asked.status_code == 303
+    wait_for_background()
+    assert calls == ["analyses"]  # the queue's thread, not the request's
+    page = researcher_client.get(asked.headers["Location"]).get_data(as_text=True)
+    assert "model:judge against 2 humans on 4 documents" in page
+    assert 'value="model:judge"' in page and 'value="0.2"' in page  # the form as asked
+    result = small_study.invoke(
+        args=["judge-report", "--judge", "model:judge", "--epsilon", "0.2", "--format", "json"]
+    )
+    assert result.exit_code == 0 and calls == ["analyses"]
+    assert "Read from analysis_results" in result.stderr
+    assert json.loads(result.stdout)["humans"] == 2
+
+    nobody = researcher_client.post(asked.headers["Location"], data={**form, "judge": "nobody"})
+    wait_for_background()
+    shown = researcher_client.get(nobody.headers["Location"]).get_data(as_text=True)
+    assert 'data-analysis-problem="judge"' in shown and "No suggestions from source" in shown
+    assert "model:judge against 2 humans" not in shown  # the address names the new key only
+    refused = small_study.invoke(args=["judge-report", "--judge", "nobody"])
+    assert refused.exit_code == 1 and "No suggestions from source 'nobody'" in refused.output
+    assert len(calls) == 2  # the command read the problem the queue stored
 
 
 def test_suggestion_arms_in_study_report(make_app, tmp_path):
@@ -512,6 +625,28 @@ def test_suggestion_arms_in_study_report(make_app, tmp_path):
         assert report["difference"]["accepted"]["value"] is None
         table = runner.invoke(args=["study-report"]).stdout
         assert "Suggestion arms (show - none, bootstrap 95% CI):" in table
+
+    # The Analyses page shows what study-report stored under the same key (requests in
+    # their own app context: this one remembers its earlier requests' anonymous user).
+    with app.app_context():
+        researcher = Researcher(email="arms@example.org", password_hash="x")
+        db.session.add(researcher)
+        db.session.commit()
+        console = app.test_client()
+        log_in_directly(console, researcher)
+        db.session.remove()
+    asked = console.post(
+        "/research/analyses", data={"csrf_token": _token(console), "analysis": "arms"}
+    )
+    assert asked.status_code == 303
+    page = console.get(asked.headers["Location"]).get_data(as_text=True)
+    assert 'data-analysis-done="arms"' in page
+    booookscore = re.search(r'<th scope="row">booookscore</th>(.*?)</tr>', page, re.S)[1]
+    assert "66.7" in booookscore and "33.3" in booookscore
+    with app.app_context():  # the page found study-report's result: no second key
+        kinds = db.session.scalars(db.select(AnalysisResult.kind)).all()
+        assert kinds.count("suggestion_arms") == 1
+        db.session.remove()
 
 
 def test_plan_study_for_validation_precision(small_study, tmp_path):

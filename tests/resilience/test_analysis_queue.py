@@ -3,7 +3,8 @@ PostgreSQL ask for every document's gamma at once, again and again, and one real
 worker (`flask analysis-worker`, a subprocess) on a real redis-server computes each key
 exactly once; both servers then read the same values. A work horse killed in the middle
 of a job is retried, and the retry stores the result. The dashboard says when no worker
-has been seen."""
+has been seen. The Analyses page on two real gunicorn servers: an analysis asked for on
+both at once is computed once by the worker, and both show it."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import redis
+import requests
 from rq import Queue
 
 from app import create_app
@@ -28,8 +30,9 @@ from app.jobs.queue import QUEUE_NAME
 from app.models import AnalysisResult, Researcher
 from tests.support.adjudication import seed_adjudication_document, seed_document
 from tests.support.apps import dispose_engines, make_test_config, require_or_skip, truncate_all
+from tests.support.login import add_accounts
 from tests.support.redis import redis_binary, start_redis, stop_redis
-from tests.support.servers import ROOT, free_port, stop
+from tests.support.servers import ROOT, free_port, start_gunicorn, stop
 
 SECOND = ["Clara left the farm in May. She came back in June.", "Then it snowed."]
 SECOND_MARKS = [
@@ -45,6 +48,7 @@ HOSTILE = [
     for i in range(40)
 ]
 HOSTILE_TEXT = ["x" * 120]
+PASSWORD = "a long test password"
 
 
 @pytest.fixture
@@ -107,11 +111,12 @@ def _worker(postgres_url: str, redis_url: str, log: Path, **env: str) -> subproc
         )
 
 
-def _rows(server) -> list[tuple]:
+def _rows(server, kind: str | None = None) -> list[tuple]:
     with server.app_context():
-        rows = db.session.execute(
-            db.select(AnalysisResult.key, AnalysisResult.status, AnalysisResult.attempts)
-        ).all()
+        query = db.select(AnalysisResult.key, AnalysisResult.status, AnalysisResult.attempts)
+        if kind is not None:
+            query = query.where(AnalysisResult.kind == kind)
+        rows = db.session.execute(query).all()
         db.session.remove()
         return sorted(tuple(row) for row in rows)
 
@@ -213,3 +218,103 @@ def test_a_job_whose_work_horse_dies_is_retried_and_its_result_stored(
     assert "skipped" in page and "being computed" not in page
     with server.app_context():
         dispose_engines()
+
+
+def _log_in(browser: requests.Session, server: str) -> None:
+    page = browser.get(f"{server}/research/login").text
+    csrf = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page)[1]
+    form = {"email": "lead@example.org", "password": PASSWORD, "csrf_token": csrf}
+    answer = browser.post(f"{server}/research/login", data=form, allow_redirects=False)
+    assert answer.status_code in (302, 303), answer.text[:500]
+
+
+@pytest.mark.timeout(240)
+def test_two_gunicorn_servers_and_one_worker_compute_an_analysis_once(
+    postgres_url, redis_url, tmp_path
+):
+    """The Analyses page on two real servers: asked for on both at once, again and again,
+    the recall estimate is one pending row and one job; the worker computes it once and
+    both servers show the same result."""
+    _seed(postgres_url, ("second", SECOND, SECOND_MARKS, ("ann-1", "ann-2", "ann-3")))
+    inspector = _server(postgres_url, redis_url)
+    add_accounts(inspector, ("lead@example.org",), PASSWORD)
+    ports = [free_port(), free_port()]
+    servers = [
+        start_gunicorn(
+            "app:create_app()", postgres_url, port, WEB_CONCURRENCY="1", QUEUE_URL=redis_url
+        )
+        for port in ports
+    ]
+    worker = None
+    try:
+        a, b = (f"http://127.0.0.1:{port}" for port in ports)
+        browser = requests.Session()
+        _log_in(browser, a)
+        token = re.search(
+            r'name="csrf_token" value="([^"]+)"', browser.get(f"{b}/research/analyses").text
+        )[1]
+
+        def ask(server: str) -> str:
+            answer = browser.post(
+                f"{server}/research/analyses",
+                data={"csrf_token": token, "analysis": "recall"},
+                allow_redirects=False,
+            )
+            assert answer.status_code == 303, answer.text[:500]
+            return answer.headers["Location"]
+
+        with ThreadPoolExecutor(8) as pool:
+            addresses = set(pool.map(ask, [a, b] * 4))
+        [address] = addresses  # one key, whichever server answered
+        key = re.search(r"recall=([0-9a-f]{64})", address)[1]
+        assert [
+            (status, attempts) for _, status, attempts in _rows(inspector, "recall_estimate")
+        ] == [("pending", 0)]
+        assert Queue(QUEUE_NAME, connection=redis.Redis.from_url(redis_url)).count == 1
+        waiting = browser.get(f"{a}{address}").text
+        assert 'data-analysis-pending="recall"' in waiting
+        assert 'data-analysis-queue="silent"' in waiting  # no worker seen yet
+        dashboard = browser.get(f"{b}/research/").text  # says what waits, of every kind
+        assert re.search(r"Analyses waiting: .*recall_estimate 1 queued", dashboard)
+
+        log = tmp_path / "worker.log"
+        worker = _worker(postgres_url, redis_url, log)
+        asking = threading.Event()
+
+        def keep_asking(server: str) -> None:  # both servers keep asking meanwhile
+            while not asking.is_set():
+                ask(server)
+                browser.get(f"{server}{address}")
+
+        with ThreadPoolExecutor(2) as pool:
+            futures = [pool.submit(keep_asking, server) for server in (a, b)]
+            try:
+                _wait_for(
+                    lambda: _rows(inspector, "recall_estimate")[0][1] == "done",
+                    120,
+                    "the recall estimate computed",
+                )
+            finally:
+                asking.set()
+            for future in futures:
+                future.result()
+        assert [
+            (status, attempts) for _, status, attempts in _rows(inspector, "recall_estimate")
+        ] == [("done", 1)]
+        text = log.read_text()
+        assert len(re.findall(r"analysis recall_estimate [0-9a-f]{12} computed", text)) == 1, text
+        tables = []
+        for server in (a, b):
+            status = browser.get(f"{server}/research/analyses/status?recall={key}").json()
+            assert status["ready"] is True
+            page = browser.get(f"{server}{address}").text
+            assert 'data-analysis-done="recall"' in page and "being computed" not in page
+            tables.append(re.search(r"<table.*?</table>", page, re.S).group(0))
+        assert tables[0] == tables[1]  # one value, read by both
+        with inspector.app_context():
+            dispose_engines()
+    finally:
+        if worker is not None:
+            stop(worker)
+        for server in servers:
+            stop(server)
