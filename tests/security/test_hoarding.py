@@ -199,9 +199,15 @@ def test_simultaneous_arrivals_from_one_network_never_exceed_the_cap(make_app, p
     for thread in threads:
         thread.join(timeout=120)
     assert not errors, errors
-    assert sorted(statuses) == [302] * 3 + [429] * 13
+    # /start decides under the network's lock: exact. A document link's first open is one
+    # statement counting in its own snapshot: an open committed in the instant before it
+    # may go uncounted, the cap passed by one at most (docs/identity.md, "Caps per client
+    # network"); on a loaded machine that instant is wide enough to happen.
+    extra = 0 if path == "/start" else statuses.count(302) - 3
+    assert extra in (0, 1), statuses
+    assert sorted(statuses) == [302] * (3 + extra) + [429] * (13 - extra)
     with app.app_context():
-        assert sessions() == 3
+        assert sessions() == 3 + extra
 
 
 def test_opens_are_limited_per_ipv6_64_not_per_address(make_app):
