@@ -54,6 +54,13 @@ class ConsoleBlueprint(Blueprint):
         return _ConsoleSetupState(self, app, options, first_registration)
 
 
+def _forget_slug(endpoint: str | None, values: dict[str, Any] | None) -> None:
+    """Every request starts on no study's page (an app context shared with the caller, as
+    in tests, keeps nothing)."""
+    g.pop("console_slug", None)
+    g.pop("console_study", None)
+
+
 def take_slug(endpoint: str | None, values: dict[str, Any] | None) -> None:
     """A url_value_preprocessor: the per-study registration's `<slug>` leaves the view's
     arguments and is kept for the request."""
@@ -82,6 +89,8 @@ def console_url(endpoint: str, **values: Any) -> str:
 def register_console(app: Flask, blueprint: ConsoleBlueprint) -> None:
     """Register a console blueprint for the default study and per study, and make
     console_url the templates' url_for."""
+    if _forget_slug not in app.url_value_preprocessors.get(None, []):
+        app.url_value_preprocessor(_forget_slug)  # the app's run before the blueprints'
     app.register_blueprint(blueprint, url_prefix="/research")
     app.register_blueprint(blueprint, name=STUDY_BLUEPRINTS[blueprint.name], **PER_STUDY_OPTIONS)
     app.jinja_env.globals["url_for"] = console_url

@@ -171,7 +171,7 @@ def _signed_links(start_url: str) -> dict:
 def session_viewer(session_id: int):
     """One annotation session read-only, drawn by the annotator page's own code."""
     session = db.session.get(AnnotationSession, session_id)
-    if session is None:
+    if session is None or session.study_id != current_study_id():  # another study's: none
         abort(404, description="No annotation session has this id.")
     taxonomy = current_taxonomy()
     return render_template(
