@@ -8,6 +8,8 @@ nothing behind.
 
 from __future__ import annotations
 
+import copy
+
 from sqlalchemy import insert, literal, select
 
 from app.core.extensions import db
@@ -93,13 +95,20 @@ def copy_study(source: Study, slug: str, owner: Researcher, title: str | None = 
         )
         _copy_documents(source, study)
         text = current_yaml(source)
-        study.settings = dict(source.settings or {})
+        if text is not None:  # a version the source took: checked then, copied as it is
+            db.session.add(
+                TaxonomyVersion(
+                    study_id=study.id,
+                    version=source.taxonomy_version,
+                    yaml_text=text,
+                    source=f"copy of {source.slug} ({source.taxonomy_version})",
+                    created_at=utcnow(),
+                )
+            )
+            study.taxonomy_version = source.taxonomy_version
+        study.settings = copy.deepcopy(source.settings or {})
         study.prolific_study_id = source.prolific_study_id
-        if text is None:
-            db.session.commit()
-        else:  # commits the study, its documents and its version together
-            origin = f"copy of {source.slug} ({source.taxonomy_version})"
-            store_taxonomy(study, text.encode("utf-8"), origin)
+        db.session.commit()  # the study, its owner, documents and version together
     except Exception:
         db.session.rollback()
         raise
