@@ -135,6 +135,9 @@ def test_the_overview_gives_the_study_links_and_codes(app, world):
     assert 'href="/research/studies/coded/documents"' in text
     assert 'Copy <span class="visually-hidden">Entry link of coded</span>' in text
     assert 'href="/research/studies/coded/dashboard"' in text
+    # Its taxonomy page checks no file: the study's taxonomy is in the database only.
+    taxonomy = owner.get("/research/studies/coded/taxonomy").get_data(as_text=True)
+    assert "Coded study" in taxonomy and "The file on disk" not in taxonomy
 
 
 def test_the_owner_opens_closes_and_archives(app, world):
