@@ -224,14 +224,14 @@ def study_links():
 def taxonomy_preview():
     """The categories as workers see them, and the taxonomy file on disk checked again."""
     taxonomy = current_taxonomy()
-    study_file = current_study().taxonomy_file
+    managed = bool(current_study().taxonomy_file)
     return render_template(
         "research/taxonomy.html",
         taxonomy=taxonomy,
         instructions=instructions_markup(taxonomy),
         # Safe to mark: rendered like the instructions, raw HTML escaped (app.taxonomy.surveys).
         consent=Markup(taxonomy.consent_html) if taxonomy.consent else None,  # noqa: S704
-        # Only a study managed by a file (the default study's TAXONOMY_PATH) has one to check.
-        file_check=check_taxonomy_file(study_file) if study_file else None,
+        # Only a study managed by a file (the default study: TAXONOMY_PATH) has one to check.
+        file_check=check_taxonomy_file(current_app.config["TAXONOMY_PATH"]) if managed else None,
         training_problems=training_document_problems(taxonomy),
     )

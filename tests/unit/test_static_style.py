@@ -39,7 +39,7 @@ CUSTOM_PROPERTY = re.compile(r"^\s*--[\w-]+\s*:", re.M)
 EXTENDS = re.compile(r"""\{%-?\s*extends\s+["']([^"']+)["']""")
 INCLUDES = re.compile(r"""\{%-?\s*(?:include|import|from)\s+["']([^"']+)["']""")
 STYLESHEET = re.compile(r"""static_url\(\s*["']css/([\w.-]+\.css)["']\s*\)""")
-# The researcher console's templates (research/) and the pages only researchers open.
+# The researcher console's templates (research/, studies/) and the pages only researchers open.
 CONSOLE_TEMPLATES = {"main/index.html", "training/_dashboard.html"}
 
 
@@ -137,7 +137,7 @@ def linked_stylesheets(name: str) -> frozenset[str]:
 WORKER_TEMPLATES = sorted(
     name
     for name in (path.relative_to(TEMPLATES).as_posix() for path in TEMPLATES.rglob("*.html"))
-    if not name.startswith("research/") and name not in CONSOLE_TEMPLATES
+    if not name.startswith(("research/", "studies/")) and name not in CONSOLE_TEMPLATES
 )
 
 
