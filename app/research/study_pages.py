@@ -32,7 +32,7 @@ from app.studies.access import (
     study_for_request,
 )
 from app.studies.making import copy_study, new_study
-from app.studies.service import members, researcher_by_email, unshare
+from app.studies.service import TITLE_MAX_LENGTH, members, researcher_by_email, unshare
 from app.taxonomy import TaxonomyError
 
 bp = Blueprint("studies_console", __name__)
@@ -85,6 +85,10 @@ def create():
     study's); the form again with the reason when the slug, kind or taxonomy is refused."""
     values = _form_values()
     errors: dict[str, str] = {}
+    if values["kind"] not in STUDY_KINDS:
+        errors["kind"] = "Choose annotation or validation."
+    if len(values["title"]) > TITLE_MAX_LENGTH:
+        errors["title"] = f"A title has at most {TITLE_MAX_LENGTH} characters."
     judges = None
     if values["kind"] == StudyKind.VALIDATION:
         judges = study_by_slug(values["judges"]) if values["judges"] else None
@@ -113,9 +117,8 @@ def create():
         return _index(
             values, {"taxonomy": "The taxonomy has problems: nothing was created."}, problems, 400
         )
-    except StudyError as error:
-        field = "title" if "title" in str(error) else "kind" if "kind" in str(error) else "slug"
-        return _index(values, {field: _sentence(str(error))}, [], 400)
+    except StudyError as error:  # the kind and title were checked above: the slug's
+        return _index(values, {"slug": _sentence(str(error))}, [], 400)
     flash(f"Created the draft study {study.slug}. You are its owner.", "info")
     return redirect(url_for("studies_console.overview", slug=study.slug), code=303)
 
