@@ -18,9 +18,11 @@ use it, neither imports the other.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from flask import Blueprint, Flask, g, has_request_context, url_for
+from flask import Blueprint, Flask, current_app, g, has_request_context, url_for
 from flask.sansio.blueprints import BlueprintSetupState
 
 STUDY_PREFIX = "/research/studies/<slug>"
@@ -72,6 +74,18 @@ def console_slug() -> str | None:
     """The slug of the study whose per-study console page this request serves (None: a
     default-study page, or no console page)."""
     return g.get("console_slug") if has_request_context() else None
+
+
+@contextmanager
+def links_of_study(slug: str) -> Iterator[None]:
+    """Outside a request (a job rendering console HTML): console_url gives the pages of
+    study `slug`'s console (its per-study addresses serve the default study too)."""
+    with current_app.test_request_context():
+        g.console_slug = slug
+        try:
+            yield
+        finally:
+            g.pop("console_slug", None)
 
 
 def console_url(endpoint: str, **values: Any) -> str:

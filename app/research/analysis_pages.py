@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from flask import current_app, jsonify, redirect, render_template, request, url_for
+from flask import current_app, jsonify, redirect, render_template, request
 
 from app.analysis.alttest import DEFAULT_EPSILON
 from app.analysis.judge import SENTENCE, SPAN
+from app.core.console_urls import console_url
 from app.jobs import results
 from app.jobs.limits import Limits
 from app.jobs.queue import WORKER_SILENT, queue_state
@@ -150,7 +151,9 @@ def ask_analysis(keys: dict[str, str]):
         return _page(keys, _read(keys), request.form, {analysis: str(exc)}, 422)
     ask(request_)
     keys[analysis] = request_.key
-    return redirect(url_for("research.analyses", **keys, _anchor=f"{analysis}-heading"), code=303)
+    return redirect(
+        console_url("research.analyses", **keys, _anchor=f"{analysis}-heading"), code=303
+    )
 
 
 @bp.get("/analyses/status")
@@ -187,8 +190,8 @@ def _page(
             default_epsilon=DEFAULT_EPSILON,
             form=values,
             keys=keys,
-            here=url_for("research.analyses", **keys),
-            status_url=url_for("research.analyses_status", **keys),
+            here=console_url("research.analyses", **keys),
+            status_url=console_url("research.analyses_status", **keys),
             entries=entries,
             problems=problems,
             pending=pending,

@@ -35,6 +35,7 @@ from markupsafe import Markup
 from sqlalchemy import case, func, select
 
 from app.adjudication.gamma_cache import GAMMA
+from app.core.console_urls import links_of_study
 from app.core.extensions import db
 from app.crowd.checks.flagged import LeftOut, left_out_workers
 from app.crowd.settings import EffectiveStudySettings, study_settings
@@ -124,8 +125,10 @@ def compute_study_figures(job: dict[str, Any], limits: Limits) -> dict[str, Any]
     study = load_study(settings, include_flagged=job["include_flagged"])
     resolve_gamma(study)
     agreement = agreement_figures(study, compute=True)
+    with links_of_study(study_row.slug):  # the sections' links to the study's downloads
+        html = render_sections(study, agreement, settings)
     return {
-        "html": render_sections(study, agreement, settings),
+        "html": html,
         "agreement": [asdict(figure) for figure in agreement],
     }
 

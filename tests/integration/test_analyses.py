@@ -22,11 +22,11 @@ from app.models import (
     AnalysisResult,
     Annotation,
     Annotator,
-    Researcher,
     Suggestion,
     ValidationItem,
 )
 from app.research import analysis_jobs
+from tests.support.accounts import add_account
 from tests.support.apps import BOOOOKSCORE_TAXONOMY, app_in_context, log_in_directly
 from tests.support.assignment import add_documents
 from tests.support.worker_api import csrf, move, save, start, submit
@@ -629,8 +629,7 @@ def test_suggestion_arms_in_study_report(make_app, tmp_path):
     # The Analyses page shows what study-report stored under the same key (requests in
     # their own app context: this one remembers its earlier requests' anonymous user).
     with app.app_context():
-        researcher = Researcher(email="arms@example.org", password_hash="x")
-        db.session.add(researcher)
+        researcher = add_account("arms@example.org")  # an editor of the default study
         db.session.commit()
         console = app.test_client()
         log_in_directly(console, researcher)

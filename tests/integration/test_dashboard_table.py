@@ -184,6 +184,9 @@ def test_a_large_study_shows_the_stored_figures(researcher_client, large, app):
     html = page(researcher_client)
     assert "data-figures" not in html  # current: neither pending nor stale
     assert 'data-figure="gamma"' in html and "mean BooookScore" in html
+    # Rendered by the job, outside any request: the sections' links lead to the study's
+    # own downloads (the job used to fail building them).
+    assert 'href="/research/studies/default/export/paragraphs.csv"' in html
     # The same figures as a study computed during the page (below the threshold).
     study_figures.FIGURES_QUEUED_FROM = 10**9
     try:

@@ -20,7 +20,7 @@ PREFIX = "/research/studies/<slug>"
 OWNER_ONLY = {f"{PREFIX}/status", f"{PREFIX}/share"}
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 # Pages that have no link of their own to check (downloads and JSON).
-NOT_HTML = re.compile(r"(\.json|\.csv|/export/|/api/)")
+NOT_HTML = re.compile(r"(\.json|\.csv|/export/|/api/|/analyses/status)")
 
 
 @pytest.fixture
@@ -48,7 +48,10 @@ def _fill(rule: str, world, slug: str = "alpha") -> str:
         "what": "annotations",
         "fmt": "csv",
         "conflict_id": 999,
+        "upload_id": world.upload_id,
     }
+    # The setup pages name a document by its row id, the console's pages by its own id.
+    rule = rule.replace("<int:document_id>", str(world.document_pk))
     return re.sub(r"<(?:[a-z]+:)?([a-z_]+)>", lambda m: str(values[m[1]]), rule)
 
 

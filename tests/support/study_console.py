@@ -12,7 +12,7 @@ from pathlib import Path
 from flask import Flask, g
 
 from app.core.extensions import db
-from app.models import AnnotationSession, Researcher, Study
+from app.models import AnnotationSession, DocumentUpload, Researcher, Study
 from app.studies import share, use_study
 from app.studies.making import new_study
 from app.taxonomy import current_taxonomy
@@ -35,6 +35,8 @@ class StudyWorld:
     people: dict[str, Researcher]  # owner, editor, viewer of alpha; none: beta's owner
     session_id: int  # a session of alpha
     beta_session_id: int
+    document_pk: int  # the row id of alpha's document (the setup pages' addresses)
+    upload_id: int  # a finished document upload of alpha
 
 
 def csrf_of(client, path: str = "/research/studies/") -> str:
@@ -82,10 +84,11 @@ def build_world(tmp_path: Path) -> StudyWorld:
     share(alpha, people["editor"], "editor")
     share(alpha, people["viewer"], "viewer")
     beta = new_study("beta", "Beta study", "annotation", people["none"])
-    sessions = {}
+    sessions, documents = {}, {}
     for study in (alpha, beta):
         use_study(study)
         document = seed_adjudication_document()
+        documents[study.slug] = document.id
         sessions[study.slug] = db.session.scalar(
             db.select(AnnotationSession.id).filter_by(document_id=document.id).limit(1)
         )
@@ -94,5 +97,9 @@ def build_world(tmp_path: Path) -> StudyWorld:
     item = {"id": "q1", "source": "s", "document_id": DOC_ID, "span": {"text": "Anna"}}
     items.write_text(json.dumps(item) + "\n", encoding="utf-8")
     create_round(ROUND, [items], current_taxonomy(), seed=1)
+    upload = DocumentUpload(study_id=alpha.id, status="done", names=["a.jsonl"], problems=[])
+    db.session.add(upload)
     db.session.commit()
-    return StudyWorld(alpha, beta, people, sessions["alpha"], sessions["beta"])
+    return StudyWorld(
+        alpha, beta, people, sessions["alpha"], sessions["beta"], documents["alpha"], upload.id
+    )
