@@ -11,10 +11,10 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 from sqlalchemy import update
-from werkzeug.security import generate_password_hash
 
 from app.core.extensions import db
-from app.models import DocumentUpload, Researcher
+from app.models import DocumentUpload
+from tests.support.accounts import add_account
 from tests.support.annotate_page import resize
 from tests.support.axe import violations
 from tests.support.research import overflow_by_width
@@ -33,8 +33,7 @@ def _shots(page: Page, folder: Path, name: str) -> None:
 def test_a_study_is_set_up_in_the_console(page: Page, live_app, tmp_path):
     live = live_app()
     with live.app.app_context():
-        account = Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD))
-        db.session.add(account)
+        account = add_account(EMAIL, PASSWORD, role=None)  # owns the study it makes
         db.session.commit()
         owned_study(account)
         db.session.remove()
@@ -83,8 +82,7 @@ def test_a_study_is_set_up_in_the_console(page: Page, live_app, tmp_path):
 def test_the_page_follows_an_upload_until_it_ends(page: Page, live_app, tmp_path):
     live = live_app()
     with live.app.app_context():
-        account = Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD))
-        db.session.add(account)
+        account = add_account(EMAIL, PASSWORD, role=None)  # owns the study it makes
         db.session.commit()
         study = owned_study(account)
         upload = DocumentUpload(
