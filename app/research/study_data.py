@@ -158,9 +158,10 @@ def session_records(document: str | None = None) -> Iterator[dict[str, Any]]:
     return iter_session_records(document)
 
 
-def readings(flt: ExportFilter) -> list[tuple[str, str]]:
+def readings(flt: ExportFilter) -> Iterator[tuple[str, str]]:
     """(annotator id, document id) of every session the filter covers, annotations or
-    not (a reading without errors is an empty brat .ann)."""
+    not (a reading without errors is an empty brat .ann), by document, read as they
+    go."""
     query = (
         select(Annotator.platform + ":" + Annotator.external_id, Document.external_id)
         .join(AnnotationSession, AnnotationSession.annotator_id == Annotator.id)
@@ -171,7 +172,8 @@ def readings(flt: ExportFilter) -> list[tuple[str, str]]:
         query = query.where(Document.external_id == flt.document)
     if flt.submitted_only:
         query = query.where(AnnotationSession.status == SessionStatus.SUBMITTED)
-    return [tuple(row) for row in db.session.execute(in_study(query))]  # type: ignore[misc]
+    for row in db.session.execute(in_study(query).execution_options(yield_per=BATCH)):
+        yield row[0], row[1]
 
 
 def judgment_records() -> Iterator[dict[str, Any]]:
