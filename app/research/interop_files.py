@@ -10,6 +10,7 @@ app's SECRET_KEY (app.interop.pseudonyms) unless `keep_ids`.
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import time
 import zipfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -301,11 +302,25 @@ def zip_bytes(files: Mapping[str, str], folder: str) -> bytes:
     return b"".join(zip_stream(sorted(files.items()), folder))
 
 
-def write_files(root: Path, files: Mapping[str, str], progress=None) -> None:
-    """Write relative path -> text under `root` (UTF-8, line ends as given)."""
-    for path, text in files.items():
+def write_files(
+    root: Path,
+    files: Mapping[str, str] | Iterable[tuple[str, str | Iterable[str]]],
+    progress=None,
+) -> None:
+    """Write relative path -> text under `root` (UTF-8, line ends as given), each file as
+    it comes, from its text or its pieces of text (brat_members, dataset_members)."""
+    for path, text in files.items() if isinstance(files, Mapping) else files:
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(text.encode("utf-8"))
+        with target.open("wb") as out:
+            for piece in (text,) if isinstance(text, str) else text:
+                out.write(piece.encode("utf-8"))
         if progress is not None:
             progress(1)
+
+
+def clear_folder(root: Path) -> None:
+    """Remove what an export wrote into `root` (a folder that was new or empty)."""
+    if root.is_dir():
+        for child in root.iterdir():
+            shutil.rmtree(child) if child.is_dir() else child.unlink()

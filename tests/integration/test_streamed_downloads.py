@@ -13,10 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from app.core.extensions import db
 from app.exports.record import ExportFilter, iter_annotation_records
 from app.interop import w3c
+from app.models import Document, Paragraph
 from app.research import interop_files
 from app.research.study_data import document_texts
 from app.taxonomy import current_taxonomy
@@ -150,3 +152,18 @@ def test_payments_download_is_a_streamed_zip_of_the_sheets(
     assert result.exit_code == 0, result.output
     chunks, first = download(researcher_client, "/research/export/payments-prolific.zip")
     same_as_folder(rest(chunks, first), "payments-prolific", tmp_path / "pay")
+
+
+def test_a_refused_brat_export_leaves_the_folder_as_it_was(app, study, runner, tmp_path):
+    """The command writes the folder document by document: a record refused on the last
+    document leaves no half-written folder."""
+    last = db.session.scalar(select(Document).order_by(Document.external_id.desc()).limit(1))
+    for paragraph in db.session.scalars(select(Paragraph).filter_by(document_id=last.id)):
+        paragraph.text = "changed " * 20  # the spans no longer quote the document
+    db.session.commit()
+    output = tmp_path / "brat"
+    output.mkdir()
+    result = runner.invoke(args=["export-annotations", "--format", "brat", "--output", str(output)])
+    assert result.exit_code == 1, result.output
+    assert "The brat export was refused:" in result.output
+    assert list(output.iterdir()) == []
