@@ -6,7 +6,8 @@ Standard: the brat rapid annotation tool's standoff format
 reader and writer (``server/src/annotation.py``, ``annotator.py``) decide. INCEpTION
 reads and writes the same files.
 
-``export-annotations --format brat --output DIR`` writes (`export_folder`), for each
+``export-annotations --format brat --output DIR`` writes (`iter_folder`, a file at a time;
+`export_folder` as a dict), for each
 annotator (a folder named by the id, pseudonymised unless kept, percent-encoded to a
 safe file name) and each document they annotated:
 

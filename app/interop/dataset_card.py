@@ -8,7 +8,8 @@ and their metadata (the Hub's ``datasetcard.md`` spec in huggingface/hub-docs); 
 (https://huggingface.co/docs/hub/repositories-licenses); size categories as the
 ``datasets`` library lists them (``size_categories.json``: ``n<1K`` ... ``n>1T``).
 
-``flask export-dataset DIR`` writes (`dataset_files`): ``README.md`` and one JSON Lines
+``flask export-dataset DIR`` writes (`iter_dataset_files`, a file at a time, the data a
+line at a time; `dataset_files` as a dict): ``README.md`` and one JSON Lines
 file per configuration under ``data/``: ``annotations`` (the default: one annotation
 export record a line, app.exports.record), ``documents``, ``sessions`` and ``judgments``.
 A configuration without rows is left out (the Hub cannot load an empty file) and the

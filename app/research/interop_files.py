@@ -5,6 +5,11 @@ commands (app/research/cli.py) and the researcher's downloads (app/research/down
 The formats themselves are app.interop's pure functions; the data comes from
 app.research.study_data. Ids of people are pseudonymised with a key derived from the
 app's SECRET_KEY (app.interop.pseudonyms) unless `keep_ids`.
+
+Nothing here holds a whole export (issue 31): the W3C lines and the brat and dataset files
+come one at a time (`w3c_lines`, `brat_members`, `dataset_members`), the records read as
+they go and a document's text when its records come (`DocumentTexts`); `zip_stream` writes
+a download's zip as its files come. `brat_files` and `dataset_files` are the same as dicts.
 """
 
 from __future__ import annotations
