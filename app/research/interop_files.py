@@ -285,16 +285,22 @@ class _Sink:
 def zip_stream(members: Iterable[tuple[str, str | Iterable[str]]], folder: str) -> Iterator[bytes]:
     """The files as a zip under one top folder, in pieces of about CHUNK bytes as it is
     written: each member from its text or its pieces of text, in the order given. The
-    whole archive is never in memory (ZIP_DEFLATED, sizes in data descriptors)."""
+    whole archive is never in memory (ZIP_DEFLATED, sizes in data descriptors; a member
+    given in pieces has ZIP64 sizes, as its size is not known before it is written)."""
     sink = _Sink()
     with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as archive:  # type: ignore[arg-type]
         for path, text in members:
             info = zipfile.ZipInfo(f"{folder}/{path}", date_time=time.localtime()[:6])
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o600 << 16  # as ZipFile.writestr gives a file
-            with archive.open(info, "w") as member:
-                for piece in (text,) if isinstance(text, str) else text:
-                    member.write(piece.encode("utf-8"))
+            whole = isinstance(text, str)
+            pieces = (text.encode("utf-8"),) if whole else (p.encode("utf-8") for p in text)
+            if whole:  # its size known: ZIP64 only when it needs it, as writestr decides
+                info.file_size = len(pieces[0])  # type: ignore[index]
+            # A file read as it goes has no size yet: ZIP64 sizes, so that any size fits.
+            with archive.open(info, "w", force_zip64=not whole) as member:
+                for piece in pieces:
+                    member.write(piece)
                     if sink.size >= CHUNK:
                         yield sink.take()
             if sink.size >= CHUNK:
