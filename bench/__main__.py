@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     ),
     "long_document": ([], ["--paragraphs", "200", "--annotations", "400", "--adds", "5"]),
     "export_bench": ([], ["--annotations", "100000", "--small", "10000"]),
+    "zip_bench": ([], ["--annotations", "2000", "--small", "200"]),
     "report_bench": ([], ["--judgments", "10000"]),
     "dashboard_bench": ([], ["--documents", "100"]),
     "start_burst": (

@@ -142,8 +142,8 @@ class Report:
     """One document rather than rows (the study report): `text(fmt, flt)` in each of its
     `formats`; `command` prints it."""
 
-    # bytes: a zip of several files; an iterable: the document in pieces, as written
-    text: Callable[[str, ExportFilter], str | bytes | Iterable[str]]
+    # an iterable: the document in pieces (text, or a zip's bytes), as written
+    text: Callable[[str, ExportFilter], str | bytes | Iterable[str] | Iterable[bytes]]
     formats: tuple[str, ...]
     command: str
     count: None = None

@@ -6,7 +6,8 @@ Standard: the brat rapid annotation tool's standoff format
 reader and writer (``server/src/annotation.py``, ``annotator.py``) decide. INCEpTION
 reads and writes the same files.
 
-``export-annotations --format brat --output DIR`` writes (`export_folder`), for each
+``export-annotations --format brat --output DIR`` writes (`iter_folder`, a file at a time;
+`export_folder` as a dict), for each
 annotator (a folder named by the id, pseudonymised unless kept, percent-encoded to a
 safe file name) and each document they annotated:
 
@@ -33,7 +34,7 @@ app.interop.brat_import.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -197,24 +198,41 @@ def export_folder(
     """The files of a brat export, relative path -> text: per annotator folder an
     annotation.conf and, per document, the .txt and .ann. `sessions` lists (annotator
     id, document id) readings to write even without annotations (an empty .ann says
-    the annotator found no error there)."""
-    readings: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    the annotator found no error there). iter_folder writes them (one code path)."""
+    chosen: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for annotator, document_id in sessions:
-        readings.setdefault((annotator, document_id), [])
+        chosen.setdefault((annotator, document_id), [])
     records = list(records)
     for record in records:
-        readings.setdefault((record["annotator_id"], record["document_id"]), []).append(record)
+        chosen.setdefault((record["annotator_id"], record["document_id"]), []).append(record)
     conf = annotation_conf(
         taxonomy, unlabelled=any(record.get("category") is None for record in records)
     )
-    files: dict[str, str] = {}
-    for (annotator, document_id), chosen in readings.items():
+    readings = ((annotator, document, rows) for (annotator, document), rows in chosen.items())
+    return dict(iter_folder(readings, documents, conf=conf, pseudonymise=pseudonymise))
+
+
+def iter_folder(
+    readings: Iterable[tuple[str, str, Sequence[Mapping[str, Any]]]],
+    documents: Mapping[str, Sequence[str]],
+    *,
+    conf: str,
+    pseudonymise: Pseudonymise,
+) -> Iterator[tuple[str, str]]:
+    """The files of a brat export one by one, (relative path, text), as they are written:
+    per reading (annotator id, document id, that annotator's records on it, possibly
+    none) its .txt and .ann, and `conf` (annotation_conf) in each annotator folder when
+    the folder first appears. Each (annotator, document) comes once; `documents` may read
+    a document's paragraphs when asked (the download reads one at a time)."""
+    folders: set[str] = set()
+    for annotator, document_id, chosen in readings:
         if document_id not in documents:
             raise InteropError([Problem(f"document {document_id}", "", "no such document given")])
         folder = file_name(pseudonymise(annotator) or "")
         stem = f"{folder}/{file_name(document_id)}"
         paragraphs = documents[document_id]
-        files[f"{stem}.txt"] = brat_text(paragraphs)
-        files[f"{stem}.ann"] = brat_ann(chosen, paragraphs, f"{stem}.ann")
-        files[f"{folder}/{CONF_NAME}"] = conf
-    return files
+        yield f"{stem}.txt", brat_text(paragraphs)
+        yield f"{stem}.ann", brat_ann(chosen, paragraphs, f"{stem}.ann")
+        if folder not in folders:
+            folders.add(folder)
+            yield f"{folder}/{CONF_NAME}", conf

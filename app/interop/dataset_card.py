@@ -8,7 +8,8 @@ and their metadata (the Hub's ``datasetcard.md`` spec in huggingface/hub-docs); 
 (https://huggingface.co/docs/hub/repositories-licenses); size categories as the
 ``datasets`` library lists them (``size_categories.json``: ``n<1K`` ... ``n>1T``).
 
-``flask export-dataset DIR`` writes (`dataset_files`): ``README.md`` and one JSON Lines
+``flask export-dataset DIR`` writes (`iter_dataset_files`, a file at a time, the data a
+line at a time; `dataset_files` as a dict): ``README.md`` and one JSON Lines
 file per configuration under ``data/``: ``annotations`` (the default: one annotation
 export record a line, app.exports.record), ``documents``, ``sessions`` and ``judgments``.
 A configuration without rows is left out (the Hub cannot load an empty file) and the
@@ -29,7 +30,7 @@ and HTML in the prose, and written by a YAML dumper in the metadata.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -364,54 +365,115 @@ def _identifiers_note(pseudonyms: Pseudonyms) -> str:
 
 def pseudonymised(
     config: str, rows: Iterable[Mapping[str, Any]], pseudonyms: Pseudonyms
-) -> list[dict[str, Any]]:
-    """The rows of a configuration with their IDENTIFYING_FIELDS pseudonymised."""
+) -> Iterator[dict[str, Any]]:
+    """The rows of a configuration with their IDENTIFYING_FIELDS pseudonymised, one by one."""
     keys = IDENTIFYING_FIELDS[config]
-    return [
-        {key: pseudonyms(value) if key in keys else value for key, value in row.items()}
-        for row in rows
-    ]
+    for row in rows:
+        yield {key: pseudonyms(value) if key in keys else value for key, value in row.items()}
+
+
+def jsonl_lines(rows: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+    """Rows as JSON Lines, a line at a time (each ended; app.rules.jsonl's json_line)."""
+    for row in rows:
+        yield json_line(row) + "\n"
 
 
 def jsonl_text(rows: Iterable[Mapping[str, Any]]) -> str:
-    """Rows as JSON Lines (UTF-8 text, one object a line, each line ended; app.rules.jsonl's
-    json_line)."""
-    return "".join(json_line(row) + "\n" for row in rows)
+    """Rows as JSON Lines (UTF-8 text, one object a line, each line ended)."""
+    return "".join(jsonl_lines(rows))
 
 
-def count(rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> Counts:
-    """The counts the card gives, from the rows of each configuration."""
-    annotations = rows.get("annotations", ())
-    people = {r.get("annotator_id") for r in annotations} | {
-        r.get("annotator_id") for r in rows.get("sessions", ())
-    }
-    documents = {r.get("document_id") for r in rows.get("documents", ())} or {
-        r.get("document_id") for r in annotations
-    }
-    units = {(r.get("session_id"), r.get("annotator_id"), r.get("unit_id")) for r in annotations}
-    return Counts(
-        rows={config: len(rows.get(config, ())) for config in CONFIGS},
-        documents=len(documents - {None}),
-        annotators=len(people - {None}),
-        units=len(units),
-    )
+class Tally:
+    """The counts the card gives, kept as the rows go by (`see(config, row)`), in memory
+    that does not grow with the annotations: error units are told apart within a session
+    only, so the annotations must come session by session, as the export orders them
+    (app.exports.record: by document, then session). People and documents are sets of
+    ids."""
+
+    def __init__(self) -> None:
+        self.rows = dict.fromkeys(CONFIGS, 0)
+        self.people: set[Any] = set()
+        self.documents: set[Any] = set()
+        self.annotated: set[Any] = set()  # documents of annotations: without a documents file
+        self.units = 0
+        self._session: Any = object()
+        self._units: set[tuple] = set()
+
+    def see(self, config: str, row: Mapping[str, Any]) -> None:
+        """Count one row of a configuration."""
+        self.rows[config] += 1
+        if config == "annotations":
+            self.people.add(row.get("annotator_id"))
+            self.annotated.add(row.get("document_id"))
+            if row.get("session_id") != self._session:
+                self.units += len(self._units)
+                self._session, self._units = row.get("session_id"), set()
+            self._units.add((row.get("annotator_id"), row.get("unit_id")))
+        elif config == "sessions":
+            self.people.add(row.get("annotator_id"))
+        elif config == "documents":
+            self.documents.add(row.get("document_id"))
+
+    def counts(self) -> Counts:
+        """The counts of the rows seen."""
+        documents = self.documents or self.annotated
+        return Counts(
+            rows=dict(self.rows),
+            documents=len(documents - {None}),
+            annotators=len(self.people - {None}),
+            units=self.units + len(self._units),
+        )
+
+
+def count(rows: Mapping[str, Iterable[Mapping[str, Any]]]) -> Counts:
+    """The counts the card gives, from the rows of each configuration (Tally's)."""
+    tally = Tally()
+    for config in CONFIGS:
+        for row in rows.get(config, ()):
+            tally.see(config, row)
+    return tally.counts()
+
+
+def _counted(config: str, first: Mapping[str, Any], rest: Iterator, tally: Tally) -> Iterator:
+    tally.see(config, first)
+    yield first
+    for row in rest:
+        tally.see(config, row)
+        yield row
+
+
+def iter_dataset_files(
+    rows: Mapping[str, Iterable[Mapping[str, Any]]],
+    facts: StudyFacts | Callable[[], StudyFacts],
+    pseudonyms: Pseudonyms,
+) -> Iterator[tuple[str, Iterator[str]]]:
+    """The dataset folder one file at a time, (relative path, its text in pieces):
+    data/<config>.jsonl for each configuration with rows, a line at a time as its rows
+    are read, then README.md, whose counts are those of the rows written (`facts` may be
+    a function called then). Each file's pieces must be read before the next file is
+    asked for."""
+    unknown = set(rows) - set(CONFIGS)
+    if unknown:
+        raise ValueError(f"not configurations of the dataset: {', '.join(sorted(unknown))}")
+    tally = Tally()
+    for config in CONFIGS:
+        clean = pseudonymised(config, rows.get(config, ()), pseudonyms)
+        first = next(clean, None)
+        if first is not None:  # a configuration without rows has no file
+            yield data_path(config), jsonl_lines(_counted(config, first, clean, tally))
+    card = dataset_card(facts() if callable(facts) else facts, tally.counts(), pseudonyms)
+    yield "README.md", iter((card,))
 
 
 def dataset_files(
     rows: Mapping[str, Iterable[Mapping[str, Any]]],
-    facts: StudyFacts,
+    facts: StudyFacts | Callable[[], StudyFacts],
     pseudonyms: Pseudonyms,
 ) -> dict[str, str]:
     """The dataset folder, relative path -> text: README.md and data/<config>.jsonl for
-    each configuration with rows (`rows` maps configuration -> its records)."""
-    unknown = set(rows) - set(CONFIGS)
-    if unknown:
-        raise ValueError(f"not configurations of the dataset: {', '.join(sorted(unknown))}")
-    clean = {config: pseudonymised(config, rows.get(config, ()), pseudonyms) for config in CONFIGS}
-    counts = count(clean)
-    files = {data_path(c): jsonl_text(clean[c]) for c in CONFIGS if clean[c]}
-    files["README.md"] = dataset_card(facts, counts, pseudonyms)
-    return files
+    each configuration with rows (`rows` maps configuration -> its records;
+    iter_dataset_files writes them)."""
+    return {path: "".join(pieces) for path, pieces in iter_dataset_files(rows, facts, pseudonyms)}
 
 
 # --- from the study ----------------------------------------------------------------------

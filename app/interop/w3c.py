@@ -221,19 +221,22 @@ def export_annotations(
 ) -> Iterator[dict[str, Any]]:
     """W3C Annotations of export records (in the export's order), units numbered from 1.
 
-    `documents` maps each document id to its paragraphs; `pseudonymise` maps an
-    annotator id to what the export shows (app.interop.pseudonyms.Pseudonyms)."""
-    texts: dict[str, DocumentText] = {}
+    `documents` maps each document id to its paragraphs (it may read them when asked:
+    the records are read one by one, and only the current document's text is kept, so
+    records grouped by document, as the export orders them, read each document once);
+    `pseudonymise` maps an annotator id to what the export shows
+    (app.interop.pseudonyms.Pseudonyms)."""
+    current: tuple[str, DocumentText] | None = None
     for number, unit in enumerate(_units(records), 1):
         document_id = unit[0]["document_id"]
         where = f"annotation {number} (document {document_id})"
-        if document_id not in texts:
+        if current is None or current[0] != document_id:
             if document_id not in documents:
                 raise InteropError([Problem(where, "document_id", "no such document given")])
-            texts[document_id] = DocumentText.of(documents[document_id])
+            current = (document_id, DocumentText.of(documents[document_id]))
         yield from unit_annotations(
             unit,
-            texts[document_id],
+            current[1],
             study=study,
             number=number,
             pseudonymise=pseudonymise,

@@ -46,8 +46,9 @@ from app.research.interop_files import (
     ROLES,
     PaymentsRefused,
     bonus_rule,
-    brat_files,
-    dataset_files,
+    brat_members,
+    clear_folder,
+    dataset_members,
     payment_decisions,
     w3c_lines,
     write_files,
@@ -289,18 +290,29 @@ def _export_brat(output: Path | None, flt: ExportFilter, keep_ids: bool) -> None
     if output is None:
         raise click.BadParameter("--format brat writes a folder: name it", param_hint="--output")
     _empty_folder(output, "--output")
-    click.echo("Reading annotations and documents", err=True)
+    click.echo("Reading annotations and documents, writing a document at a time", err=True)
+    folders: set[str] = set()
+    documents = 0
     try:
-        files = brat_files(flt, keep_ids)
+        for path, text in brat_members(flt, keep_ids):  # the folder is never whole in memory
+            write_files(output, [(path, text)])
+            folders.add(path.split("/", 1)[0])
+            documents += path.endswith(".ann")
+            if path.endswith(".ann") and documents % 1000 == 0:
+                click.echo(f"  {documents} .ann files written", err=True)
     except InteropError as exc:
+        clear_folder(output)  # nothing half written: the folder was new or empty
         fail("The brat export was refused:", [str(problem) for problem in exc.problems])
-    with click.progressbar(length=len(files), label="Writing brat files", file=sys.stderr) as bar:
-        write_files(output, files, bar.update)
-    folders = {path.split("/", 1)[0] for path in files}
-    documents = sum(path.endswith(".ann") for path in files)
     click.echo(
         f"Wrote {documents} .ann files in {len(folders)} annotator folders to {output}", err=True
     )
+
+
+def _counted_lines(pieces, rows: dict[str, int], path: str):
+    rows[path] = 0
+    for piece in pieces:
+        rows[path] += piece.count("\n")
+        yield piece
 
 
 @click.command("export-dataset")
@@ -337,15 +349,17 @@ def export_dataset_command(folder: Path, license_id: str, keep_ids: bool) -> Non
         resolve_gamma(study, compute=True, progress=bar.update)
     report = study_report(study, compute=True)
     click.echo("Reading the study (annotations, documents, sessions, judgments)", err=True)
+    rows: dict[str, int] = {}
     try:
-        files = dataset_files(license_id, keep_ids, report)
+        for path, pieces in dataset_members(license_id, keep_ids, report):
+            click.echo(f"  writing {path}", err=True)
+            write_files(folder, [(path, _counted_lines(pieces, rows, path))])
     except ValueError as exc:  # a record the formats refuse, no SECRET_KEY to key pseudonyms
+        clear_folder(folder)  # nothing half written: the folder was new or empty
         fail("The dataset cannot be written:", str(exc).splitlines())
-    with click.progressbar(length=len(files), label="Writing the dataset", file=sys.stderr) as bar:
-        write_files(folder, files, bar.update)
-    rows = {path: text.count("\n") for path, text in files.items() if path.endswith(".jsonl")}
     for path, count in sorted(rows.items()):
-        click.echo(f"  {path}: {count} rows")
+        if path.endswith(".jsonl"):
+            click.echo(f"  {path}: {count} rows")
     click.echo(f"Wrote the dataset to {folder} (default configuration: {DEFAULT_CONFIG})")
 
 

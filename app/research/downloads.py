@@ -3,7 +3,10 @@
 
 `EXPORTS` maps a name to an Export (rows, how many, CSV columns, formats:
 app.exports.writers) or a Report (one document: the study report; or a zip of several
-files: the brat folders, the Hugging Face dataset, the payment sheets). One route,
+files: the brat folders, the Hugging Face dataset, the payment sheets). Every download
+streams: rows and the W3C lines as they are read, the study report in pieces, and the
+zips as they are written (app.research.interop_files.zip_stream: each file from its
+rows, read document by document or configuration by configuration). One route,
 /research/export/<what>.<fmt>, serves every name in every format it comes in; the
 console's Downloads menu lists them (`export_downloads`), and `flask export-annotations`
 offers those whose command it is. A new export is one line here; its rows live with the
@@ -50,11 +53,11 @@ from app.research import bp
 from app.research.agreement_figures import resolve_gamma
 from app.research.interop_files import (
     PaymentsRefused,
-    brat_files,
-    dataset_files,
+    brat_members,
+    dataset_members,
     payment_files,
     w3c_lines,
-    zip_bytes,
+    zip_stream,
 )
 from app.research.study_report import iter_csv, iter_json, load_report_study, study_report
 from app.studies import current_study_id
@@ -72,12 +75,12 @@ def _study_report_text(fmt: str, flt: ExportFilter) -> Iterator[str]:
 
 
 def _payments(platform: str):
-    def text(fmt: str, flt: ExportFilter) -> bytes:
+    def text(fmt: str, flt: ExportFilter) -> Iterator[bytes]:
         try:
             files = payment_files(platform)
         except PaymentsRefused as exc:
             abort(409, description="The payment sheets cannot be written: " + str(exc))
-        return zip_bytes(files, f"payments-{platform}")
+        return zip_stream(sorted(files.items()), f"payments-{platform}")
 
     return text
 
@@ -149,12 +152,14 @@ EXPORTS: dict[str, Export | Report] = {
         command="export-annotations --format w3c",
     ),
     "annotations-brat": Report(
-        lambda fmt, flt: zip_bytes(brat_files(flt), "annotations-brat"),
+        lambda fmt, flt: zip_stream(brat_members(flt), "annotations-brat"),
         ("zip",),
         command="export-annotations --format brat",
     ),
     "dataset": Report(
-        lambda fmt, flt: zip_bytes(dataset_files(), "dataset"), ("zip",), command="export-dataset"
+        lambda fmt, flt: zip_stream(dataset_members(), "dataset"),
+        ("zip",),
+        command="export-dataset",
     ),
     "payments-prolific": Report(_payments("prolific"), ("zip",), command="payments"),
     "payments-mturk": Report(_payments("mturk"), ("zip",), command="payments"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from itertools import groupby
 from typing import Any
 
 from sqlalchemy import Join, Select, Table, and_, distinct, func, select
@@ -122,21 +123,29 @@ def document_texts(ids: Iterable[str] | None = None) -> dict[str, tuple[str, ...
 
 def document_records() -> Iterator[dict[str, Any]]:
     """The dataset's `documents` rows: id, title, language, paragraphs, and whether it is
-    an attention check (excluded from the figures). Practice documents are no part of it."""
+    an attention check (excluded from the figures), read a document at a time (one query,
+    its paragraphs in order). Practice documents are no part of it."""
     practice = set(current_taxonomy().training.documents)
-    texts = document_texts()
     query = in_study(
-        select(Document.external_id, Document.title, Document.language, Document.gold)
-    ).order_by(Document.external_id)
-    for document_id, title, language, gold in db.session.execute(query):
+        select(
+            Document.external_id, Document.title, Document.language, Document.gold,
+            Paragraph.text,
+        )
+        .outerjoin(Paragraph, Paragraph.document_id == Document.id)
+        .order_by(Document.external_id, Paragraph.position)
+    )  # fmt: skip
+    rows = db.session.execute(query.execution_options(yield_per=BATCH))
+    for document_id, group in groupby(rows, key=lambda row: row[0]):
+        first = next(group)
         if document_id in practice:
             continue
+        paragraphs = [text for *_, text in (first, *group) if text is not None]
         yield {
             "document_id": document_id,
-            "title": title,
-            "language": language,
-            "paragraphs": list(texts.get(document_id, ())),
-            "is_attention_check": bool(gold),
+            "title": first[1],
+            "language": first[2],
+            "paragraphs": paragraphs,
+            "is_attention_check": bool(first[3]),
         }
 
 
@@ -158,9 +167,10 @@ def session_records(document: str | None = None) -> Iterator[dict[str, Any]]:
     return iter_session_records(document)
 
 
-def readings(flt: ExportFilter) -> list[tuple[str, str]]:
+def readings(flt: ExportFilter) -> Iterator[tuple[str, str]]:
     """(annotator id, document id) of every session the filter covers, annotations or
-    not (a reading without errors is an empty brat .ann)."""
+    not (a reading without errors is an empty brat .ann), by document, read as they
+    go."""
     query = (
         select(Annotator.platform + ":" + Annotator.external_id, Document.external_id)
         .join(AnnotationSession, AnnotationSession.annotator_id == Annotator.id)
@@ -171,7 +181,8 @@ def readings(flt: ExportFilter) -> list[tuple[str, str]]:
         query = query.where(Document.external_id == flt.document)
     if flt.submitted_only:
         query = query.where(AnnotationSession.status == SessionStatus.SUBMITTED)
-    return [tuple(row) for row in db.session.execute(in_study(query))]  # type: ignore[misc]
+    for row in db.session.execute(in_study(query).execution_options(yield_per=BATCH)):
+        yield row[0], row[1]
 
 
 def judgment_records() -> Iterator[dict[str, Any]]:
