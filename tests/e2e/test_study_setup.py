@@ -33,7 +33,7 @@ def _shots(page: Page, folder: Path, name: str) -> None:
 def test_a_study_is_set_up_in_the_console(page: Page, live_app, tmp_path):
     live = live_app()
     with live.app.app_context():
-        account = add_account(EMAIL, PASSWORD, role=None)  # owns the study it makes
+        account = add_account(EMAIL, PASSWORD)  # an editor of the default study; owns pilot
         db.session.commit()
         owned_study(account)
         db.session.remove()
@@ -82,7 +82,7 @@ def test_a_study_is_set_up_in_the_console(page: Page, live_app, tmp_path):
 def test_the_page_follows_an_upload_until_it_ends(page: Page, live_app, tmp_path):
     live = live_app()
     with live.app.app_context():
-        account = add_account(EMAIL, PASSWORD, role=None)  # owns the study it makes
+        account = add_account(EMAIL, PASSWORD)  # an editor of the default study; owns pilot
         db.session.commit()
         study = owned_study(account)
         upload = DocumentUpload(
