@@ -71,6 +71,12 @@ def test_retire_and_undo_in_one_study_only(app, runner, tmp_path):
     worker = app.test_client()
     session = session_of(worker.get("/study/pilot/start", query_string={"annotator": "w1"}))
     assert db.session.get(Document, session.document_id).external_id == "p2"
+    listed = runner.invoke(args=["list-documents", "--study", "pilot"]).output.splitlines()
+    assert [line.split()[-1] for line in listed[1:]] == [
+        "(retired)",
+        "http://127.0.0.1:5000/study/pilot/annotate/p2",
+        "(retired)",
+    ]  # a retired document's link would open no new session: none is printed
     again = runner.invoke(args=["retire-documents", "p1", "--study", "pilot"])
     assert again.exit_code == 0 and "p1: retired already" in again.output
     undone = runner.invoke(args=["retire-documents", "shared", "p2", "--undo", "--study", "pilot"])
