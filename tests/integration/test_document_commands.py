@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select, update
 
 from app.core.extensions import db
-from app.models import Document, Paragraph, Suggestion, ValidationItem
+from app.models import AnnotationSession, Document, Paragraph, Suggestion, ValidationItem
 from app.studies import require_study
 from tests.support.assignment import session_of
 
@@ -161,3 +161,32 @@ def test_a_retired_document_takes_suggestions_and_rounds_and_then_is_kept(app, r
     assert refused.exit_code == 1
     assert "d1: it has 1 validation item (it is judged in a validation round)." in refused.output
     assert _state("default") == {"d1": True}
+
+
+def test_a_session_that_comes_to_point_to_a_document_mid_delete_keeps_it(
+    make_postgres_app, tmp_path
+):
+    # The checks passed; then, before the delete is committed, another connection makes a
+    # session point to the document. The foreign key refuses the delete (PostgreSQL), so
+    # nothing is deleted and the refusal names the reason found then.
+    app = make_postgres_app()
+    with app.app_context():
+        runner = app.test_cli_runner()
+        path = _documents_file(tmp_path, ["d1", "d2"])
+        assert runner.invoke(args=["import-documents", str(path)]).exit_code == 0
+        session = session_of(app.test_client().get("/annotate/d2?annotator=w1"))
+        d1 = db.session.scalar(select(Document.id).where(Document.external_id == "d1"))
+
+        def meanwhile(_session) -> None:
+            with db.engine.begin() as other:
+                other.execute(
+                    update(AnnotationSession)
+                    .where(AnnotationSession.id == session.id)
+                    .values(document_id=d1)
+                )
+
+        event.listen(db.session, "before_commit", meanwhile, once=True)
+        result = runner.invoke(args=["delete-documents", "d1"])
+        assert result.exit_code == 1, result.output
+        assert "d1: it has 1 session" in result.output
+        assert _state("default") == {"d1": False, "d2": False}
