@@ -69,6 +69,7 @@ def register_blueprints(app: Flask) -> None:
     from app.adjudication import bp as adjudication_bp
     from app.annotate import api_bp as annotate_api_bp
     from app.annotate import bp as annotate_bp
+    from app.core.console_urls import register_console
     from app.core.extensions import csrf
     from app.crowd.assignment.routes import bp as assignment_bp
     from app.crowd.surveys.routes import bp as surveys_bp
@@ -77,6 +78,7 @@ def register_blueprints(app: Flask) -> None:
     from app.main import bp as main_bp
     from app.research import bp as research_bp
     from app.research.document_uploads import bp as study_setup_bp  # with its upload routes
+    from app.research.study_pages import bp as studies_console_bp
     from app.validation import bp as validation_bp
 
     app.register_blueprint(main_bp)
@@ -87,8 +89,10 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(training_api_bp)
     app.register_blueprint(surveys_bp)
     app.register_blueprint(validation_bp)
-    app.register_blueprint(research_bp, url_prefix="/research")
-    app.register_blueprint(adjudication_bp, url_prefix="/research")
+    # The console: the default study at /research, each study at /research/studies/<slug>.
+    register_console(app, research_bp)
+    register_console(app, adjudication_bp)
+    app.register_blueprint(studies_console_bp, url_prefix="/research/studies")
     app.register_blueprint(study_setup_bp, url_prefix="/research/studies/<slug>")
     # Worker and validator APIs check a CSRF token derived from their capability token
     # (app.core.security), because a crowd platform's iframe may block the session cookie.

@@ -20,6 +20,7 @@ from sqlalchemy.engine import make_url
 
 from app import create_app
 from app.core.extensions import db
+from tests.support.accounts import add_account
 from tests.support.apps import (
     BOOOOKSCORE_SAMPLE,
     app_in_context,
@@ -125,16 +126,9 @@ def booookscore_sample() -> Path:
 
 @pytest.fixture
 def researcher(app):
-    """A researcher account: researcher@example.org / correct-horse-battery."""
-    from werkzeug.security import generate_password_hash
-
-    from app.models import Researcher
-
-    account = Researcher(
-        email="researcher@example.org",
-        password_hash=generate_password_hash("correct-horse-battery"),
-    )
-    db.session.add(account)
+    """A researcher account: researcher@example.org / correct-horse-battery, an editor of
+    the default study (as `flask create-researcher` makes it)."""
+    account = add_account("researcher@example.org", "correct-horse-battery")
     db.session.commit()
     return account
 

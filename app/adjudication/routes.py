@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import jsonify, render_template, url_for
+from flask import jsonify, render_template
 from flask_login import current_user
 
 from app.adjudication import bp
@@ -12,6 +12,7 @@ from app.adjudication.service import (
     document_or_404,
     save_decision,
 )
+from app.core.console_urls import console_url
 from app.core.errors import ApiError
 from app.core.request_json import json_object
 from app.taxonomy import current_taxonomy
@@ -27,8 +28,8 @@ def page(document_id: str):
     return render_template(
         "research/adjudicate.html",
         document=document,
-        state_url=url_for("adjudication.state", document_id=document.external_id),
-        decisions_url=url_for("adjudication.decide", document_id=document.external_id),
+        state_url=console_url("adjudication.state", document_id=document.external_id),
+        decisions_url=console_url("adjudication.decide", document_id=document.external_id),
     )
 
 

@@ -36,6 +36,8 @@ from app.core.rate_limits import (
 from app.core.researcher_guard import require_researcher, unauthorized
 from app.models import Researcher, utcnow
 from app.research import bp
+from app.studies import default_study, role_of
+from app.studies.access import check_console_study
 
 # Compared against when the e-mail is unknown, so a wrong e-mail takes as long as a
 # wrong password and response times do not reveal which accounts exist.
@@ -64,6 +66,7 @@ def load_researcher(user_id: str) -> Researcher | None:
 
 login_manager.unauthorized_handler(unauthorized)
 bp.before_request(require_researcher)
+bp.before_request(check_console_study)  # the page's study and the researcher's role in it
 
 
 class LoginForm(FlaskForm):
@@ -115,7 +118,7 @@ def login():
     form = LoginForm()
     next_url = safe_next(request.args.get("next"))
     if current_user.is_authenticated and request.method == "GET":
-        return redirect(next_url or url_for("research.dashboard"))
+        return redirect(next_url or _home())
     status = 200
     if request.method == "POST":
         check_lock(LOCKOUT_SCOPE, account_key(request.form.get("email", "")))
@@ -127,13 +130,21 @@ def login():
             login_user(researcher, remember=bool(form.remember.data))
             researcher.last_login_at = utcnow()
             db.session.commit()
-            return redirect(next_url or url_for("research.dashboard"))
+            return redirect(next_url or _home())
         record_failure("LOGIN_ACCOUNT_LIMIT", "LOGIN_ACCOUNT_LOCK_MINUTES", LOCKOUT_SCOPE, account)
         form.password.errors = [*form.password.errors, "Wrong e-mail or password."]
         status = 401
     elif request.method == "POST":
         status = 400
     return render_template("research/login.html", form=form, next_url=next_url), status
+
+
+def _home() -> str:
+    """Where a login without `next` lands: the default study's dashboard for its
+    researchers, the list of studies for the others (docs/studies.md)."""
+    if role_of(default_study(), current_user) is None:
+        return url_for("studies_console.index")
+    return url_for("research.dashboard")
 
 
 @bp.post("/logout")

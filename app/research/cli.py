@@ -62,7 +62,7 @@ from app.research.study_report import (
     load_report_study,
     study_report,
 )
-from app.studies import current_study_id
+from app.studies import current_study_id, default_study, share
 from app.studies.cli import study_option
 
 # The queue's kinds this package registers beyond the figures' (the worker must know them).
@@ -119,6 +119,9 @@ def _read_password(from_stdin: bool) -> str:
 def create_researcher_command(email: str, password_stdin: bool, reset: bool) -> None:
     """Create a researcher account for the /research/ console (or --reset its password).
 
+    A new researcher is an editor of the default study; other studies are shared with
+    them by their owners (/research/studies/SLUG/).
+
     Prompts for the password twice unless --password-stdin is given. Passwords need at
     least 10 characters and are stored as salted hashes (werkzeug).
     """
@@ -132,8 +135,16 @@ def create_researcher_command(email: str, password_stdin: bool, reset: bool) -> 
         raise click.ClickException(f"No researcher has e-mail {email}; nothing to reset.")
     password_hash = generate_password_hash(check_password(_read_password(password_stdin)))
     if existing is None:
-        db.session.add(Researcher(email=email, password_hash=password_hash))
-        message = f"Created researcher {email}. Log in at /research/login."
+        account = Researcher(email=email, password_hash=password_hash)
+        db.session.add(account)
+        db.session.flush()
+        # An editor of the default study, as every researcher was before studies were
+        # rows (docs/studies.md, "Sharing"); other studies are shared by their owners.
+        share(default_study(), account, "editor")
+        message = (
+            f"Created researcher {email}, an editor of the default study. "
+            "Log in at /research/login."
+        )
     else:
         existing.password_hash = password_hash
         existing.end_sessions()  # whoever was logged in with the old password is logged out

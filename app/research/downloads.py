@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from flask import Response, abort, request, stream_with_context, url_for
+from flask import Response, abort, request, stream_with_context
 from sqlalchemy import select
 
 from app.adjudication.gold import GOLD_CSV_COLUMNS, flatten_gold, iter_gold_records
+from app.core.console_urls import console_url
 from app.core.extensions import db
 from app.crowd.paragraph_times import (
     PARAGRAPH_COLUMNS,
@@ -175,9 +176,9 @@ def command_exports(command: str) -> dict[str, Export | Report]:
 @bp.app_template_global()
 def export_downloads() -> list[tuple[str, str]]:
     """(file name, URL) of every download: each export in each of its formats, in table
-    order."""
+    order (the study of the page's: app.core.console_urls)."""
     return [
-        (f"{what}.{fmt}", url_for("research.export", what=what, fmt=fmt))
+        (f"{what}.{fmt}", console_url("research.export", what=what, fmt=fmt))
         for what, export in EXPORTS.items()
         for fmt in export.formats
     ]

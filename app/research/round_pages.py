@@ -11,15 +11,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from flask import Response, abort, flash, jsonify, redirect, render_template, url_for
+from flask import Response, abort, flash, jsonify, redirect, render_template
 from flask_wtf import FlaskForm
 from wtforms import BooleanField, IntegerField, StringField
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional, Regexp
 
+from app.core.console_urls import console_url
 from app.exports.record import ExportFilter
 from app.research import bp
 from app.research.charts import precision_chart
 from app.research.downloads import EXPORTS
+from app.research.routes import worker_url
 from app.rules.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
 from app.studies import current_study
 from app.taxonomy import current_taxonomy
@@ -87,16 +89,13 @@ class RoundForm(FlaskForm):
 
 def _validator_links(name: str) -> dict[str, str]:
     """The links for a round's validators, as the study page gives them for annotators."""
-    start = url_for("validation.start", round_name=name, _external=True)
+    start = worker_url("validation.start", round_name=name)
     return {
         "direct": start,
         "prolific": prolific_study_url(start),
         "mturk_xml": mturk_external_question(start),
-        "mturk_preview": url_for(
-            "validation.start",
-            round_name=name,
-            assignmentId=MTURK_PREVIEW,
-            _external=True,
+        "mturk_preview": worker_url(
+            "validation.start", round_name=name, assignmentId=MTURK_PREVIEW
         ),
     }
 
@@ -149,7 +148,7 @@ def rounds():
                 problems = error.problems
             else:
                 flash(_created_message(summary), "info")
-                return redirect(url_for("research.rounds"))
+                return redirect(console_url("research.rounds"))
     if form.is_submitted():
         status = 400 if form.errors or problems else 200
     overview = round_overview()

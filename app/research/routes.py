@@ -12,6 +12,7 @@ from flask import abort, current_app, flash, redirect, render_template, request,
 from flask_login import current_user
 from markupsafe import Markup
 
+from app.core.console_urls import console_url
 from app.core.errors import ApiError
 from app.core.extensions import db
 from app.crowd import submissions
@@ -46,7 +47,7 @@ from app.research.study_figures import (
 )
 from app.research.viewer import session_annotations, viewer_bootstrap
 from app.rules.platforms import MTURK_PREVIEW, mturk_external_question, prolific_study_url
-from app.studies import current_study_id
+from app.studies import current_study, current_study_id, worker_prefix
 from app.suggestions.records import counts_table, source_counts
 from app.taxonomy import current_taxonomy
 
@@ -147,7 +148,7 @@ def decide_identity_conflict(conflict_id: int):
         )
     else:
         flash(f"Kept refused: submission {conflict.submission} opens nothing.", "info")
-    return redirect(url_for("research.dashboard", _anchor="conflicts-heading"), code=303)
+    return redirect(console_url("research.dashboard", _anchor="conflicts-heading"), code=303)
 
 
 def _practice_figures(taxonomy) -> list | None:
@@ -209,7 +210,7 @@ def _signed_links(start_url: str) -> dict:
             (
                 round_name,
                 signed_link(
-                    url_for("validation.start", round_name=round_name, _external=True),
+                    worker_url("validation.start", round_name=round_name),
                     f"round:{round_name}",
                     name,
                 ),
@@ -224,7 +225,7 @@ def _signed_links(start_url: str) -> dict:
 def session_viewer(session_id: int):
     """One annotation session read-only, drawn by the annotator page's own code."""
     session = db.session.get(AnnotationSession, session_id)
-    if session is None:
+    if session is None or session.study_id != current_study_id():  # another study's: none
         abort(404, description="No annotation session has this id.")
     taxonomy = current_taxonomy()
     return render_template(
@@ -243,32 +244,48 @@ def session_viewer(session_id: int):
     )
 
 
+def worker_url(endpoint: str, **values) -> str:
+    """A worker's entry address (`assignment.start`, `validation.start`) in the current
+    study: /study/<slug>/... for a study, the unprefixed form for the default study."""
+    if worker_prefix(current_study()):
+        values["slug"] = current_study().slug
+    return url_for(endpoint, _external=True, **values)
+
+
+def worker_links() -> dict:
+    """The current study's links for the crowd platforms, as the study page and a
+    study's overview show them (templates/research/_worker_links.html), and its
+    effective settings (their completion codes per outcome)."""
+    start_url = worker_url("assignment.start")
+    return {
+        "settings": study_settings(),
+        "start_url": start_url,
+        "prolific_url": prolific_study_url(start_url),
+        "mturk_xml": mturk_external_question(start_url),
+        "mturk_preview_url": worker_url("assignment.start", assignmentId=MTURK_PREVIEW),
+        "is_https": start_url.startswith("https://"),
+    }
+
+
 @bp.get("/study")
 def study_links():
     """The links to paste into Prolific and MTurk, signed direct links, the settings."""
-    start_url = url_for("assignment.start", _external=True)
-    return render_template(
-        "research/study.html",
-        **_signed_links(start_url),
-        settings=study_settings(),
-        start_url=start_url,
-        prolific_url=prolific_study_url(start_url),
-        mturk_xml=mturk_external_question(start_url),
-        mturk_preview_url=url_for("assignment.start", assignmentId=MTURK_PREVIEW, _external=True),
-        is_https=start_url.startswith("https://"),
-    )
+    links = worker_links()
+    return render_template("research/study.html", **_signed_links(links["start_url"]), **links)
 
 
 @bp.get("/taxonomy")
 def taxonomy_preview():
     """The categories as workers see them, and the taxonomy file on disk checked again."""
     taxonomy = current_taxonomy()
+    managed = bool(current_study().taxonomy_file)
     return render_template(
         "research/taxonomy.html",
         taxonomy=taxonomy,
         instructions=instructions_markup(taxonomy),
         # Safe to mark: rendered like the instructions, raw HTML escaped (app.taxonomy.surveys).
         consent=Markup(taxonomy.consent_html) if taxonomy.consent else None,  # noqa: S704
-        file_check=check_taxonomy_file(current_app.config["TAXONOMY_PATH"]),
+        # Only a study managed by a file (the default study: TAXONOMY_PATH) has one to check.
+        file_check=check_taxonomy_file(current_app.config["TAXONOMY_PATH"]) if managed else None,
         training_problems=training_document_problems(taxonomy),
     )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import func, select
+from sqlalchemy import case, func, literal, select
 
 from app.core.extensions import db
 from app.core.persistence import upsert_insert
@@ -43,6 +43,7 @@ class StudyListing:
     status: str
     documents: int
     taxonomy_version: str | None
+    role: str | None = None  # the researcher's role, when listed for one
 
 
 def worker_prefix(study: Study) -> str:
@@ -54,6 +55,21 @@ def worker_prefix(study: Study) -> str:
 def study_by_slug(slug: str) -> Study | None:
     """The study with this slug, or None."""
     return db.session.scalar(select(Study).where(Study.slug == slug))
+
+
+def study_and_role(slug: str, researcher: Researcher) -> tuple[Study | None, str | None]:
+    """The study with this slug and the researcher's role in it, in one query: (None,
+    None) without such a study, (study, None) without a role."""
+    row = db.session.execute(
+        select(Study, StudyResearcher.role)
+        .outerjoin(
+            StudyResearcher,
+            (StudyResearcher.study_id == Study.id)
+            & (StudyResearcher.researcher_id == researcher.id),
+        )
+        .where(Study.slug == slug)
+    ).first()
+    return (None, None) if row is None else (row[0], row[1])
 
 
 def require_study(slug: str) -> Study:
@@ -100,9 +116,11 @@ def create_study(
     status: str = StudyStatus.DRAFT.value,
     owner: Researcher | None = None,
     judges: Study | None = None,
+    commit: bool = True,
 ) -> Study:
-    """A new study (committed); StudyError when the slug, title or kind is not valid or the
-    slug is taken. `owner` becomes its owner; `judges` is the annotation study a
+    """A new study (committed; only flushed with commit=False, for a caller that writes
+    more in the same transaction); StudyError when the slug, title or kind is not valid
+    or the slug is taken. `owner` becomes its owner; `judges` is the annotation study a
     validation study judges."""
     problem = slug_problem(slug)
     if problem:
@@ -130,7 +148,10 @@ def create_study(
     db.session.flush()
     if owner is not None:
         db.session.add(StudyResearcher(study_id=study.id, researcher_id=owner.id, role="owner"))
-    db.session.commit()
+    if commit:
+        db.session.commit()
+    else:
+        db.session.flush()
     return study
 
 
@@ -156,27 +177,63 @@ def share(study: Study, researcher: Researcher, role: str) -> None:
     db.session.commit()
 
 
+def unshare(study: Study, researcher: Researcher) -> None:
+    """Take a researcher's role in a study away (committed); StudyError for its owner."""
+    member = db.session.get(StudyResearcher, (study.id, researcher.id))
+    if member is None:
+        return
+    if member.role == "owner":
+        raise StudyError("the owner of a study keeps it: their role cannot be taken away")
+    db.session.delete(member)
+    db.session.commit()
+
+
+def members(study: Study) -> list[tuple[Researcher, str]]:
+    """The study's researchers with their roles: the owner(s) first, then by e-mail."""
+    order = case({"owner": 0, "editor": 1}, value=StudyResearcher.role, else_=2)
+    rows = db.session.execute(
+        select(Researcher, StudyResearcher.role)
+        .join(StudyResearcher, StudyResearcher.researcher_id == Researcher.id)
+        .where(StudyResearcher.study_id == study.id)
+        .order_by(order, Researcher.email)
+    ).all()
+    return [(researcher, role) for researcher, role in rows]
+
+
+def researcher_by_email(email: str) -> Researcher | None:
+    """The researcher account with this e-mail (as accounts store it: trimmed, lower-case)."""
+    return db.session.scalar(select(Researcher).where(Researcher.email == email.strip().lower()))
+
+
 def role_of(study: Study, researcher: Researcher) -> str | None:
     """The researcher's role in the study (owner, editor, viewer), or None."""
     member = db.session.get(StudyResearcher, (study.id, researcher.id))
     return None if member is None else member.role
 
 
-def list_studies() -> list[StudyListing]:
-    """Every study, by slug, with its number of documents."""
+def list_studies(researcher: Researcher | None = None) -> list[StudyListing]:
+    """Every study, by slug, with its number of documents; with `researcher`, only the
+    studies they have a role in, and their role."""
     documents = (
         select(Document.study_id, func.count(Document.id).label("documents"))
         .group_by(Document.study_id)
         .subquery()
     )
-    rows = db.session.execute(
-        select(Study, func.coalesce(documents.c.documents, 0))
+    role = literal(None) if researcher is None else StudyResearcher.role
+    query = (
+        select(Study, func.coalesce(documents.c.documents, 0), role)
         .outerjoin(documents, documents.c.study_id == Study.id)
         .order_by(Study.slug)
-    ).all()
+    )
+    if researcher is not None:
+        query = query.join(
+            StudyResearcher,
+            (StudyResearcher.study_id == Study.id)
+            & (StudyResearcher.researcher_id == researcher.id),
+        )
     return [
         StudyListing(
-            study.slug, study.title, study.kind, study.status, count, study.taxonomy_version
+            study.slug, study.title, study.kind, study.status, count, study.taxonomy_version, role
         )
-        for study, count in rows
+        for study, count, role in db.session.execute(query).all()
     ]

@@ -16,13 +16,12 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
-from werkzeug.security import generate_password_hash
 
 from app.core.extensions import db
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
-from app.models import Researcher
 from app.taxonomy import current_taxonomy
+from tests.support.accounts import add_account
 from tests.support.apps import require_or_skip
 from tests.support.js_harness import open_harness
 from tests.support.live_server import LiveServer, serving
@@ -140,7 +139,7 @@ def server(database_uri) -> Iterator[LiveServer]:
 def console(live_server):
     """A live app with a researcher account and a small seeded study."""
     with live_server.app.app_context():
-        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        add_account(EMAIL, PASSWORD)
         db.session.commit()
         seed_study(12, 3, 8, categories=current_taxonomy().keys, check_documents=1, workers=9)
         db.session.remove()

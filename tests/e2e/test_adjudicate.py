@@ -8,11 +8,10 @@ import re
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
-from werkzeug.security import generate_password_hash
 
 from app.adjudication.gold import iter_gold_records
 from app.core.extensions import db
-from app.models import Researcher
+from tests.support.accounts import add_account
 from tests.support.adjudication import DOC_ID, PARAGRAPHS, seed_adjudication_document
 from tests.support.annotate_page import select_span
 
@@ -24,7 +23,7 @@ PASSWORD = "a-long-enough-password"
 def adjudication(live_server):
     """A live app with a researcher and a document three annotators submitted."""
     with live_server.app.app_context():
-        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        add_account(EMAIL, PASSWORD)
         document = seed_adjudication_document()
         live_server.document_pk = document.id
         db.session.remove()

@@ -8,11 +8,10 @@ import re
 
 import pytest
 from playwright.sync_api import Page, expect
-from werkzeug.security import generate_password_hash
 
 from app.adjudication.gold import iter_gold_records
 from app.core.extensions import db
-from app.models import Researcher
+from tests.support.accounts import add_account
 from tests.support.adjudication import DOC_ID, seed_graded_document
 from tests.support.axe import violations
 from tests.support.severities import severity_taxonomy
@@ -26,7 +25,7 @@ def graded(live_app, tmp_path):
     """The adjudication sample under a taxonomy with severities, each mark graded."""
     live = live_app(taxonomy=severity_taxonomy(tmp_path))
     with live.app.app_context():
-        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        add_account(EMAIL, PASSWORD)
         seed_graded_document()
         db.session.remove()
     return live

@@ -12,14 +12,13 @@ import time
 
 import pytest
 from playwright.sync_api import Page, expect
-from werkzeug.security import generate_password_hash
 
 from app.adjudication.gold import iter_gold_records
 from app.core.extensions import db
 from app.crowd.checks.flagged import left_out_workers
 from app.crowd.settings import study_settings
-from app.models import Researcher
 from app.research.dashboard import load_study
+from tests.support.accounts import add_account
 from tests.support.apps import BOOOOKSCORE_SAMPLE
 from tests.support.axe import violations
 from tests.support.taxonomies import BOOOOKSCORE_TAXONOMY
@@ -58,7 +57,7 @@ def study(live_app, tmp_path):
         result = runner.invoke(args=["import-annotations", str(file), "--id-prefix", PREFIX])
         assert result.exit_code == 0, result.output
     with live.app.app_context():
-        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        add_account(EMAIL, PASSWORD)
         db.session.commit()
         db.session.remove()
     live.runner = runner

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Page, expect
-from werkzeug.security import generate_password_hash
 
 from app.core.extensions import db
-from app.models import Researcher
+from tests.support.accounts import add_account
 from tests.support.annotate_page import wait_until
 from tests.support.axe import violations
 from tests.support.research_console import EMAIL, PASSWORD, log_in
@@ -33,7 +32,7 @@ def graded_console(live_app, tmp_path):
     live = live_app(taxonomy=severity_taxonomy(tmp_path))
     app = live.app
     with app.app_context():
-        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        add_account(EMAIL, PASSWORD)
         db.session.commit()
         keys = app.extensions["taxonomy"].keys
         seed_study(6, 3, 8, categories=keys, check_documents=1, workers=9, tag="summary-long-")

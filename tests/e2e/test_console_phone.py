@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
-from werkzeug.security import generate_password_hash
 
 from app.core.extensions import db
-from app.models import AnnotationSession, Researcher
+from app.models import AnnotationSession
 from app.taxonomy import current_taxonomy
+from tests.support.accounts import add_account
 from tests.support.adjudication import DOC_ID, seed_adjudication_document
 from tests.support.axe import violations
 from tests.support.live_server import LiveServer
@@ -51,7 +51,7 @@ def big_console(live_app, tmp_path) -> LiveServer:
     and a document with three sessions to adjudicate."""
     live = live_app()
     with live.app.app_context():
-        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        add_account(EMAIL, PASSWORD)
         db.session.commit()
         keys = current_taxonomy().keys
         seed_study(12, 3, 8, categories=keys, check_documents=1, workers=9, tag="summary-long-")

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Page, expect
-from werkzeug.security import generate_password_hash
 
 from app.core.extensions import db
-from app.models import Annotator, Researcher
+from app.models import Annotator
+from tests.support.accounts import add_account
 from tests.support.assignment import taxonomy_with
 from tests.support.axe import violations
 from tests.support.flagged import seed_flagged_study, session
@@ -34,7 +34,7 @@ def flagged(live_app, tmp_path) -> LiveServer:
         db.session.flush()
         checked = session(documents["check-1"], "placeholder", [])
         checked.annotator_id, checked.platform = worker.id, "prolific"
-        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        add_account(EMAIL, PASSWORD)
         db.session.commit()
         db.session.remove()
     return live

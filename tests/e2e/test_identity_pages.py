@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
-from werkzeug.security import generate_password_hash
 
 from app.core.extensions import db
-from app.models import Researcher
+from tests.support.accounts import add_account
 from tests.support.axe import violations
 from tests.support.identity import CONTACT, import_study, study_taxonomy
 from tests.support.live_server import LiveServer
@@ -33,7 +32,7 @@ def study(live_app, tmp_path) -> LiveServer:
     live = live_app(taxonomy=study_taxonomy(tmp_path))
     with live.app.app_context():
         import_study(live.app, tmp_path)
-        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        add_account(EMAIL, PASSWORD)
         db.session.commit()
         db.session.remove()
     return live

@@ -11,14 +11,13 @@ import re
 
 import pytest
 from playwright.sync_api import Page, expect
-from werkzeug.security import generate_password_hash
 
 from app.core.extensions import db
 from app.imports.document_formats import DocumentInput
 from app.imports.document_store import import_documents
-from app.models import Researcher
 from app.taxonomy import current_taxonomy
 from app.validation.rounds import create_round
+from tests.support.accounts import add_account
 from tests.support.annotate_page import select_span
 
 IMG = "<img src=x onerror=alert(document.domain)>"
@@ -73,7 +72,7 @@ def hostile(live_app, tmp_path):
     with live.app.app_context():
         import_documents([DocumentInput("xss-doc", f"Title {PAYLOAD}", PARAGRAPHS, (f"Zoë{IMG}",))])
         create_round("xss-round", [items], current_taxonomy(), seed=1)
-        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        add_account(EMAIL, PASSWORD)
         db.session.commit()
         db.session.remove()
     return live

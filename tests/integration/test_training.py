@@ -9,13 +9,13 @@ import io
 import json
 
 import pytest
-from werkzeug.security import generate_password_hash
 
 from app.core.extensions import db
 from app.core.security import capability_csrf_token
 from app.crowd.settings import study_settings
-from app.models import AnnotationSession, Document, Researcher, TrainingAttempt
+from app.models import AnnotationSession, Document, TrainingAttempt
 from app.research.dashboard import load_study
+from tests.support.accounts import add_account
 from tests.support.training import (
     PRACTICE_ID,
     answer,
@@ -257,8 +257,7 @@ def test_training_export_has_one_row_per_attempt(study, tmp_path):
 
 
 def test_taxonomy_page_names_missing_practice_documents(study):
-    account = Researcher(email="r@example.org", password_hash=generate_password_hash("pw"))
-    db.session.add(account)
+    account = add_account("r@example.org", "pw")
     db.session.commit()
     client = study.test_client()
     with client.session_transaction() as session:

@@ -27,7 +27,8 @@ from rq import Queue
 from app import create_app
 from app.core.extensions import db
 from app.jobs.queue import QUEUE_NAME
-from app.models import AnalysisResult, Researcher
+from app.models import AnalysisResult
+from tests.support.accounts import add_account
 from tests.support.adjudication import seed_adjudication_document, seed_document
 from tests.support.apps import dispose_engines, make_test_config, require_or_skip, truncate_all
 from tests.support.login import add_accounts
@@ -71,8 +72,7 @@ def _seed(postgres_url: str, *documents: tuple) -> int:
                 seed_adjudication_document()
             else:
                 seed_document(external_id, paragraphs, marks, annotators=annotators)
-        researcher = Researcher(email="r@example.org", password_hash="x")
-        db.session.add(researcher)
+        researcher = add_account("r@example.org", password_hash="x")
         db.session.commit()
         researcher_id = researcher.id
         db.session.remove()

@@ -24,9 +24,9 @@ from app.models import (
     AnnotationSession,
     Annotator,
     IdentityConflict,
-    Researcher,
     TrainingAttempt,
 )
+from tests.support.accounts import add_account
 from tests.support.apps import app_factory, make_test_config
 from tests.support.identity import (
     CONTACT,
@@ -87,8 +87,7 @@ class Console:
     Flask-WTF's CSRF token) is dropped before each researcher request."""
 
     def __init__(self, app) -> None:
-        account = Researcher(email="r@example.org", password_hash="x")
-        db.session.add(account)
+        account = add_account("r@example.org", password_hash="x")
         db.session.commit()
         self.client = app.test_client()
         with self.client.session_transaction() as session:

@@ -6,17 +6,16 @@ from __future__ import annotations
 import re
 
 from flask import Flask
-from werkzeug.security import generate_password_hash
 
 from app.core.extensions import db
-from app.models import Researcher
+from tests.support.accounts import add_account
 
 
 def add_accounts(app: Flask, emails: tuple[str, ...], password: str) -> None:
     """Researcher accounts with this password."""
     with app.app_context():
         for email in emails:
-            db.session.add(Researcher(email=email, password_hash=generate_password_hash(password)))
+            add_account(email, password)
         db.session.commit()
         db.session.remove()
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 
 from playwright.sync_api import Page, expect
-from werkzeug.security import generate_password_hash
 
 from app.core.extensions import db
-from app.models import Researcher
+from tests.support.accounts import add_account
 from tests.support.annotate_page import resize
 
 EMAIL = "lead@example.org"
@@ -19,7 +18,7 @@ WIDTHS = (360, 390, 768, 1280)
 def add_researcher(live) -> None:
     """A researcher account on the live app: EMAIL / PASSWORD."""
     with live.app.app_context():
-        db.session.add(Researcher(email=EMAIL, password_hash=generate_password_hash(PASSWORD)))
+        add_account(EMAIL, PASSWORD)
         db.session.commit()
         db.session.remove()
 

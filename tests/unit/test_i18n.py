@@ -54,6 +54,7 @@ WORKER_TEMPLATES = sorted(
         path.relative_to(ROOT / "templates").as_posix()
         for path in (ROOT / "templates").rglob("*.html")
     )
+    # research/ and studies/ (the console's studies pages, docs/studies.md) are the console's
     if not name.startswith(("research/", "studies/")) and name not in CONSOLE_TEMPLATES
 )
 # The ES modules of worker and validator pages (the researcher's, research/ and adjudicate/,
