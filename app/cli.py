@@ -22,7 +22,13 @@ from app.research.cli import (
     recall_estimate_command,
     study_report_command,
 )
-from app.studies.cli import create_study_command, list_studies_command, study_status_command
+from app.studies.cli import (
+    create_study_command,
+    delete_documents_command,
+    list_studies_command,
+    retire_documents_command,
+    study_status_command,
+)
 from app.suggestions.cli import import_suggestions_command
 from app.taxonomy.cli import check_taxonomy_command
 from app.validation.cli import validation_group
@@ -36,6 +42,8 @@ COMMANDS = (
     check_taxonomy_command,
     import_documents_command,
     list_documents_command,
+    retire_documents_command,
+    delete_documents_command,
     plant_checks_command,
     # annotations and suggestions made elsewhere
     import_annotations_command,

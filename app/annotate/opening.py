@@ -5,10 +5,12 @@ a study is published, so it skips the ORM: the document is read with one Core SE
 the request's autocommit connection, and on PostgreSQL the annotator row and the session
 are created by one `WITH ... INSERT` (writes' autocommit connection: no BEGIN/COMMIT).
 When it inserts nothing (a returning worker: the session exists; a race between two first
-opens; the worker's client network at its cap of open sessions, or another first open
-from it in progress: app.crowd.networks) and on SQLite, open_session goes on with
-sessions.start_or_resume_session, which is where a resume is checked (app.crowd.identity: only
-the worker may resume their session) and the network's cap counted under its lock.
+opens; a retired document; the worker's client network at its cap of open sessions, or
+another first open from it in progress: app.crowd.networks) and on SQLite, open_session
+goes on with sessions.start_or_resume_session, which is where a resume is checked
+(app.crowd.identity: only the worker may resume their session), a retired document
+refused a new session (its existing ones resume) and the network's cap counted under its
+lock.
 A Prolific arrival is admitted first (app.crowd.submissions: its study, Prolific's API when
 there is a token, its binding: one INSERT), and a platform submission that has a session
 on another document meets the unique constraint on (annotator, submission) here, so the
@@ -19,7 +21,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Boolean, and_, bindparam, case, literal_column, null, select, union_all
+from sqlalchemy import (
+    Boolean,
+    Integer,
+    and_,
+    bindparam,
+    case,
+    literal_column,
+    null,
+    select,
+    union_all,
+)
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 
 from app.annotate.writes import DOCUMENTS, SESSIONS
@@ -64,6 +76,12 @@ _WORKER = union_all(
 # A returning worker who failed in the study: the session ends at once with that outcome
 # (sessions.worker_failure; not for a Prolific submission, which is a worker by itself).
 _INHERIT = bindparam("inherit", type_=Boolean)
+_DOCUMENT_ACTIVE = (
+    select(DOCUMENTS.c.retired_at)
+    .where(DOCUMENTS.c.id == bindparam("document_id", type_=Integer))
+    .scalar_subquery()
+    .is_(None)
+)
 _FAILURE = worker_failure(_WORKER.c.id, DOCUMENT_STUDY)
 _SESSION_VALUES = {
     **{
@@ -93,7 +111,9 @@ _SESSION_VALUES = {
     "last_seen_at": bindparam("now", type_=SESSIONS.c.last_seen_at.type),
     "network": NETWORK,
 }
-# Unless the worker's client network holds its cap of open sessions (app.crowd.networks), or
+# Unless the document is retired (documents.retired_at: no new sessions; the ORM path
+# resumes the worker's session or refuses, PlaceRefused.document_retired), or the
+# worker's client network holds its cap of open sessions (app.crowd.networks), or
 # another decision on that network is in progress (its advisory lock is taken): then
 # nothing is inserted and open_session decides on the exact path, which waits for that
 # lock and counts again. (The statement counts in its own snapshot, taken a moment before
@@ -103,7 +123,9 @@ _NEW_SESSION = (
     postgresql_insert(SESSIONS)
     .from_select(
         list(_SESSION_VALUES),
-        select(*_SESSION_VALUES.values()).where(try_network_lock(), has_room()).limit(1),
+        select(*_SESSION_VALUES.values())
+        .where(_DOCUMENT_ACTIVE, try_network_lock(), has_room())
+        .limit(1),
     )
     # The worker's session on the document, or their submission's on another (one
     # submission, one session): either way start_or_resume_session takes over.

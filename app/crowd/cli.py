@@ -50,6 +50,9 @@ def list_documents_command(base_url: str, annotator: str | None) -> None:
         if doc.external_id in practice:  # a practice text is no task (app.crowd.training)
             click.echo(f"  {doc.external_id:<24} {doc.paragraph_count:>4} paragraphs  (practice)")
             continue
+        if doc.retired_at is not None:  # no new sessions (flask retire-documents --undo)
+            click.echo(f"  {doc.external_id:<24} {doc.paragraph_count:>4} paragraphs  (retired)")
+            continue
         link = f"{base}/annotate/{quote(doc.external_id, safe='')}"
         if annotator:
             link = signed_link(link, doc.external_id, annotator)

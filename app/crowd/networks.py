@@ -150,14 +150,20 @@ TEXT = {
         "This study starts from its study link on the platform that sent you: "
         "open that link to get your task."
     ),
+    "document_retired": (
+        "The researchers have retired this text: it takes no new tasks. "
+        "Open your study link to get another one."
+    ),
 }
-PAGES = ("network_limit", "start_link")  # errors/place_refused.html; the rest is API-only
+# errors/place_refused.html; the rest is API-only
+PAGES = ("network_limit", "start_link", "document_retired")
 
 
 class PlaceRefused(Exception):
     """A session or item this client may not take: `network_limit` (429: its network holds
     its cap of open sessions), `reservation_limit` (429: of a round's item reservations)
-    or `start_link` (403: the study hands out documents only through /start)."""
+    `start_link` (403: the study hands out documents only through /start) or
+    `document_retired` (410: the document takes no new sessions; app.studies.documents)."""
 
     def __init__(self, status: int, reason: str) -> None:
         super().__init__(TEXT[reason])
@@ -178,6 +184,11 @@ class PlaceRefused(Exception):
     def start_link(cls) -> PlaceRefused:
         """403: an unsigned direct link to a document of a study entered through /start."""
         return cls(403, "start_link")
+
+    @classmethod
+    def document_retired(cls) -> PlaceRefused:
+        """410: a new session on a retired document (an existing one still resumes)."""
+        return cls(410, "document_retired")
 
 
 def place_refusal(exc: PlaceRefused):

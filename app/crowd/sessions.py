@@ -181,11 +181,11 @@ def start_or_resume_session(
 
     Resuming an existing session needs the request's proof of being its worker
     (WorkerIdentity.may_resume), else OpenRefused and nothing changes. A new one needs
-    `may_create` and room in the worker's client network (`network`, app.crowd.networks), else
-    PlaceRefused. Safe when the same worker opens the link twice at once: the unique
-    constraint on (document, annotator) lets one insert win and the other reads that row
-    back. A new session of a worker who failed in the study ends at once with that
-    outcome (worker_failure).
+    a document not retired, `may_create` and room in the worker's client network
+    (`network`, app.crowd.networks), else PlaceRefused. Safe when the same worker opens
+    the link twice at once: the unique constraint on (document, annotator) lets one
+    insert win and the other reads that row back. A new session of a worker who failed in
+    the study ends at once with that outcome (worker_failure).
     """
     annotator = get_or_create_annotator(identity)
     if identity.submission is not None:
@@ -201,6 +201,8 @@ def start_or_resume_session(
     ).first()
     created = False
     if session is None:
+        if document.retired_at is not None:  # retired: resumed, never opened anew
+            raise PlaceRefused.document_retired()
         if not may_create:
             raise PlaceRefused.start_link()
         take_network_room(network)

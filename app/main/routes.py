@@ -15,7 +15,8 @@ def index():
     """In development, the documents with their annotate links; elsewhere a neutral page.
 
     A public list would hand anyone the study's documents and links; attention checks
-    are never listed (a worker who knew them could pass them without reading)."""
+    are never listed (a worker who knew them could pass them without reading), nor
+    retired documents (they take no new sessions)."""
     if current_app.config.get("APP_ENV") != "development":
         return render_template("main/index.html", documents=None)
     # Every study's documents, each linked in its own study (`make run` keeps the demo in
@@ -23,7 +24,7 @@ def index():
     rows = db.session.execute(
         db.select(Document, Study.slug)
         .join(Study, Study.id == Document.study_id)
-        .where(Document.gold.is_(None))
+        .where(Document.gold.is_(None), Document.retired_at.is_(None))
         .order_by(Study.slug, Document.external_id)
     ).all()
     documents = [(document, None if slug == DEFAULT_SLUG else slug) for document, slug in rows]

@@ -1,7 +1,8 @@
 """The studies' commands: `flask create-study`, `flask list-studies`, `flask study-status`,
-and the `--study SLUG` option every command that reads or writes a study's data takes
-(`study_option`; without it, the default study, so scripts written before studies were
-rows keep working)."""
+`flask retire-documents` and `flask delete-documents` (thin on app.studies.documents, as
+the console's documents page is), and the `--study SLUG` option every command that reads
+or writes a study's data takes (`study_option`; without it, the default study, so
+scripts written before studies were rows keep working)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,21 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from flask.cli import with_appcontext
 
 from app.core.cli_kit import fail
+from app.models import Document
 from app.rules.studies import STUDY_KINDS, STUDY_STATUSES
-from app.studies.current import use_study
+from app.studies.current import current_study, use_study
+from app.studies.documents import (
+    DocumentsRefused,
+    delete_documents,
+    set_retired,
+    study_documents,
+)
 from app.studies.service import (
     StudyError,
     create_study,
@@ -167,3 +175,79 @@ def study_status_command(slug: str, status: str) -> None:
     except StudyError as error:
         fail(str(error))
     click.echo(f"Study {study.slug!r} is {study.status}.")
+
+
+document_ids_argument = click.argument(
+    "document_ids", metavar="ID [ID ...]", nargs=-1, required=True
+)
+
+
+@click.command("retire-documents")
+@document_ids_argument
+@click.option("--undo", is_flag=True, help="Un-retire them instead: hand them out again.")
+@with_appcontext
+@study_option
+def retire_documents_command(document_ids: tuple[str, ...], undo: bool) -> None:
+    """Retire the study's documents ID ... (ids as imported: `flask list-documents`).
+
+    A retired document gets no new sessions, from /start or from a document link; a
+    worker's session on it goes on, and it stays in exports and reports. All or nothing:
+    an id the study does not have refuses them all, each named.
+    """
+    study = current_study()
+    documents = _documents_or_fail(document_ids, "un-retired" if undo else "retired")
+    changed = {document.external_id for document in set_retired(documents, not undo)}
+    done = "Un-retired" if undo else "Retired"
+    already = "active" if undo else "retired"
+    click.echo(f"{done} {len(changed)} document(s) of study {study.slug!r}.")
+    for document in documents:
+        state = done.lower() if document.external_id in changed else f"{already} already"
+        click.echo(f"  {document.external_id}: {state}")
+    if not undo:
+        click.echo("They get no new sessions; the sessions on them go on.")
+
+
+@click.command("delete-documents")
+@document_ids_argument
+@click.option("--dry-run", is_flag=True, help="Check only: say what would be deleted.")
+@with_appcontext
+@study_option
+def delete_documents_command(document_ids: tuple[str, ...], dry_run: bool) -> None:
+    """Delete the study's documents ID ... (ids as imported: `flask list-documents`).
+
+    Only documents nothing points to: one with sessions, validation items, suggestions,
+    practice attempts or adjudication decisions is refused (retire it instead:
+    `flask retire-documents`). All or nothing: one refusal deletes none, and every
+    refused document is named with the reason.
+    """
+    study = current_study()
+    documents = _documents_or_fail(document_ids, "deleted")
+    names = [document.external_id for document in documents]
+    try:
+        delete_documents(documents, dry_run=dry_run)
+    except DocumentsRefused as refused:
+        _refuse(refused, "deleted")
+    verb = "Would delete" if dry_run else "Deleted"
+    click.echo(f"{verb} {len(names)} document(s) of study {study.slug!r}:")
+    for name in names:
+        click.echo(f"  {name}")
+    if dry_run:
+        click.echo("Dry run: nothing deleted.")
+
+
+def _documents_or_fail(document_ids: tuple[str, ...], verb: str) -> list[Document]:
+    """The current study's documents with these ids, or fail naming each unknown id."""
+    study = current_study()
+    try:
+        return study_documents(study, document_ids)
+    except DocumentsRefused as refused:
+        hint = f" `flask list-documents --study {study.slug}` lists its documents."
+        _refuse(refused, verb, hint)
+
+
+def _refuse(refused: DocumentsRefused, verb: str, hint: str = "") -> NoReturn:
+    """Fail: how many were refused, nothing changed, then each with its reason."""
+    fail(
+        f"{len(refused.refusals)} document(s) refused: none {verb}.{hint}",
+        [str(refusal) for refusal in refused.refusals],
+    )

@@ -6,7 +6,8 @@ documents, under /research/studies/<slug>/.
   study's new version (app.studies.taxonomies.store_taxonomy: new sessions only; a key
   that annotations use may not go). A study managed by a file (TAXONOMY_PATH) refuses.
 - `/documents`: the study's documents, 100 a page, with the latest uploads and their
-  progress; retiring (no new sessions), un-retiring and deleting (only without sessions).
+  progress; retiring (no new sessions), un-retiring and deleting (only when nothing points
+  to it): app.studies.documents, which the commands call too.
   The upload itself and its job are in app.research.document_uploads, which adds its
   routes to this blueprint: the import needs app.imports and app.jobs, which sit above
   this package (docs/architecture.md).
@@ -39,19 +40,10 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from app.core.extensions import db
 from app.core.researcher_guard import require_researcher
-from app.models import (
-    AnnotationSession,
-    Document,
-    DocumentUpload,
-    Study,
-    Suggestion,
-    TaxonomyVersion,
-    TrainingAttempt,
-    ValidationItem,
-    utcnow,
-)
+from app.models import AnnotationSession, Document, DocumentUpload, Study, TaxonomyVersion
 from app.rules.studies import slug_problem
 from app.studies.access import current_role, role_allows, study_for_request
+from app.studies.documents import DocumentsRefused, delete_documents, set_retired
 from app.studies.taxonomies import (
     TaxonomyRefused,
     compatibility_problems,
@@ -318,9 +310,7 @@ def _back() -> Any:
 def retire_document(document_id: int):
     """No new sessions for this document; its sessions go on, its data stays."""
     document = _document(document_id)
-    if document.retired_at is None:
-        document.retired_at = utcnow()
-        db.session.commit()
+    set_retired([document], True)
     flash(f"Retired {document.external_id}: it gets no new sessions.", "info")
     return _back()
 
@@ -329,8 +319,7 @@ def retire_document(document_id: int):
 def unretire_document(document_id: int):
     """Hand the document out again."""
     document = _document(document_id)
-    document.retired_at = None
-    db.session.commit()
+    set_retired([document], False)
     flash(f"{document.external_id} is active again.", "info")
     return _back()
 
@@ -339,29 +328,12 @@ def unretire_document(document_id: int):
 def delete_document(document_id: int):
     """Delete a document nothing points to; refused, with the reason, otherwise."""
     document = _document(document_id)
-    reason = deletion_refusal(document)
-    if reason:
-        flash(f"{document.external_id} was not deleted: {reason}", "error")
+    name = document.external_id
+    try:
+        delete_documents([document])
+    except DocumentsRefused as refused:
+        for refusal in refused.refusals:
+            flash(f"{refusal.document_id} was not deleted: {refusal.reason}", "error")
         return _back()
-    db.session.delete(document)  # its paragraphs go with it
-    db.session.commit()
-    flash(f"Deleted {document.external_id}.", "info")
+    flash(f"Deleted {name}.", "info")
     return _back()
-
-
-def deletion_refusal(document: Document) -> str | None:
-    """Why the document may not be deleted (sessions, validation items or suggestions
-    point to it), or None."""
-    counts = [
-        (AnnotationSession, "session", "retire it instead: it keeps its sessions"),
-        (ValidationItem, "validation item", "it is judged in a validation round"),
-        (Suggestion, "suggestion", "model suggestions were imported for it"),
-        (TrainingAttempt, "practice attempt", "workers practised on it"),
-    ]
-    for model, noun, why in counts:
-        count = db.session.scalar(
-            select(func.count()).select_from(model).where(model.document_id == document.id)
-        )
-        if count:
-            return f"it has {count} {noun}{'s' if count != 1 else ''} ({why})."
-    return None

@@ -1,6 +1,7 @@
 """In Chromium: the pages that refuse a place (issue 26, point 3) say why and what to do,
 are axe-clean and fit from a 360 px phone to a wide screen: a network that holds its cap
-of open sessions (429), and an unsigned document link in a study entered at /start (403)."""
+of open sessions (429), an unsigned document link in a study entered at /start (403), and
+a link to a retired document (410)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from playwright.sync_api import Page, expect
 
 from app.imports.document_formats import DocumentInput
 from tests.support.axe import violations
-from tests.support.live_server import LiveServer
+from tests.support.live_server import LiveServer, run_commands
 from tests.support.research import overflow_by_width
 from tests.support.taxonomies import taxonomy_variant
 
@@ -57,3 +58,24 @@ def test_a_refused_place_says_why(page: Page, capped_server, tmp_path, path, sta
     for width in (390, 768, 1280):
         page.set_viewport_size({"width": width, "height": 800})
         page.screenshot(path=str(tmp_path / f"refused-{status}-{width}.png"), full_page=True)
+
+
+def test_a_retired_documents_link_says_it_takes_no_new_tasks(page: Page, live_app, tmp_path):
+    # Issue 30 point 3: a document retired (here by `flask retire-documents`) refuses a
+    # new session on its link with a 410 page; the worker's own session still opens.
+    server = live_app(documents=[DocumentInput("doc-1", "A summary", ("Anna met Bob.",))])
+    own = page.goto(f"{server.url}/annotate/doc-1?annotator=alice")
+    assert own is not None and own.status == 200 and "/s/" in page.url
+    page.wait_for_load_state("networkidle")
+    run_commands(server, ["retire-documents", "doc-1"])
+    page.context.clear_cookies()  # another worker, in a browser of their own
+    answer = page.goto(f"{server.url}/annotate/doc-1?annotator=bob")
+    assert answer is not None and answer.status == 410
+    heading = "This text takes no new tasks"
+    expect(page.get_by_role("heading", level=1, name=heading)).to_be_visible()
+    expect(page.get_by_role("heading", level=2)).to_be_visible()  # what to do
+    assert violations(page) == []
+    assert {width: px for width, px in overflow_by_width(page).items() if px > 0} == {}
+    for width in (390, 768, 1280):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.screenshot(path=str(tmp_path / f"retired-{width}.png"), full_page=True)
