@@ -29,6 +29,7 @@ DOCUMENT_COLUMNS = (
     "gold",
     "content_hash",
     "paragraph_count",
+    "retired_at",  # a document retired in the pilot stays retired in its copy
 )
 
 

@@ -10,7 +10,7 @@ import io
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from app.core.extensions import db
 from app.models import (
@@ -22,6 +22,7 @@ from app.models import (
     StudyResearcher,
     TaxonomyVersion,
     ValidationRound,
+    utcnow,
 )
 from app.studies import StudyError, default_study, role_of, study_by_slug
 from app.studies.making import copy_study
@@ -194,7 +195,13 @@ def test_an_editor_copies_a_study_into_a_draft_of_their_own(app, world):
 
 def _documents(study: Study) -> list[tuple]:
     rows = db.session.execute(
-        select(Document.external_id, Document.gold, Paragraph.position, Paragraph.text)
+        select(
+            Document.external_id,
+            Document.gold,
+            Document.retired_at,
+            Paragraph.position,
+            Paragraph.text,
+        )
         .join(Paragraph, Paragraph.document_id == Document.id)
         .where(Document.study_id == study.id)
         .order_by(Document.external_id, Paragraph.position)
@@ -210,6 +217,9 @@ def _count(model, study: Study) -> int:
 def test_copy_study_takes_taxonomy_settings_and_documents_only(app, world):
     source = world.alpha
     source.settings = {**source.settings, "study": {"completion": {"completed": "C1A2B3C4"}}}
+    db.session.execute(
+        update(Document).where(Document.study_id == source.id).values(retired_at=utcnow())
+    )
     db.session.commit()
     copier = world.people["viewer"]
     copy = copy_study(source, "alpha-copy", copier)
