@@ -177,7 +177,14 @@ def test_a_session_that_comes_to_point_to_a_document_mid_delete_keeps_it(
         session = session_of(app.test_client().get("/annotate/d2?annotator=w1"))
         d1 = db.session.scalar(select(Document.id).where(Document.external_id == "d1"))
 
-        def meanwhile(_session) -> None:
+        fired: list[bool] = []
+
+        def meanwhile(committing) -> None:
+            # The listener is on every session of the process: a commit of another (an
+            # earlier test's background thread) is not the delete's.
+            if fired or not any(isinstance(row, Document) for row in committing.deleted):
+                return
+            fired.append(True)
             with db.engine.begin() as other:
                 other.execute(
                     update(AnnotationSession)
@@ -185,8 +192,12 @@ def test_a_session_that_comes_to_point_to_a_document_mid_delete_keeps_it(
                     .values(document_id=d1)
                 )
 
-        event.listen(db.session, "before_commit", meanwhile, once=True)
-        result = runner.invoke(args=["delete-documents", "d1"])
+        event.listen(db.session, "before_commit", meanwhile)
+        try:
+            result = runner.invoke(args=["delete-documents", "d1"])
+        finally:
+            event.remove(db.session, "before_commit", meanwhile)
+        assert fired == [True]
         assert result.exit_code == 1, result.output
         assert "d1: it has 1 session" in result.output
         assert _state("default") == {"d1": False, "d2": False}
