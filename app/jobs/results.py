@@ -26,6 +26,7 @@ from typing import Any
 from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql.elements import ColumnElement
 
 from app.core.extensions import db
 from app.jobs.kinds import Kind
@@ -342,18 +343,7 @@ def waiting(limits: Limits) -> list[Waiting]:
             func.count(),
             func.min(AnalysisResult.requested_at),
         )
-        .where(
-            or_(
-                and_(
-                    AnalysisResult.status == PENDING,
-                    AnalysisResult.requested_at > now - PENDING_LEASE,
-                ),
-                and_(
-                    AnalysisResult.status == RUNNING,
-                    AnalysisResult.started_at > now - running_lease(limits),
-                ),
-            )
-        )
+        .where(_within_lease(now, running_lease(limits)))
         .group_by(AnalysisResult.kind, AnalysisResult.status)
     ).all()
     by_kind: dict[str, list] = {}
@@ -362,6 +352,14 @@ def waiting(limits: Limits) -> list[Waiting]:
         entry[0 if status == PENDING else 1] += count
         entry[2] = oldest if entry[2] is None else min(entry[2], oldest)
     return [Waiting(kind, p, r, o) for kind, (p, r, o) in sorted(by_kind.items())]
+
+
+def _within_lease(now: datetime, running_for: timedelta) -> ColumnElement[bool]:
+    """SQL: a row pending within PENDING_LEASE, or running for less than `running_for`."""
+    return or_(
+        and_(AnalysisResult.status == PENDING, AnalysisResult.requested_at > now - PENDING_LEASE),
+        and_(AnalysisResult.status == RUNNING, AnalysisResult.started_at > now - running_for),
+    )
 
 
 def in_flight(kind: Kind, prefix: str) -> bool:
@@ -374,16 +372,7 @@ def in_flight(kind: Kind, prefix: str) -> bool:
             AnalysisResult.kind == kind.name,
             AnalysisResult.version == kind.version,
             AnalysisResult.key.startswith(prefix, autoescape=True),
-            or_(
-                and_(
-                    AnalysisResult.status == PENDING,
-                    AnalysisResult.requested_at > now - PENDING_LEASE,
-                ),
-                and_(
-                    AnalysisResult.status == RUNNING,
-                    AnalysisResult.started_at > now - timedelta(hours=1),
-                ),
-            ),
+            _within_lease(now, timedelta(hours=1)),
         )
         .limit(1)
     )
