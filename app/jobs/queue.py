@@ -290,12 +290,30 @@ def wait_for_background(timeout: float = 60) -> None:
         time.sleep(0.02)
 
 
+def forget_waiting_jobs() -> int:
+    """Drop the jobs this process's background thread has not started; returns how many.
+    Their rows stay pending and are asked for again after their lease (results.request)."""
+    dropped = 0
+    while True:
+        try:
+            _local.get_nowait()
+        except local_queue.Empty:
+            return dropped
+        _local.task_done()
+        dropped += 1
+
+
+def stop_background(timeout: float = 60) -> None:
+    """Forget the waiting jobs and wait for the one under way: nothing this process was
+    given writes after it returns (a test's teardown, before the next test's database)."""
+    forget_waiting_jobs()
+    wait_for_background(timeout)
+
+
 @atexit.register
 def _forget_local_jobs() -> None:
     # Leaving: what is stored stays; rows left pending are asked for again later.
-    while not _local.empty():
-        _local.get_nowait()
-        _local.task_done()
+    forget_waiting_jobs()
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from datetime import timedelta
 
 import pytest
@@ -27,7 +28,12 @@ from tests.support.adjudication import (
     seed_adjudication_document,
     seed_document,
 )
-from tests.support.apps import dispose_engines, make_test_config, researcher_page
+from tests.support.apps import (
+    app_in_context,
+    dispose_engines,
+    make_test_config,
+    researcher_page,
+)
 from tests.support.servers import free_port
 
 LIMITS = Limits(60, 1024)
@@ -257,3 +263,31 @@ def test_the_waiting_line_leaves_out_what_was_abandoned(app):
     results.claim(FIGURE, needed, "job-a", LIMITS)
     [line] = results.waiting(LIMITS)
     assert (line.pending, line.running) == (0, 1)
+
+
+def _slow(job: dict, limits: Limits) -> dict:
+    time.sleep(0.2)
+    COMPUTED.append(job)
+    return {"n": job["n"]}
+
+
+SLOW = Kind("test_slow", "v1", _slow)
+
+
+def test_a_tests_background_jobs_never_write_into_the_next_tests_database(database_uri):
+    """The CI failure of test_figures_given_up_are_said: an earlier test's background
+    thread stored results into the next test's database (the same PostgreSQL database,
+    emptied between tests) and changed its study's fingerprint. The app fixture's
+    teardown drops what waits and waits for what runs."""
+    fixture = app_in_context(database_uri)
+    first = next(fixture)
+    with first.test_request_context():
+        analysis_queue.submit(SLOW, {f"k{n}": {"n": n} for n in range(10)})
+    assert analysis_queue._local.unfinished_tasks > 0  # in the background thread
+    time.sleep(0.05)  # the first job under way
+    with pytest.raises(StopIteration):
+        next(fixture)  # the teardown
+    assert analysis_queue._local.unfinished_tasks == 0
+    computed = len(COMPUTED)
+    time.sleep(0.5)
+    assert len(COMPUTED) == computed <= 2  # nothing ran after the teardown

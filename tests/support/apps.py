@@ -16,6 +16,7 @@ from sqlalchemy import create_engine, text
 
 from app import create_app
 from app.core.extensions import db
+from app.jobs import queue as analysis_queue
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOOOKSCORE_SAMPLE = ROOT / "tests" / "fixtures" / "booookscore"
@@ -89,6 +90,7 @@ def app_in_context(database_uri: str, **overrides) -> Iterator[Flask]:
     application = create_app(make_test_config(database_uri, **overrides))
     with application.app_context():
         yield application
+        analysis_queue.stop_background()  # nothing of this test writes into the next one's
         db.session.remove()
         dispose_engines()
 
@@ -104,6 +106,7 @@ def app_factory(build_config: Callable[..., dict]) -> Iterator[Callable[..., Fla
         return application
 
     yield factory
+    analysis_queue.stop_background()
     for application in made:
         with application.app_context():
             db.session.remove()
