@@ -36,6 +36,7 @@ from sqlalchemy.engine import make_url
 
 from app.core.extensions import db
 from app.models import Researcher
+from app.studies import default_study, share
 from bench.common import _admin_engine, drop_database
 from bench.seed import seed
 from tests.support.synthetic_study import count_statements
@@ -118,7 +119,11 @@ def _make_app(url: str):
 def _client(app):
     client = app.test_client()
     with app.app_context():
-        researcher_id = db.session.scalar(select(Researcher.id))
+        researcher = db.session.scalars(select(Researcher)).first()
+        # An editor of the default study, as `flask create-researcher` makes one (a
+        # database seeded before studies had roles has the account without one).
+        share(default_study(), researcher, "editor")
+        researcher_id = researcher.id
     with client.session_transaction() as session:
         session["_user_id"] = str(researcher_id)
         session["_fresh"] = True

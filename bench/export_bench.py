@@ -103,11 +103,14 @@ def add_researcher(url: str) -> None:
     from app import create_app
     from app.core.extensions import db
     from app.models import Researcher
+    from app.studies import default_study, share
 
     app = create_app({"APP_ENV": "testing", "SQLALCHEMY_DATABASE_URI": url})
     with app.app_context():
-        db.session.add(Researcher(email=RESEARCHER, password_hash=generate_password_hash(PASSWORD)))
-        db.session.commit()
+        account = Researcher(email=RESEARCHER, password_hash=generate_password_hash(PASSWORD))
+        db.session.add(account)
+        db.session.flush()
+        share(default_study(), account, "editor")  # as `flask create-researcher` does
         db.engine.dispose()
 
 
