@@ -276,6 +276,9 @@ def verify(database_url: str, outcomes: list[Outcome]) -> tuple[int, int, int]:
     return lost, duplicated, wrong
 
 
+_USED_STARTS: dict[str, set[int]] = {}
+
+
 def paced_run(index: int, port: int, stats: Stats, seconds: float, tokens: list) -> None:
     """Save about once every 2 s (jittered) for `seconds`. Each client's first save, which
     opens its connection (every client within the first 2 s: a storm of new connections
@@ -284,10 +287,12 @@ def paced_run(index: int, port: int, stats: Stats, seconds: float, tokens: list)
     client = Client(port, Stats())
     token, csrf, text = tokens[index]
     client.headers["X-CSRFToken"] = csrf
-    rng = random.Random(1000 + index)
+    # The spans this session saved, in this run and the earlier ones on it (the capacity
+    # runs reuse the sessions): a duplicate under a new id would be refused (422).
+    used = _USED_STARTS.setdefault(token, set())
+    rng = random.Random(f"{index}-{len(used)}")
     deadline = time.monotonic() + seconds
     time.sleep(rng.uniform(0, 2))
-    used: set[int] = set()  # a duplicate under a new id would be refused (422)
     while time.monotonic() < deadline:
         start = rng.randrange(0, len(text) - 12)
         while text[start].isspace() or text[start + 5].isspace() or start in used:
