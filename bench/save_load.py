@@ -276,7 +276,20 @@ def verify(database_url: str, outcomes: list[Outcome]) -> tuple[int, int, int]:
     return lost, duplicated, wrong
 
 
-_USED_STARTS: dict[str, set[int]] = {}
+_USED_SPANS: dict[str, set[tuple[int, int]]] = {}
+
+
+def _new_span(rng: random.Random, text: str, used: set[tuple[int, int]]) -> tuple[int, int]:
+    """A span of 4-12 characters, not blank at either end, that this session has not saved
+    (start and end): the capacity runs save a few hundred times on one paragraph."""
+    while True:
+        if len(used) >= len(text) * 2:
+            used.clear()  # a run too long for the paragraph: later saves may be 422s
+        start = rng.randrange(0, len(text) - 12)
+        end = start + rng.randint(4, 12)
+        if not text[start].isspace() and not text[end - 1].isspace() and (start, end) not in used:
+            used.add((start, end))
+            return start, end
 
 
 def paced_run(index: int, port: int, stats: Stats, seconds: float, tokens: list) -> None:
@@ -289,25 +302,20 @@ def paced_run(index: int, port: int, stats: Stats, seconds: float, tokens: list)
     client.headers["X-CSRFToken"] = csrf
     # The spans this session saved, in this run and the earlier ones on it (the capacity
     # runs reuse the sessions): a duplicate under a new id would be refused (422).
-    used = _USED_STARTS.setdefault(token, set())
+    used = _USED_SPANS.setdefault(token, set())
     rng = random.Random(f"{index}-{len(used)}")
     deadline = time.monotonic() + seconds
     time.sleep(rng.uniform(0, 2))
     while time.monotonic() < deadline:
-        start = rng.randrange(0, len(text) - 12)
-        while text[start].isspace() or text[start + 5].isspace() or start in used:
-            if len(used) >= len(text) // 2:
-                used.clear()  # a run too long for the paragraph: later saves may be 422s
-            start = rng.randrange(0, len(text) - 12)
-        used.add(start)
+        start, end = _new_span(rng, text, used)
         body = {
             "id": str(uuid.uuid4()),
             "category": "ungrammatical",
             "span": {
                 "paragraph_id": 0,
                 "start": start,
-                "end": start + 6,
-                "text": text[start : start + 6],
+                "end": end,
+                "text": text[start:end],
             },
             "paired_span": None,
             "comment": None,
