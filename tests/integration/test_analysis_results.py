@@ -284,7 +284,6 @@ def test_a_tests_background_jobs_never_write_into_the_next_tests_database(databa
     with first.test_request_context():
         analysis_queue.submit(SLOW, {f"k{n}": {"n": n} for n in range(10)})
     assert analysis_queue._local.unfinished_tasks > 0  # in the background thread
-    time.sleep(0.05)  # the first job under way
     with pytest.raises(StopIteration):
         next(fixture)  # the teardown
     assert analysis_queue._local.unfinished_tasks == 0
