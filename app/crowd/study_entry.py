@@ -23,7 +23,7 @@ from app.crowd.settings import study_settings
 from app.models import Study
 from app.rules.outcomes import CODE_PLACEHOLDER
 from app.rules.studies import StudyStatus, accepts_new_workers
-from app.studies import default_study, study_by_slug, use_study
+from app.studies import study_of_link, use_study
 
 KIND_ENTRIES = "falte_study_entries"  # app.extensions: study kind -> its start view
 
@@ -53,7 +53,7 @@ class StudyUnavailable(Exception):
 def enter_study(slug: str | None) -> Study:
     """The study of this start link (the default study without a slug), made the current
     study; StudyUnavailable when there is none or it is closed or archived."""
-    study = default_study() if slug is None else study_by_slug(slug)
+    study = study_of_link(slug)
     # A worker's first open is one statement on the autocommit connection
     # (app.annotate.opening): leave no ORM transaction open behind the lookup.
     end_orm_transaction()

@@ -24,6 +24,7 @@ from app.studies.service import (
     set_status,
     share,
     study_by_slug,
+    study_of_link,
     worker_prefix,
 )
 from app.studies.taxonomies import (
@@ -66,6 +67,7 @@ __all__ = [
     "share",
     "store_taxonomy",
     "study_by_slug",
+    "study_of_link",
     "use_study",
     "versions",
     "worker_prefix",

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import case, func, literal, select
+from sqlalchemy import bindparam, case, func, literal, select
+from sqlalchemy.orm import make_transient_to_detached
 
 from app.core.extensions import db
-from app.core.persistence import upsert_insert
+from app.core.persistence import autocommit_connection, upsert_insert
 from app.models import Document, Researcher, Study, StudyResearcher, utcnow
 from app.rules.studies import (
     DEFAULT_SLUG,
@@ -55,6 +56,30 @@ def worker_prefix(study: Study) -> str:
 def study_by_slug(slug: str) -> Study | None:
     """The study with this slug, or None."""
     return db.session.scalar(select(Study).where(Study.slug == slug))
+
+
+# A start link's study, prepared once per connection (app.core.prepared): every worker's
+# first open asks for it.
+_STUDY_OF_LINK = (
+    select(Study.__table__)
+    .where(Study.__table__.c.slug == bindparam("slug"))
+    .execution_options(prepare=True)
+)
+
+
+def study_of_link(slug: str | None) -> Study | None:
+    """The study a worker's start link names (the default study without a slug), or None.
+
+    One statement on the request's autocommit connection, not an ORM query: a worker's
+    first open is then its few statements with no transaction around them
+    (app.annotate.opening). The row becomes a Study of the request's ORM session as if
+    loaded (no further SQL). The default study is made when missing (default_study)."""
+    row = autocommit_connection().execute(_STUDY_OF_LINK, {"slug": slug or DEFAULT_SLUG}).first()
+    if row is None:
+        return default_study() if slug is None else None
+    study = Study(**row._mapping)
+    make_transient_to_detached(study)
+    return db.session.merge(study, load=False)
 
 
 def study_and_role(slug: str, researcher: Researcher) -> tuple[Study | None, str | None]:
