@@ -10,7 +10,9 @@ Python path.
 It writes JSON lines only (raw text, as every JSONL export): CSV exports always take the
 Python path, where app.rules.csv_safety keeps formula-like cells from running in spreadsheets.
 
-psycopg2 hands COPY's output to a file's write() until the end, so a download runs the
+psycopg2 hands COPY's output, a row at a time, to a file's write(): an io.BufferedWriter
+gathers the rows in C and Python sees them in chunks (_Rows). It does so until the end,
+so a download runs the
 COPY in a thread of its own that passes chunks through a short queue to the response:
 the queue's bound keeps memory flat when the client reads slower than PostgreSQL writes,
 and a client that goes away cancels the statement.
@@ -18,6 +20,8 @@ and a client that goes away cancels the statement.
 
 from __future__ import annotations
 
+import codecs
+import io
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -27,6 +31,7 @@ from sqlalchemy import Select
 
 from app.core.extensions import db
 from app.exports.record import ExportFilter, copy_select
+from app.rules.jsonl import escape_line_breaks_utf8
 from app.taxonomy import Taxonomy
 
 CHUNK_BYTES = 64 * 1024  # what a download sends at a time
@@ -51,42 +56,37 @@ def _dbapi_connection() -> Any:
     return db.session.connection().connection.dbapi_connection
 
 
-class _Chunks:
-    """The file COPY writes to: it calls write() once a row, so rows are gathered here and
-    passed on (flush) about CHUNK_BYTES at a time, keeping Python's work per row small."""
+class _Rows(io.RawIOBase):
+    """The file under the io.BufferedWriter that COPY writes to.
 
-    def __init__(self) -> None:
-        self.pending: list[bytes] = []
-        self.size = 0
+    COPY calls write() once a row; the BufferedWriter (C) gathers the rows and hands them
+    here about CHUNK_BYTES at a time, so Python runs once a chunk, not once a row. A chunk
+    is passed on up to its last whole row (the rest waits for the next chunk), with its
+    U+2028, U+2029 and U+0085 escaped as every JSONL writer does (app.rules.jsonl: a scan
+    of the bytes, cheaper than PostgreSQL's replace() over every row), to send(chunk)."""
 
-    def write(self, data: bytes) -> int:
-        self.pending.append(data)
-        self.size += len(data)
-        if self.size >= CHUNK_BYTES:
-            self.flush()
-        return len(data)
-
-    def flush(self) -> None:
-        if self.pending:
-            self.send(b"".join(self.pending), len(self.pending))
-            self.pending, self.size = [], 0
-
-    def send(self, chunk: bytes, rows: int) -> None:
-        raise NotImplementedError
-
-
-class _FileChunks(_Chunks):
-    """Chunks written to a text file, with progress(rows) after each."""
-
-    def __init__(self, out: TextIO, progress: Callable[[int], None] | None) -> None:
+    def __init__(self, send: Callable[[bytes], None]) -> None:
         super().__init__()
-        self.out = out
-        self.progress = progress
+        self.send = send
+        self.partial = b""
 
-    def send(self, chunk: bytes, rows: int) -> None:
-        self.out.write(chunk.decode("utf-8"))
-        if self.progress is not None:
-            self.progress(rows)
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        size = len(data)
+        data = self.partial + bytes(data)
+        end = data.rfind(b"\n") + 1
+        self.partial = data[end:]
+        if end:
+            self.send(escape_line_breaks_utf8(data[:end]))
+        return size
+
+
+def _copy(connection: Any, command: str, send: Callable[[bytes], None]) -> None:
+    """Run the COPY command on this DB-API connection, its output to send(chunk)."""
+    with io.BufferedWriter(_Rows(send), CHUNK_BYTES) as rows, connection.cursor() as cursor:
+        cursor.copy_expert(command, rows)
 
 
 def copy_annotations_jsonl(
@@ -95,28 +95,34 @@ def copy_annotations_jsonl(
     flt: ExportFilter,
     progress: Callable[[int], None] | None = None,
 ) -> None:
-    """Write the JSONL export to an open text file with COPY (PostgreSQL only)."""
-    writer = _FileChunks(out, progress)
-    with _dbapi_connection().cursor() as cursor:
-        cursor.copy_expert(_copy_command(cursor, copy_select(flt, taxonomy)), writer)
-    writer.flush()
+    """Write the JSONL export to an open text file with COPY (PostgreSQL only): to its
+    UTF-8 bytes underneath when it has them (a file, stdout), so nothing is decoded."""
+    binary = getattr(out, "buffer", None)
+    if binary is not None and codecs.lookup(out.encoding).name == "utf-8":
+        out.flush()  # what the text layer holds goes first
+        write = binary.write
+    else:
+
+        def write(chunk: bytes) -> None:
+            out.write(chunk.decode("utf-8"))
+
+    def send(chunk: bytes) -> None:
+        write(chunk)
+        if progress is not None:
+            progress(chunk.count(b"\n"))  # a chunk is whole rows, one a line
+
+    connection = _dbapi_connection()
+    with connection.cursor() as cursor:
+        command = _copy_command(cursor, copy_select(flt, taxonomy))
+    _copy(connection, command, send)
 
 
-class _QueueChunks(_Chunks):
+class _Handover:
     """Chunks put on a bounded queue for the response; dropped once the client has left."""
 
-    def __init__(self, chunks: queue.Queue) -> None:
-        super().__init__()
-        self.chunks = chunks
+    def __init__(self) -> None:
+        self.chunks: queue.Queue = queue.Queue(maxsize=QUEUE_CHUNKS)
         self.cancelled = threading.Event()
-
-    def write(self, data: bytes) -> int:
-        if self.cancelled.is_set():  # the client left: drop the rest until the cancel lands
-            return len(data)
-        return super().write(data)
-
-    def send(self, chunk: bytes, rows: int) -> None:
-        self.put(chunk)
 
     def put(self, item: object) -> None:
         """Queue `item`, waiting for room unless the client has left."""
@@ -133,23 +139,20 @@ def stream_annotations_jsonl(taxonomy: Taxonomy, flt: ExportFilter) -> Iterator[
     connection = _dbapi_connection()
     with connection.cursor() as cursor:
         command = _copy_command(cursor, copy_select(flt, taxonomy))
-    chunks: queue.Queue = queue.Queue(maxsize=QUEUE_CHUNKS)
-    writer = _QueueChunks(chunks)
+    handover = _Handover()
 
     def run() -> None:
         try:
-            with connection.cursor() as cursor:
-                cursor.copy_expert(command, writer)
-            writer.flush()
-            writer.put(_DONE)
+            _copy(connection, command, handover.put)
+            handover.put(_DONE)
         except Exception as exc:  # handed to the response, which stops with it
-            writer.put(exc)
+            handover.put(exc)
 
     thread = threading.Thread(target=run, name="export-copy", daemon=True)
     thread.start()
     ended = False
     try:
-        while (item := chunks.get()) is not _DONE:
+        while (item := handover.chunks.get()) is not _DONE:
             if isinstance(item, Exception):
                 ended = True
                 raise item
@@ -157,6 +160,6 @@ def stream_annotations_jsonl(taxonomy: Taxonomy, flt: ExportFilter) -> Iterator[
         ended = True
     finally:
         if not ended:  # the client went away before the end: stop PostgreSQL's work
-            writer.cancelled.set()
+            handover.cancelled.set()
             connection.cancel()
         thread.join()

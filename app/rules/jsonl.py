@@ -34,6 +34,32 @@ def escape_line_breaks(line: str) -> str:
     return _LINE_BREAK.sub(_escaped, line)
 
 
+# The same characters in UTF-8, by their first byte, and their escapes: UTF-8 is
+# self-synchronising, so these byte sequences occur in valid UTF-8 text only as those
+# characters.
+def _utf8_line_breaks() -> dict[bytes, tuple[tuple[bytes, bytes], ...]]:
+    table: dict[bytes, tuple[tuple[bytes, bytes], ...]] = {}
+    for character in LINE_BREAKS:
+        raw = character.encode()
+        table[raw[:1]] = (*table.get(raw[:1], ()), (raw, f"\\u{ord(character):04x}".encode()))
+    return table
+
+
+_UTF8_LINE_BREAKS = _utf8_line_breaks()
+
+
+def escape_line_breaks_utf8(data: bytes) -> bytes:
+    """escape_line_breaks on UTF-8 bytes (whole JSON lines, one or many): for text that
+    never becomes str, as PostgreSQL's COPY output (app.exports.postgres_copy). Text
+    without their first bytes (0xE2, 0xC2) costs a memchr each."""
+    for first, sequences in _UTF8_LINE_BREAKS.items():
+        if first in data:
+            for raw, escaped in sequences:
+                if raw in data:
+                    data = data.replace(raw, escaped)
+    return data
+
+
 def json_line(record: Any) -> str:
     """One record as a JSON line (no newline), UTF-8 text kept, line breaks escaped."""
     return escape_line_breaks(json.dumps(record, ensure_ascii=False))

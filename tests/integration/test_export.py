@@ -341,7 +341,9 @@ def _assert_forms_agree(flt):
     lines = list(iter_annotation_lines(flt))
     assert lines == [json.dumps(r, ensure_ascii=False, separators=(", ", ": ")) for r in records]
     if export_copy.supported():
-        assert [json.loads(line) for line in _copy_lines(flt)] == records
+        copied = [json.loads(line) for line in _copy_lines(flt)]
+        assert copied == records
+        assert all(list(r) == [f.key for f in flt.fields] for r in copied)  # the keys' order
     columns = annotation_csv_columns(flt)
     assert all(set(flatten_annotation(r)) == set(columns) for r in records)
     return records
