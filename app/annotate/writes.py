@@ -225,34 +225,43 @@ _SAVED_COLUMNS = [
 
 def _no_live_duplicate(paired: bool):
     """No live annotation of the session has this category and these spans (refusals.
-    DUPLICATE_KEY: the rule and its reason); an Accept or Edit of a suggestion is not
-    refused so (each suggestion is decided once a session, app.suggestions.decisions)."""
+    DUPLICATE_KEY: the rule and its reason). The session is found again by its token, so
+    the check depends on no row of the statement: PostgreSQL runs it once, probing the
+    session's annotations by index (ix_annotations_session_paragraph), in every plan it
+    keeps. Correlated with the session's row and inside an OR, a connection's generic
+    plan made it a hashed subplan over the whole annotations table, read at every save
+    (bench/README.md, save_load)."""
     same = [ANNOTATIONS.c[name] == _param(name) for name in DUPLICATE_KEY]
     if paired:
         same += [ANNOTATIONS.c[name] == _param(name) for name in DUPLICATE_PAIRED_KEY]
     else:
         same.append(ANNOTATIONS.c.paired_paragraph_id.is_(None))
-    duplicate = exists().where(
-        ANNOTATIONS.c.session_id == SESSIONS.c.id, ANNOTATIONS.c.deleted_at.is_(None), *same
+    session = SESSIONS.alias("session_of_token")
+    session_id = select(session.c.id).where(session.c.token == bindparam("session_token"))
+    return ~exists().where(
+        ANNOTATIONS.c.session_id == session_id.scalar_subquery(),
+        ANNOTATIONS.c.deleted_at.is_(None),
+        *same,
     )
-    return or_(_param("suggestion_id").is_not(None), ~duplicate)
 
 
-@lru_cache(maxsize=4)
-def _save_statement(dialect: str, paired: bool):
+@lru_cache(maxsize=8)
+def _save_statement(dialect: str, paired: bool, decided: bool):
     """INSERT ... SELECT <the row> FROM the session if it is not submitted, has reached the
-    spans' paragraphs and they quote its document's text, and has no live annotation of
-    the same category and spans ... ON CONFLICT DO NOTHING RETURNING id: built once per
-    dialect and shape."""
+    spans' paragraphs and they quote its document's text, and (unless the Add is the
+    decision on a suggestion, `decided`: each suggestion is decided once a session,
+    app.suggestions.decisions) has no live annotation of the same category and spans ...
+    ON CONFLICT DO NOTHING RETURNING id: built once per dialect and shape."""
     guards = [
         BY_TOKEN,
         SESSIONS.c.status != SessionStatus.SUBMITTED,
         SESSIONS.c.furthest >= bindparam("reach"),
         _quote_stored("span"),
-        _no_live_duplicate(paired),
     ]
     if paired:
         guards.append(_quote_stored("paired"))
+    if not decided:
+        guards.append(_no_live_duplicate(paired))
     row = select(SESSIONS.c.id, *[_param(name) for name in _SAVED_COLUMNS]).where(*guards)
     return (
         upsert_insert(dialect)(ANNOTATIONS)
@@ -279,7 +288,11 @@ def save(token: str, data: AnnotationIn) -> SaveResult:
     for _ in range(2):
         inserted = None
         if keeps_rules_as_sent(data):
-            statement = _save_statement(_connection().dialect.name, data.paired_span is not None)
+            statement = _save_statement(
+                _connection().dialect.name,
+                data.paired_span is not None,
+                values["suggestion_id"] is not None,
+            )
             inserted = _run(statement, params, work=True).first()
             _finish()
         if inserted is not None:

@@ -129,3 +129,42 @@ def test_db_prepared_statements_0_sends_statements_whole(database_uri, monkeypat
         assert _prepared_on_server(engine) == {}
         db.session.remove()
         dispose_engines()
+
+
+def _generic_plans(engine, marker: str) -> list[str]:
+    """EXPLAIN of the generic plan (the one a connection keeps after five runs) of each
+    prepared statement whose text holds `marker`, on the connection that prepared it."""
+    plans = []
+    with engine.connect() as connection:
+        connection.exec_driver_sql("SET plan_cache_mode = force_generic_plan")
+        rows = connection.execute(
+            text(
+                "SELECT name, cardinality(parameter_types) FROM pg_prepared_statements"
+                " WHERE statement LIKE :m"
+            ),
+            {"m": f"%{marker}%"},
+        ).all()
+        for name, count in rows:
+            nulls = ", ".join(["NULL"] * count)
+            lines = connection.exec_driver_sql(f"EXPLAIN EXECUTE {name} ({nulls})").scalars()
+            plans.append("\n".join(lines))
+        connection.exec_driver_sql("RESET plan_cache_mode")
+    return plans
+
+
+def test_the_saves_duplicate_check_reads_the_sessions_annotations_by_index(app, client):
+    # The check that no live annotation of the session has the same category and spans ran
+    # inside an OR, where PostgreSQL made it a hashed subplan over a sequential scan of the
+    # whole annotations table: every save read every study's annotations.
+    import_documents([DocumentInput("doc", "Doc", PARAGRAPHS)])
+    token = start(client, "doc")
+    for number, (start_at, quote) in enumerate(
+        [(0, "Alpha"), (6, "beta"), (11, "gamma"), (0, "Alph"), (6, "bet"), (11, "gam")]
+    ):
+        assert save(client, token, _annotation(number, start_at, quote)).status_code == 201
+    db.session.remove()
+    plans = _generic_plans(db.engines["autocommit"], "INSERT INTO annotations")
+    assert len(plans) == 1
+    assert "Seq Scan on annotations" not in plans[0], plans[0]
+    assert "hashed SubPlan" not in plans[0], plans[0]
+    assert "ix_annotations_session_paragraph" in plans[0], plans[0]
