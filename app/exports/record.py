@@ -2,9 +2,9 @@
 
 Every form of the record is generated from that table: the Python dict
 (iter_annotation_records, annotation_record), the JSON text written key by key
-(iter_annotation_lines: about three times faster than json.dumps on a dict), the
-`json_build_object` PostgreSQL builds for COPY (copy_select, run by app.exports.postgres_copy) and
-the flat CSV row (flatten_annotation). Keys and order are a contract
+(iter_annotation_lines: about three times faster than json.dumps on a dict), the row
+whose `row_to_json` PostgreSQL writes for COPY (copy_select, run by
+app.exports.postgres_copy) and the flat CSV row (flatten_annotation). Keys and order are a contract
 (docs/contracts.md#annotation-export-records); tests/integration/test_export.py checks that
 the forms agree on both databases.
 
@@ -196,8 +196,8 @@ DECOY = func.coalesce(Suggestion.decoy, false())
 #     Field("decided_at", Annotation.decided_at, TIMESTAMP),       # INT, BOOL, TIMESTAMP...
 # key, the column it reads and its format (default TEXT; a new kind of value is a new
 # Format with its Python, JSON and SQL forms). The column's table must be joined in
-# annotation_select (annotations, annotation_sessions, documents and annotators are; an
-# optional one is an outer join). The dict, the JSON writer, COPY's json_build_object
+# annotation_select and listed in JOINED (annotations, annotation_sessions, documents,
+# annotators and suggestions are; an optional one is an outer join). The dict, the JSON writer, COPY's row_to_json
 # and the CSV (one column named as the key, after FALTE's) follow by themselves; records
 # made outside the database (app.adjudication.gold) get null unless they pass a value.
 # Then add it to the record's table in docs/contracts.md#annotation-export-records;
@@ -305,7 +305,7 @@ def flatten_annotation(record: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-# The tables annotation_select joins.
+# The tables annotation_select joins (copy_select's record reads its columns from them).
 JOINED = (Annotation, AnnotationSession, Document, Annotator, Suggestion)
 
 

@@ -320,7 +320,7 @@ def _copy_lines(flt) -> list[str]:
     ids=["all", "include-removed", "document-submitted"],
 )
 def test_the_forms_of_the_record_agree(app, stored, flt):
-    # The dict, the JSON written key by key, PostgreSQL's json_build_object and the CSV row
+    # The dict, the JSON written key by key, PostgreSQL's row_to_json and the CSV row
     # all come from app.exports.record.FIELDS: the same keys, values and order.
     _assert_forms_agree(flt)
 
