@@ -46,9 +46,10 @@ from app.crowd.sessions import (
     start_or_resume_session,
     worker_failure,
 )
-from app.models import Annotator, Document, new_completion_code, new_token, utcnow
+from app.models import Annotator, Document, Study, new_completion_code, new_token, utcnow
 from app.rules.statuses import SessionStatus
-from app.studies import remember_session_version
+from app.rules.studies import DEFAULT_SLUG
+from app.studies import remember_session_version, study_from_row, study_of_link
 
 ANNOTATORS = Annotator.__table__
 
@@ -176,6 +177,59 @@ def find_document_key(study_id: int, external_id: str) -> DocumentKey | None:
     params = {"study_id": study_id, "external_id": external_id}
     row = autocommit_connection().execute(_DOCUMENT_KEY, params).first()
     return None if row is None else DocumentKey(*row)
+
+
+STUDIES = Study.__table__
+
+# A start link's study and its document of that external id (an outer join: the study
+# without the document is an answer too), in one statement: every worker's first open.
+_STUDY_AND_DOCUMENT = (
+    select(
+        *STUDIES.c,
+        DOCUMENTS.c.id.label("document_pk"),
+        DOCUMENTS.c.content_hash,
+        DOCUMENTS.c.paragraph_count,
+        DOCUMENTS.c.gold.is_not(None).label("is_attention_check"),
+    )
+    .select_from(
+        STUDIES.outerjoin(
+            DOCUMENTS,
+            and_(
+                DOCUMENTS.c.study_id == STUDIES.c.id,
+                DOCUMENTS.c.external_id == bindparam("external_id"),
+            ),
+        )
+    )
+    .where(STUDIES.c.slug == bindparam("slug"))
+    .execution_options(prepare=True)  # app.core.prepared
+)
+
+
+def study_and_document(
+    slug: str | None, external_id: str
+) -> tuple[Study | None, DocumentKey | None]:
+    """The study a start link names (the default study without a slug; None when there
+    is none) and its document with this external id (None when it has none), read in one
+    statement without an ORM transaction (app.studies.study_of_link and find_document_key
+    in one)."""
+    wanted = external_id if external_id and len(external_id) <= 200 else None
+    params = {"slug": slug or DEFAULT_SLUG, "external_id": wanted}
+    row = autocommit_connection().execute(_STUDY_AND_DOCUMENT, params).first()
+    if row is None:  # no such study; the default one is made on first use
+        study = study_of_link(slug)
+        return study, None if study is None else find_document_key(study.id, external_id)
+    columns = row._mapping
+    key = (
+        None
+        if columns["document_pk"] is None
+        else DocumentKey(
+            columns["document_pk"],
+            columns["content_hash"],
+            columns["paragraph_count"],
+            columns["is_attention_check"],
+        )
+    )
+    return study_from_row(columns), key
 
 
 def open_session(

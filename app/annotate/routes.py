@@ -24,7 +24,7 @@ from app.crowd.identity import (
     request_identity,
 )
 from app.crowd.networks import PlaceRefused, place_refusal
-from app.crowd.study_entry import StudyUnavailable, admit_platform, enter_study, unavailable_page
+from app.crowd.study_entry import StudyUnavailable, admit_platform, admit_study, unavailable_page
 from app.models import AnnotationSession, Document
 from app.rules.platforms import is_mturk_preview, mturk_target
 from app.rules.statuses import SessionStatus
@@ -61,8 +61,8 @@ def start(document_id: str, slug: str | None = None):
     signed annotator link creates a session here (PlaceRefused otherwise). A platform
     submission that has a session already goes to it, whatever the document
     (app.crowd.submissions: one submission, one session)."""
-    study = enter_study(slug)
-    key = opening.find_document_key(study.id, document_id)
+    found, key = opening.study_and_document(slug, document_id)
+    study = admit_study(found, slug)
     if key is None or document_id in current_taxonomy().training.documents:
         return _no_document(document_id)  # a practice text is no task (app.crowd.training)
     if is_mturk_preview(request.args):

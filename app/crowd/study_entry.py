@@ -53,7 +53,12 @@ class StudyUnavailable(Exception):
 def enter_study(slug: str | None) -> Study:
     """The study of this start link (the default study without a slug), made the current
     study; StudyUnavailable when there is none or it is closed or archived."""
-    study = study_of_link(slug)
+    return admit_study(study_of_link(slug), slug)
+
+
+def admit_study(study: Study | None, slug: str | None) -> Study:
+    """Make the study a start link found (study_of_link, or read with what the link opens)
+    the current study; StudyUnavailable when there is none or it is closed or archived."""
     # A worker's first open is one statement on the autocommit connection
     # (app.annotate.opening): leave no ORM transaction open behind the lookup.
     end_orm_transaction()

@@ -197,9 +197,10 @@ DECOY = func.coalesce(Suggestion.decoy, false())
 # key, the column it reads and its format (default TEXT; a new kind of value is a new
 # Format with its Python, JSON and SQL forms). The column's table must be joined in
 # annotation_select and listed in JOINED (annotations, annotation_sessions, documents,
-# annotators and suggestions are; an optional one is an outer join). The dict, the JSON writer, COPY's row_to_json
-# and the CSV (one column named as the key, after FALTE's) follow by themselves; records
-# made outside the database (app.adjudication.gold) get null unless they pass a value.
+# annotators and suggestions are; an optional one is an outer join). The dict, the JSON
+# writer, COPY's row_to_json and the CSV (one column named as the key, after FALTE's)
+# follow by themselves; records made outside the database (app.adjudication.gold) get
+# null unless they pass a value.
 # Then add it to the record's table in docs/contracts.md#annotation-export-records;
 # test_the_forms_of_the_record_agree checks the rest.
 FIELDS: tuple[Field, ...] = (

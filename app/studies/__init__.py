@@ -24,6 +24,7 @@ from app.studies.service import (
     set_status,
     share,
     study_by_slug,
+    study_from_row,
     study_of_link,
     worker_prefix,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "share",
     "store_taxonomy",
     "study_by_slug",
+    "study_from_row",
     "study_of_link",
     "use_study",
     "versions",

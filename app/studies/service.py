@@ -7,6 +7,7 @@ rules (slugs, kinds, statuses and which may follow which) are pure, in app.rules
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,7 +78,13 @@ def study_of_link(slug: str | None) -> Study | None:
     row = autocommit_connection().execute(_STUDY_OF_LINK, {"slug": slug or DEFAULT_SLUG}).first()
     if row is None:
         return default_study() if slug is None else None
-    study = Study(**row._mapping)
+    return study_from_row(row._mapping)
+
+
+def study_from_row(columns: Mapping[str, Any]) -> Study:
+    """The Study of the request's ORM session for a studies row read by a Core statement
+    (every column, by name), as if the session had loaded it: no further SQL."""
+    study = Study(**{column.name: columns[column.name] for column in Study.__table__.c})
     make_transient_to_detached(study)
     return db.session.merge(study, load=False)
 

@@ -514,14 +514,14 @@ def test_a_workers_first_open_is_one_statement_after_the_document(client, docume
     with statements() as sent:
         token = api.start_session(client, PROLIFIC_PID="p-9", STUDY_ID="st", SESSION_ID="se")
     if postgresql:  # elsewhere the ORM path (start_or_resume_session) opens it
-        # The link's study first (app.crowd.study_entry, issue 30). A Prolific participant is
-        # bound to their first submission (app.crowd.submissions, issue 26): one INSERT
-        # more than another worker's open.
-        assert len(sent) == 4, sent
+        # The link's study and its document in one statement (app.annotate.opening, issue
+        # 30). A Prolific participant is bound to their first submission
+        # (app.crowd.submissions, issue 26): one INSERT more than another worker's open.
+        assert len(sent) == 3, sent
         assert sent[0].startswith("SELECT studies.id")
-        assert sent[1].startswith("SELECT documents.id")
-        assert "INSERT INTO submission_bindings" in sent[2]
-        assert sent[3].startswith("WITH new_annotator AS")
+        assert "LEFT OUTER JOIN documents" in sent[0]
+        assert "INSERT INTO submission_bindings" in sent[1]
+        assert sent[2].startswith("WITH new_annotator AS")
     row = api.session_row(token)
     assert (row.annotator.label, row.platform) == ("prolific:p-9", "prolific")
     assert row.platform_params == {"study_id": "st", "session_id": "se"}
@@ -549,9 +549,9 @@ def test_a_returning_worker_opens_another_document_in_one_statement(client, docu
     with statements() as sent:
         second = api.start_session(client, "doc-2", annotator="dora")
     if db.engine.dialect.name == "postgresql":
-        # The link's study, the document, then one statement: the worker's existing
+        # The link's study and the document, then one statement: the worker's existing
         # annotator row is reused.
-        assert len(sent) == 3, sent
+        assert len(sent) == 2, sent
     assert first != second
     assert api.session_row(first).annotator_id == api.session_row(second).annotator_id
     assert db.session.scalar(db.select(db.func.count(Annotator.id))) == 1
