@@ -49,7 +49,7 @@ from app.crowd.sessions import (
 from app.models import Annotator, Document, Study, new_completion_code, new_token, utcnow
 from app.rules.statuses import SessionStatus
 from app.rules.studies import DEFAULT_SLUG
-from app.studies import remember_session_version, study_from_row, study_of_link
+from app.studies import default_study, remember_session_version, study_from_row
 
 ANNOTATORS = Annotator.__table__
 
@@ -216,8 +216,10 @@ def study_and_document(
     params = {"slug": slug or DEFAULT_SLUG, "external_id": wanted}
     row = autocommit_connection().execute(_STUDY_AND_DOCUMENT, params).first()
     if row is None:  # no such study; the default one is made on first use
-        study = study_of_link(slug)
-        return study, None if study is None else find_document_key(study.id, external_id)
+        if slug is not None:
+            return None, None
+        study = default_study()
+        return study, find_document_key(study.id, external_id)
     columns = row._mapping
     key = (
         None

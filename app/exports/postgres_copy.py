@@ -52,8 +52,11 @@ def _copy_command(cursor: Any, query: Select) -> str:
     return f"COPY ({sql}) TO STDOUT WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')"
 
 
-def _dbapi_connection() -> Any:
-    return db.session.connection().connection.dbapi_connection
+def _export_command(taxonomy: Taxonomy, flt: ExportFilter) -> tuple[Any, str]:
+    """The request's DB-API connection and the export's COPY command for it."""
+    connection = db.session.connection().connection.dbapi_connection
+    with connection.cursor() as cursor:
+        return connection, _copy_command(cursor, copy_select(flt, taxonomy))
 
 
 class _Rows(io.RawIOBase):
@@ -111,9 +114,7 @@ def copy_annotations_jsonl(
         if progress is not None:
             progress(chunk.count(b"\n"))  # a chunk is whole rows, one a line
 
-    connection = _dbapi_connection()
-    with connection.cursor() as cursor:
-        command = _copy_command(cursor, copy_select(flt, taxonomy))
+    connection, command = _export_command(taxonomy, flt)
     _copy(connection, command, send)
 
 
@@ -136,9 +137,7 @@ class _Handover:
 
 def stream_annotations_jsonl(taxonomy: Taxonomy, flt: ExportFilter) -> Iterator[bytes]:
     """The JSONL export as byte chunks from COPY (PostgreSQL only), for a streamed response."""
-    connection = _dbapi_connection()
-    with connection.cursor() as cursor:
-        command = _copy_command(cursor, copy_select(flt, taxonomy))
+    connection, command = _export_command(taxonomy, flt)
     handover = _Handover()
 
     def run() -> None:

@@ -196,8 +196,8 @@ DECOY = func.coalesce(Suggestion.decoy, false())
 #     Field("decided_at", Annotation.decided_at, TIMESTAMP),       # INT, BOOL, TIMESTAMP...
 # key, the column it reads and its format (default TEXT; a new kind of value is a new
 # Format with its Python, JSON and SQL forms). The column's table must be joined in
-# annotation_select and listed in JOINED (annotations, annotation_sessions, documents,
-# annotators and suggestions are; an optional one is an outer join). The dict, the JSON
+# annotation_select (annotations, annotation_sessions, documents, annotators and
+# suggestions are; an optional one is an outer join). The dict, the JSON
 # writer, COPY's row_to_json and the CSV (one column named as the key, after FALTE's)
 # follow by themselves; records made outside the database (app.adjudication.gold) get
 # null unless they pass a value.
@@ -306,10 +306,6 @@ def flatten_annotation(record: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-# The tables annotation_select joins (copy_select's record reads its columns from them).
-JOINED = (Annotation, AnnotationSession, Document, Annotator, Suggestion)
-
-
 def annotation_select(*columns: Any) -> Select:
     """SELECT columns FROM the current study's annotations (app.studies) with their
     session, document and annotator joined, and the suggestion it was made from (outer)."""
@@ -362,7 +358,7 @@ def copy_select(flt: ExportFilter, taxonomy: Taxonomy) -> Select:
     the COPY writer escapes them in its chunks (app.exports.postgres_copy)."""
     record = select(*(f.format.sql(f.column, taxonomy).label(f.key) for f in flt.fields))
     # Every column is the joined row's: the subquery has no FROM of its own.
-    fields = record.correlate(*JOINED).lateral("record")
+    fields = record.correlate_except(None).lateral("record")
     line = cast(func.row_to_json(fields.table_valued()), String)
     query = annotation_select(line).join(fields, true())
     return _ordered(filtered(query, flt)).params(**flagged_params())

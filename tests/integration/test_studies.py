@@ -133,9 +133,10 @@ def test_a_signed_link_for_one_study_opens_nothing_in_another(app, two_studies):
 
 
 def test_closed_archived_draft_and_unknown_studies_open_nothing(app, client, two_studies):
-    unknown = client.get("/study/nope/start", query_string={"annotator": "a"})
-    assert unknown.status_code == 404
-    assert "There is no such study" in unknown.get_data(as_text=True)
+    for path in ("/study/nope/start", "/study/nope/annotate/doc-1"):
+        unknown = client.get(path, query_string={"annotator": "a"})
+        assert unknown.status_code == 404, path
+        assert "There is no such study" in unknown.get_data(as_text=True), path
     draft = create_study("draft-one", "Draft")
     use_study(draft)
     import_documents([DocumentInput("d", None, PARAGRAPHS)])
