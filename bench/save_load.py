@@ -3,7 +3,7 @@ gunicorn on PostgreSQL, against a bare-Flask baseline under the same load.
 
     python -m bench.save_load [--annotators 50] [--adds 40] [--rounds 5] [--paced 200]
                               [--paced-seconds 20] [--capacity 200,400,600,800,1000,1200]
-                              [--capacity-runs 3]
+                              [--capacity-runs 3] [--direct]
 
 Each simulated annotator does what the annotator page does in a browser: opens its link
 (the redirect, then the page, whose bootstrap carries the session state), adds --adds
@@ -11,6 +11,12 @@ annotations while moving through the paragraphs, removes a few, goes back one pa
 and submits. The baseline serves
 one bare view that inserts the same rows with psycopg2 (bench/baseline_app.py), with the
 same gunicorn settings, and gets the same number of requests from the same clients.
+Both servers sit behind nginx with the project's own configuration (config/nginx, the
+docker-compose shape: one upstream connection per request), as every deployed shape runs
+them; --direct sends the clients' keep-alive connections straight to gunicorn instead,
+where each round's 50 connections split between the two workers once for the whole round
+(one worker's clients then wait about twice as long as the other's: the spread of the
+clients' median latencies, printed per round, shows it).
 Afterwards the database is checked: every acknowledged save stored exactly once.
 Then a paced run: --paced annotators each saving about once every 2 s; and the paced
 capacity: the same pace for each population of --capacity in turn (--capacity-runs runs
@@ -30,6 +36,7 @@ import random
 import re
 import statistics
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -40,6 +47,7 @@ import psycopg2
 
 from bench.baseline_app import create_table
 from bench.common import libpq_url, scratch_database
+from tests.support.nginx import compose_config, start_nginx, stop_nginx
 from tests.support.servers import free_port, start_gunicorn, stop, worker_pids
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,12 +62,16 @@ class Stats:
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     by_kind: dict[str, list[float]] = field(default_factory=dict)
+    by_client: dict[int, list[float]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def record(self, seconds: float, error: str | None = None, kind: str = "") -> None:
+    def record(
+        self, seconds: float, error: str | None = None, kind: str = "", client: int = 0
+    ) -> None:
         with self.lock:
             self.latencies.append(seconds)
             self.by_kind.setdefault(kind, []).append(seconds)
+            self.by_client.setdefault(client, []).append(seconds)
             if error:
                 self.errors.append(error)
 
@@ -81,6 +93,7 @@ class Client:
         self.stats = stats
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         self.headers: dict[str, str] = {}
+        self.key = id(self)
 
     def request(self, method: str, path: str, body=None, expect=(200, 201, 204)):
         payload = json.dumps(body) if body is not None else None
@@ -100,7 +113,9 @@ class Client:
             self.conn.close()
             self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
             status, data, response, error = 0, b"", None, f"{method} {path}: {exc}"
-        self.stats.record(time.perf_counter() - started, error, request_kind(method, path))
+        self.stats.record(
+            time.perf_counter() - started, error, request_kind(method, path), self.key
+        )
         return status, data, response
 
 
@@ -423,6 +438,12 @@ def describe(name: str, stats: Stats, seconds: float, cpu: dict | None = None) -
                 for kind, v in sorted(stats.by_kind.items())
             )
         )
+    if len(stats.by_client) > 1:
+        medians = sorted(statistics.median(v) * 1000 for v in stats.by_client.values())
+        print(
+            f"{'':15}clients' median latency: lowest {medians[0]:.0f} ms, "
+            f"median {statistics.median(medians):.0f} ms, highest {medians[-1]:.0f} ms"
+        )
     for error in stats.errors[:5]:
         print(f"           {error}")
     return figures
@@ -472,14 +493,15 @@ def postgres_pids() -> list[int]:
 
 @dataclass
 class CpuMeter:
-    """CPU per request spent by one gunicorn server and by PostgreSQL during a load."""
+    """CPU per request spent by one server (gunicorn, and nginx in front of it) and by
+    PostgreSQL during a load."""
 
-    master_pid: int
+    master_pids: list[int]
     figures: dict[str, float] = field(default_factory=dict)
 
     def measure(self, load) -> float:
         """Run load() -> (seconds, requests); keep ms of CPU per request; return seconds."""
-        server = [self.master_pid, *worker_pids(self.master_pid)]
+        server = [pid for master in self.master_pids for pid in (master, *worker_pids(master))]
         database = postgres_pids()
         before = cpu_seconds(server), cpu_seconds(database), time.process_time()
         seconds, requests = load()
@@ -565,29 +587,52 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--capacity-runs", type=int, default=3, help="runs of each paced population (median)"
     )
+    parser.add_argument(
+        "--direct",
+        action="store_true",
+        help="clients connect straight to gunicorn (no nginx in front: not a deployed shape)",
+    )
     args = parser.parse_args(argv)
     print(
         f"save_load: {args.annotators} annotators x {args.adds} adds, {args.rounds} rounds; "
         f"gunicorn per gunicorn.conf.py (WEB_CONCURRENCY={os.environ.get('WEB_CONCURRENCY', '2')}"
-        f"), PostgreSQL; {os.cpu_count()} cores"
+        f"), {'no proxy' if args.direct else 'nginx in front (config/nginx)'}, PostgreSQL; "
+        f"{os.cpu_count()} cores"
     )
-    with scratch_database("falte_bench_save") as url:
+    with scratch_database("falte_bench_save") as url, tempfile.TemporaryDirectory() as folder:
         seed_document(url)
         create_table(libpq_url(url))
-        app_port, base_port = free_port(), free_port()
+        gunicorn_ports = free_port(), free_port()
         servers = [
             # Every simulated worker opens from 127.0.0.1: far above one address's limit.
+            # Behind nginx, the client's address is the last X-Forwarded-For entry.
             start_gunicorn(
-                "app:create_app()", url, app_port, FLASK_OPEN_RATE_LIMIT="100000 per minute"
+                "app:create_app()",
+                url,
+                gunicorn_ports[0],
+                FLASK_OPEN_RATE_LIMIT="100000 per minute",
+                TRUSTED_PROXIES="0" if args.direct else "1",
             ),
-            start_gunicorn("bench.baseline_app:app", url, base_port),
+            start_gunicorn("bench.baseline_app:app", url, gunicorn_ports[1]),
         ]
+        fronts: list = []
         try:
-            warm_up(app_port, base_port)
-            meters = CpuMeter(servers[0].pid), CpuMeter(servers[1].pid)
-            rounds = [
-                load_round(n, *meters, (app_port, base_port), args) for n in range(args.rounds)
-            ]
+            ports = gunicorn_ports
+            if not args.direct:
+                ports = free_port(), free_port()
+                for name, port, upstream in zip(
+                    ("app", "baseline"), ports, gunicorn_ports, strict=True
+                ):
+                    prefix = Path(folder) / name
+                    config = compose_config(prefix, port, [f"127.0.0.1:{upstream}"])
+                    fronts.append(start_nginx(prefix, config, port))
+            app_port = ports[0]
+            warm_up(*ports)
+            meters = tuple(
+                CpuMeter([server.pid] + ([fronts[k].pid] if fronts else []))
+                for k, server in enumerate(servers)
+            )
+            rounds = [load_round(n, *meters, ports, args) for n in range(args.rounds)]
             outcomes = [o for r in rounds for o in r.outcomes]
             lost, duplicated, wrong = verify(url, outcomes)
             paced_stats = Stats()
@@ -599,6 +644,8 @@ def main(argv: list[str] | None = None) -> int:
                 app_port, args.capacity, args.paced_seconds, args.capacity_runs
             )
         finally:
+            for front in fronts:
+                stop_nginx(front)
             for server in servers:
                 stop(server)
     paced_fig = describe("paced", paced_stats, paced_seconds)
