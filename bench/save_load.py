@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import html
 import http.client
+import itertools
 import json
 import os
 import random
@@ -40,6 +41,7 @@ import tempfile
 import threading
 import time
 import uuid
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,6 +87,9 @@ def percentile(values: list[float], p: float) -> float:
     return data[min(len(data) - 1, int(p / 100 * len(data)))] if data else float("nan")
 
 
+_CLIENT_KEYS = itertools.count()
+
+
 class Client:
     """One keep-alive HTTP connection that records every request's latency."""
 
@@ -93,7 +98,11 @@ class Client:
         self.stats = stats
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         self.headers: dict[str, str] = {}
-        self.key = id(self)
+        self.key = next(_CLIENT_KEYS)  # one per connection's client, for the spread
+
+    def close(self) -> None:
+        """Close the connection (each run's client closes its own at the end)."""
+        self.conn.close()
 
     def request(self, method: str, path: str, body=None, expect=(200, 201, 204)):
         payload = json.dumps(body) if body is not None else None
@@ -151,7 +160,11 @@ def page_state(page: bytes) -> dict | None:
 
 def annotator_run(port: int, stats: Stats, name: str, adds: int) -> Outcome:
     """Open a session, add, move, remove, go back, submit: the worker's real sequence."""
-    client = Client(port, stats)
+    with closing(Client(port, stats)) as client:
+        return _annotator_sequence(client, name, adds)
+
+
+def _annotator_sequence(client: Client, name: str, adds: int) -> Outcome:
     outcome = Outcome()
     status, _, response = client.request(
         "GET", f"/annotate/bench-doc?annotator={name}", expect=(302,)
@@ -164,7 +177,7 @@ def annotator_run(port: int, stats: Stats, name: str, adds: int) -> Outcome:
     status, page, _ = client.request("GET", f"/s/{token}")
     state = page_state(page)
     if state is None:
-        stats.record(0, f"no session state on /s/{token}")
+        client.stats.record(0, f"no session state on /s/{token}")
         return outcome
     client.headers["X-CSRFToken"] = state["csrf_token"]
     texts = {p["paragraph_id"]: p["text"] for p in state["document"]["paragraphs"]}
@@ -223,15 +236,15 @@ def annotator_run(port: int, stats: Stats, name: str, adds: int) -> Outcome:
 
 def baseline_run(port: int, stats: Stats, index: int, requests: int) -> None:
     """The same number of requests, each a bare insert."""
-    client = Client(port, stats)
-    for k in range(requests):
-        body = {
-            "id": str(uuid.uuid4()),
-            "category": "ungrammatical",
-            "span": {"paragraph_id": k % PARAGRAPHS, "start": 0, "end": 5, "text": "Hello"},
-            "comment": None,
-        }
-        client.request("POST", "/save", body)
+    with closing(Client(port, stats)) as client:
+        for k in range(requests):
+            body = {
+                "id": str(uuid.uuid4()),
+                "category": "ungrammatical",
+                "span": {"paragraph_id": k % PARAGRAPHS, "start": 0, "end": 5, "text": "Hello"},
+                "comment": None,
+            }
+            client.request("POST", "/save", body)
 
 
 def run_threads(target, count: int, *args) -> tuple[list, float]:
@@ -312,32 +325,32 @@ def paced_run(index: int, port: int, stats: Stats, seconds: float, tokens: list)
     opens its connection (every client within the first 2 s: a storm of new connections
     that real arrivals spread over minutes), is not counted: the figures are the steady
     state."""
-    client = Client(port, Stats())
-    token, csrf, text = tokens[index]
-    client.headers["X-CSRFToken"] = csrf
-    # The spans this session saved, in this run and the earlier ones on it (the capacity
-    # runs reuse the sessions): a duplicate under a new id would be refused (422).
-    used = _USED_SPANS.setdefault(token, set())
-    rng = random.Random(f"{index}-{len(used)}")
-    deadline = time.monotonic() + seconds
-    time.sleep(rng.uniform(0, 2))
-    while time.monotonic() < deadline:
-        start, end = _new_span(rng, text, used)
-        body = {
-            "id": str(uuid.uuid4()),
-            "category": "ungrammatical",
-            "span": {
-                "paragraph_id": 0,
-                "start": start,
-                "end": end,
-                "text": text[start:end],
-            },
-            "paired_span": None,
-            "comment": None,
-        }
-        client.request("POST", f"/api/sessions/{token}/annotations", body)
-        client.stats = stats  # counted from the second save on
-        time.sleep(rng.uniform(1.5, 2.5))
+    with closing(Client(port, Stats())) as client:
+        token, csrf, text = tokens[index]
+        client.headers["X-CSRFToken"] = csrf
+        # The spans this session saved, in this run and the earlier ones on it (the capacity
+        # runs reuse the sessions): a duplicate under a new id would be refused (422).
+        used = _USED_SPANS.setdefault(token, set())
+        rng = random.Random(f"{index}-{len(used)}")
+        deadline = time.monotonic() + seconds
+        time.sleep(rng.uniform(0, 2))
+        while time.monotonic() < deadline:
+            start, end = _new_span(rng, text, used)
+            body = {
+                "id": str(uuid.uuid4()),
+                "category": "ungrammatical",
+                "span": {
+                    "paragraph_id": 0,
+                    "start": start,
+                    "end": end,
+                    "text": text[start:end],
+                },
+                "paired_span": None,
+                "comment": None,
+            }
+            client.request("POST", f"/api/sessions/{token}/annotations", body)
+            client.stats = stats  # counted from the second save on
+            time.sleep(rng.uniform(1.5, 2.5))
 
 
 def open_sessions(port: int, count: int, first: int = 0, openers: int = 10) -> list:

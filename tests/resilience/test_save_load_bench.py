@@ -1,0 +1,31 @@
+"""bench.save_load runs as bench/README.md says: both servers (the app and the bare
+baseline) behind nginx with config/nginx, the database checked against what the clients
+were acknowledged, and each round's spread of the clients' median latencies printed (what
+showed where the slowest saves waited). A run at a tiny size: the figures themselves are
+bench/README.md's, not a test's, so the targets' verdict is not asserted here."""
+
+from __future__ import annotations
+
+import re
+
+from bench import save_load
+from tests.support.apps import require_or_skip
+from tests.support.nginx import nginx_binary
+
+
+def test_the_save_bench_runs_behind_nginx_and_checks_every_acknowledged_save(postgres_url, capsys):
+    if nginx_binary() is None:
+        require_or_skip("nginx is not installed (scripts/ensure-services.sh installs it)")
+    tiny = "--annotators 4 --adds 3 --rounds 2 --paced 4 --paced-seconds 1 --capacity 4"
+    save_load.main([*tiny.split(), "--capacity-runs", "1"])
+    out = capsys.readouterr().out
+    assert "nginx in front (config/nginx)" in out
+    rounds = re.findall(r"^round \d (app|base) .* errors (\d+)$", out, re.M)
+    assert len(rounds) == 4 and all(errors == "0" for _, errors in rounds), out
+    # 2 rounds x 4 annotators x 3 adds, each stored once, 3 of each session's removed.
+    assert (
+        "acknowledged saves 24, lost 0, duplicated 0, removal state wrong 0, "
+        "sessions submitted 8/8" in out
+    ), out
+    spreads = re.findall(r"clients' median latency: lowest (\d+) ms, median \d+ ms, highest", out)
+    assert len(spreads) >= 4, out
