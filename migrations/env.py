@@ -9,9 +9,11 @@ from alembic import context
 # access to the values within the .ini file in use.
 config = context.config
 
-# Interpret the config file for Python logging.
-# This line sets up loggers basically.
-fileConfig(config.config_file_name)
+# Interpret the config file for Python logging, leaving the loggers that already exist on:
+# a migration run inside a process (the tests' fixtures, a bench's scratch database) must
+# not silence the app's own loggers for the rest of it
+# (tests/integration/test_migration_logging.py).
+fileConfig(config.config_file_name, disable_existing_loggers=False)
 logger = logging.getLogger('alembic.env')
 
 
