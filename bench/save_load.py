@@ -49,8 +49,9 @@ import psycopg2
 
 from bench.baseline_app import create_table
 from bench.common import libpq_url, scratch_database
-from tests.support.nginx import compose_config, start_nginx, stop_nginx
+from tests.support.nginx import access_log, compose_config, start_nginx, stop_nginx
 from tests.support.servers import free_port, start_gunicorn, stop, worker_pids
+from tests.support.worker_api import body, quote
 
 ROOT = Path(__file__).resolve().parent.parent
 CATEGORIES = ("new-person", "missing-info", "abrupt-transition", "ungrammatical")
@@ -211,14 +212,8 @@ def _annotator_sequence(client: Client, name: str, adds: int) -> Outcome:
             end = start + rng.randint(4, 10)
         made.add((target, start, end, category))
         annotation_id = str(uuid.uuid4())
-        body = {
-            "id": annotation_id,
-            "category": category,
-            "span": {"paragraph_id": target, "start": start, "end": end, "text": text[start:end]},
-            "paired_span": None,
-            "comment": None,
-        }
-        status, _, _ = client.request("POST", f"{base}/annotations", body)
+        data = body(id=annotation_id, category=category, span=quote(target, text, start, end))
+        status, _, _ = client.request("POST", f"{base}/annotations", data)
         if status in (200, 201):
             outcome.added.add(annotation_id)
     for annotation_id in sorted(outcome.added)[:3]:
@@ -336,19 +331,8 @@ def paced_run(index: int, port: int, stats: Stats, seconds: float, tokens: list)
         time.sleep(rng.uniform(0, 2))
         while time.monotonic() < deadline:
             start, end = _new_span(rng, text, used)
-            body = {
-                "id": str(uuid.uuid4()),
-                "category": "ungrammatical",
-                "span": {
-                    "paragraph_id": 0,
-                    "start": start,
-                    "end": end,
-                    "text": text[start:end],
-                },
-                "paired_span": None,
-                "comment": None,
-            }
-            client.request("POST", f"/api/sessions/{token}/annotations", body)
+            data = body(span=quote(0, text, start, end))
+            client.request("POST", f"/api/sessions/{token}/annotations", data)
             client.stats = stats  # counted from the second save on
             time.sleep(rng.uniform(1.5, 2.5))
 
@@ -657,7 +641,9 @@ def main(argv: list[str] | None = None) -> int:
                 app_port, args.capacity, args.paced_seconds, args.capacity_runs
             )
         finally:
-            for front in fronts:
+            for name, front in zip(("app", "baseline"), fronts, strict=False):
+                logged = len(access_log(front).splitlines())
+                print(f"nginx in front of the {name} logged {logged} requests")
                 stop_nginx(front)
             for server in servers:
                 stop(server)

@@ -20,6 +20,12 @@ def test_the_save_bench_runs_behind_nginx_and_checks_every_acknowledged_save(pos
     save_load.main([*tiny.split(), "--capacity-runs", "1"])
     out = capsys.readouterr().out
     assert "nginx in front (config/nginx)" in out
+    # Every request went through nginx: each access log holds at least the rounds' requests.
+    pattern = r"^nginx in front of the (app|baseline) logged (\d+) requests$"
+    logged = dict(re.findall(pattern, out, re.M))
+    measured = 2 * 4 * save_load.requests_per_annotator(3)
+    assert logged.keys() == {"app", "baseline"}, out
+    assert all(int(n) >= measured for n in logged.values()), (logged, measured)
     rounds = re.findall(r"^round \d (app|base) .* errors (\d+)$", out, re.M)
     assert len(rounds) == 4 and all(errors == "0" for _, errors in rounds), out
     # 2 rounds x 4 annotators x 3 adds, each stored once, 3 of each session's removed.

@@ -5,14 +5,13 @@ process memory that this could contradict."""
 from __future__ import annotations
 
 import re
-import uuid
 
 import pytest
 import requests
 
 from tests.resilience.conftest import PARAGRAPH
 from tests.support.servers import free_port, start_gunicorn, stop
-from tests.support.worker_api import token_from
+from tests.support.worker_api import body, quote, token_from
 
 
 @pytest.fixture
@@ -38,24 +37,14 @@ def test_one_session_alternating_between_two_servers(two_servers):
         ids = []
         for n, (server, other) in enumerate([(a, b), (b, a), (a, b), (b, a)]):
             start = (0, PARAGRAPH.index("keeper"), PARAGRAPH.index("dawn"), 4)[n]
-            body = {
-                "id": str(uuid.uuid4()),
-                "category": "ungrammatical",
-                "span": {
-                    "paragraph_id": 0,
-                    "start": start,
-                    "end": start + 3,
-                    "text": PARAGRAPH[start : start + 3],
-                },
-                "paired_span": None,
-                "comment": f"saved on server {n % 2}",
-            }
-            saved = browser.post(f"{server}{api}/annotations", json=body, headers=headers)
+            span = quote(0, PARAGRAPH, start, start + 3)
+            data = body(span=span, comment=f"saved on server {n % 2}")
+            saved = browser.post(f"{server}{api}/annotations", json=data, headers=headers)
             assert saved.status_code == 201, saved.text
             # The client's retry reaches the other server: same answer, no second row.
-            replay = browser.post(f"{other}{api}/annotations", json=body, headers=headers)
+            replay = browser.post(f"{other}{api}/annotations", json=data, headers=headers)
             assert replay.status_code == 200 and replay.json() == saved.json()
-            ids.append(body["id"])
+            ids.append(data["id"])
 
         removed = browser.delete(f"{b}{api}/annotations/{ids[0]}", headers=headers)
         assert removed.status_code == 204

@@ -85,6 +85,11 @@ def span(paragraph_id: int, needle: str, occurrence: int = 0) -> dict[str, Any]:
     }
 
 
+def quote(paragraph_id: int, text: str, start: int, end: int) -> dict[str, Any]:
+    """The span of text[start:end] in paragraph `paragraph_id`, whose text is `text`."""
+    return {"paragraph_id": paragraph_id, "start": start, "end": end, "text": text[start:end]}
+
+
 def body(**overrides: Any) -> dict[str, Any]:
     """A valid singleton annotation in paragraph 0 of PARAGRAPHS."""
     data = {
