@@ -17,6 +17,9 @@ them; --direct sends the clients' keep-alive connections straight to gunicorn in
 where each round's 50 connections split between the two workers once for the whole round
 (one worker's clients then wait about twice as long as the other's: the spread of the
 clients' median latencies, printed per round, shows it).
+Each round also says how many of its slowest 1% began in its first OPENING_SECONDS, when
+every client opens at once (the app's 50 opens and 50 pages), and the p99 of the requests
+begun after that.
 Afterwards the database is checked: every acknowledged save stored exactly once.
 Then a paced run: --paced annotators each saving about once every 2 s; and the paced
 capacity: the same pace for each population of --capacity in turn (--capacity-runs runs
