@@ -471,7 +471,7 @@ def describe(name: str, stats: Stats, seconds: float, cpu: dict | None = None) -
             f"{'':15}clients' median latency: lowest {medians[0]:.0f} ms, "
             f"median {statistics.median(medians):.0f} ms, highest {medians[-1]:.0f} ms"
         )
-    if cpu and stats.latencies:
+    if cpu and stats.latencies:  # a round's load (the paced runs have no opening)
         early, slowest, figures["p99_after_opening"] = opening(stats)
         print(
             f"{'':15}slowest 1%: {early} of {slowest} began in the first {OPENING_SECONDS} s;"

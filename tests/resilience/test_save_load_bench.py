@@ -46,7 +46,7 @@ def test_the_opening_is_told_apart_from_the_rest_of_a_round():
     """opening(): of the slowest 1% (here the single slowest request, nearest rank), how
     many began in the first half second, and the p99 of the requests begun after it."""
     stats = save_load.Stats()
-    for k in range(100):  # 100 requests over 2 s; the slowest two at 0.1 s and 1.5 s
+    for k in range(100):  # 100 requests over 2 s; the slowest two at 0.2 s and 1.5 s
         latency = {10: 0.300, 75: 0.250}.get(k, 0.010 + k / 10000)
         stats.record(latency, started=100 + k * 0.02)
     assert save_load.opening(stats) == (1, 1, 250.0)
