@@ -101,8 +101,10 @@ def serve_study_day(
 
 
 def agree(page: Page) -> None:
-    """Consent: I agree."""
+    """Consent: I agree; returns once the next step's page has loaded (a check run at once
+    on the page met the consent page's document mid-navigation, without a body)."""
     page.locator('button[name="decision"][value="agree"]').click()
+    page.wait_for_url(lambda url: not url.rstrip("/").endswith("/consent"))
 
 
 def answer_survey(page: Page, **choices: int) -> None:
